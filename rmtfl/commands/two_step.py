@@ -1,0 +1,6 @@
+"""CLI subcommands of the two_step part."""
+from __future__ import annotations
+
+
+def register(groups, top) -> None:
+    """Add this part's subcommands to groups['theory'], groups['simulate'] or top."""

@@ -1,0 +1,113 @@
+"""Array backends: numpy (default) or cupy (on request only).
+
+Importing :mod:`rmtfl` never imports cupy.  ``get_backend("cupy")`` imports it
+on first use and raises :class:`BackendUnavailable` (a ``ValueError``) with a
+plain message when cupy is missing or no CUDA device is visible.
+
+Random numbers: samplers draw on the host with ``numpy.random.Generator`` and
+move the arrays with :meth:`Backend.asarray`, so the same ``rng`` gives the same
+numbers on every backend (bit-for-bit inputs).  ``Backend.device_rng`` gives
+cupy's own generator instead, a *different* stream, for speed.
+
+Examples
+--------
+>>> be = get_backend("numpy")
+>>> be.name, be.xp.__name__
+('numpy', 'numpy')
+>>> float(be.to_numpy(be.asarray([1.0, 2.0])).sum())
+3.0
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype"]
+
+BACKENDS = ("numpy", "cupy")
+
+
+class BackendUnavailable(ValueError):
+    """The requested array backend cannot be used on this machine."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array namespace plus the few linear-algebra entry points rmtfl needs."""
+
+    name: str
+    xp: ModuleType
+
+    def asarray(self, a, dtype=None):
+        """Move ``a`` (host or device) onto this backend."""
+        return self.xp.asarray(a, dtype=dtype)
+
+    def to_numpy(self, a) -> np.ndarray:
+        """Copy ``a`` to a host numpy array."""
+        return to_numpy(a)
+
+    def svdvals(self, a):
+        """All singular values, descending (``svd(compute_uv=False)``)."""
+        return self.xp.linalg.svd(a, compute_uv=False)
+
+    def eigvalsh(self, a):
+        """Eigenvalues of a symmetric matrix, ascending."""
+        return self.xp.linalg.eigvalsh(a)
+
+    def synchronize(self) -> None:
+        """Block until queued device work is done (no-op on numpy)."""
+        if self.name == "cupy":
+            self.xp.cuda.Stream.null.synchronize()
+
+    def device_rng(self, seed=None):
+        """cupy's device generator (a different stream from the host ``rng``)."""
+        if self.name != "cupy":
+            return np.random.default_rng(seed)
+        return self.xp.random.default_rng(seed)
+
+
+def to_numpy(a) -> np.ndarray:
+    """Host copy of a numpy or cupy array (or anything array-like)."""
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
+@functools.lru_cache(maxsize=None)
+def _cupy_backend() -> Backend:
+    try:
+        import cupy  # noqa: PLC0415  (imported only on request)
+    except Exception as exc:  # ImportError or a broken CUDA install
+        raise BackendUnavailable(
+            f"backend 'cupy' requested but cupy cannot be imported ({exc.__class__.__name__}: {exc}); "
+            "install it with pip install -e '.[gpu]' on a machine with a CUDA GPU"
+        ) from None
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        raise BackendUnavailable(f"backend 'cupy' requested but no CUDA device is usable: {exc}") from None
+    if n < 1:
+        raise BackendUnavailable("backend 'cupy' requested but no CUDA device is visible")
+    return Backend("cupy", cupy)
+
+
+def get_backend(name: str | Backend = "numpy") -> Backend:
+    """Return the backend called ``name`` (``"numpy"`` or ``"cupy"``)."""
+    if isinstance(name, Backend):
+        return name
+    if name == "numpy":
+        return Backend("numpy", np)
+    if name == "cupy":
+        return _cupy_backend()
+    raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+
+
+def resolve_dtype(dtype) -> np.dtype:
+    """``"float64"`` (default for comparisons) or ``"float32"``; anything else is refused."""
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    return dt

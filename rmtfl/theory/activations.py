@@ -1,0 +1,346 @@
+"""Named activations and link functions, with their derivatives.
+
+One :class:`Activation` object carries everything the theory and the numerics
+need of a scalar non-linearity ``f``: a vectorised numpy evaluation, its
+``k``-th derivative, an mpmath evaluation for high-precision quadrature, and
+structural facts (polynomial degree, positive homogeneity, parity).  The same
+objects serve as activations ``sigma`` and as target links ``g``.
+
+Names (case-insensitive) understood by :func:`get_activation`:
+
+``identity``/``linear``, ``square`` (``z**2``), ``relu``, ``step``
+(Heaviside, ``step(0) = 0``), ``relu^p`` / ``relu<p>`` (``max(z,0)**p``,
+integer ``p >= 1``), ``tanh``, ``erf``, ``sigmoid``, ``softplus``, ``gelu``
+(``z * Phi(z)``), ``he<k>`` (the raw probabilists' Hermite polynomial
+``He_k``), ``he<k>n`` (the normalised ``He_k / sqrt(k!)``), and
+``hermite(a0, a1, ...)`` for the polynomial ``sum_k a_k He_k``.
+
+Convention note: coefficients passed to :func:`hermite_polynomial` (and the
+``hermite(...)`` name) are the expansion coefficients ``a_k`` of
+``f = sum_k a_k He_k``; the Hermite coefficients of conventions.md §2 are then
+``mu_k(f) = k! a_k``.  Non-smooth functions (relu, step, relu^p) have their
+derivatives taken pointwise (the distributional delta parts are dropped); the
+theory uses closed forms for them instead.
+
+Examples
+--------
+>>> act = get_activation("tanh")
+>>> float(act(0.5)), act.parity
+(0.46211715726000974, -1)
+>>> get_activation("hermite(0, 1, 0.5)").degree
+2
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import mpmath as mp
+import numpy as np
+from numpy.polynomial import hermite_e as H
+from numpy.polynomial import polynomial as Pn
+from scipy import special
+
+__all__ = ["Activation", "get_activation", "hermite_polynomial", "known_activations", "from_callable"]
+
+_SQRT2PI = math.sqrt(2.0 * math.pi)
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A scalar non-linearity with its derivatives and structural facts.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (used in reports and JSON sidecars).
+    fn : callable
+        Vectorised evaluation on numpy (or cupy) arrays.
+    deriv : callable or None
+        ``deriv(k, z)`` returns the ``k``-th derivative (``k >= 0``); ``None``
+        when unknown (a bare user callable).
+    mp_fn : callable or None
+        Scalar evaluation on ``mpmath.mpf`` for the high-precision path.
+    degree : int or None
+        Polynomial degree, ``None`` if not a polynomial.
+    homogeneity : float or None
+        ``p`` with ``f(c z) = c**p f(z)`` for ``c > 0``, ``None`` if not homogeneous.
+    parity : int
+        ``+1`` even, ``-1`` odd, ``0`` neither.
+    smooth : bool
+        ``False`` for kinked/discontinuous functions (relu, step, relu^p).
+    hermite_exact : callable or None
+        ``hermite_exact(k)`` -> exact ``mu_k`` (float), where a closed form exists.
+    herme : tuple of float or None
+        ``He``-basis expansion coefficients ``a_k`` for polynomials.
+    """
+
+    name: str
+    fn: Callable = field(repr=False)
+    deriv: Callable | None = field(default=None, repr=False)
+    mp_fn: Callable | None = field(default=None, repr=False)
+    degree: int | None = None
+    homogeneity: float | None = None
+    parity: int = 0
+    smooth: bool = True
+    hermite_exact: Callable | None = field(default=None, repr=False, compare=False)
+    herme: tuple | None = None
+
+    def __call__(self, z):
+        return self.fn(z)
+
+    def derivative(self, k: int, z):
+        """``k``-th derivative at ``z`` (pointwise for non-smooth functions)."""
+        if k == 0:
+            return self.fn(z)
+        if self.deriv is None:
+            raise ValueError(
+                f"activation {self.name!r} has no known derivatives; build it with "
+                "from_callable(f, derivatives=[f', f'', ...]) or use a named activation"
+            )
+        return self.deriv(k, z)
+
+
+# ----------------------------------------------------------------- polynomials
+def _he_value_at_zero(m: int) -> float:
+    """He_m(0): 0 for odd m, (-1)^(m/2) (m-1)!! for even m."""
+    if m < 0:
+        raise ValueError("m must be >= 0")
+    if m % 2:
+        return 0.0
+    return (-1) ** (m // 2) * float(_double_factorial(m - 1))
+
+
+def _double_factorial(n: int) -> int:
+    return math.prod(range(n, 0, -2)) if n > 0 else 1
+
+
+def hermite_polynomial(coeffs, name: str | None = None) -> Activation:
+    """The polynomial ``f = sum_k coeffs[k] * He_k`` as an :class:`Activation`.
+
+    Parameters
+    ----------
+    coeffs : sequence of float
+        Expansion coefficients ``a_k`` in the probabilists' Hermite basis.
+        The conventions.md Hermite coefficients are ``mu_k = k! * a_k``.
+
+    Examples
+    --------
+    >>> f = hermite_polynomial([0, 1, 0.5])   # z + He_2/2
+    >>> float(f(2.0))                          # 2 + (4 - 1)/2
+    3.5
+    """
+    c = np.trim_zeros(np.asarray(coeffs, dtype=float), "b")
+    if c.size == 0:
+        c = np.zeros(1)
+    if not np.all(np.isfinite(c)):
+        raise ValueError("coeffs must be finite")
+    deg = c.size - 1
+    odd = np.all(c[0::2] == 0)
+    even = np.all(c[1::2] == 0)
+    parity = 1 if even else (-1 if odd else 0)
+    power = H.herme2poly(c)
+
+    def fn(z):
+        return H.hermeval(z, c)
+
+    def deriv(k, z):
+        if k > deg:
+            return np.zeros_like(np.asarray(z, dtype=float))
+        return H.hermeval(z, H.hermeder(c, k))
+
+    def mp_fn(z):
+        return mp.fsum(mp.mpf(float(p)) * z**i for i, p in enumerate(power))
+
+    def exact(k):
+        return float(math.factorial(k) * c[k]) if k <= deg else 0.0
+
+    homog = None
+    nz = np.nonzero(power)[0]
+    if nz.size == 1:
+        homog = float(nz[0])
+    return Activation(
+        name=name or "hermite(" + ", ".join(f"{x:g}" for x in c) + ")",
+        fn=fn, deriv=deriv, mp_fn=mp_fn, degree=deg, homogeneity=homog,
+        parity=parity, smooth=True, hermite_exact=exact, herme=tuple(float(x) for x in c),
+    )
+
+
+# --------------------------------------------------------------- relu family
+def _relu_power(p: int) -> Activation:
+    """``max(z, 0)**p``; ``p = 0`` is the step function."""
+
+    def fn(z):
+        return np.maximum(z, 0.0) ** p if p else (z > 0) * 1.0
+
+    def deriv(k, z):
+        if k > p:
+            return np.zeros_like(np.asarray(z, dtype=float))
+        return math.perm(p, k) * _relu_power(p - k).fn(z)
+
+    def mp_fn(z):
+        return z**p if z > 0 else mp.mpf(0)
+
+    def exact(k):
+        # Stein: mu_k = E[f^(k)]; for k <= p it is p!/(p-k)! E[relu^(p-k)],
+        # for k > p the (k-p)-th derivative of the step is delta^(k-p-1).
+        if k <= p:
+            q = p - k
+            m_q = 0.5 if q == 0 else 2 ** (q / 2) * math.gamma((q + 1) / 2) / (2 * math.sqrt(math.pi))
+            return math.perm(p, k) * m_q
+        return math.factorial(p) * _he_value_at_zero(k - p - 1) / _SQRT2PI
+
+    name = {0: "step", 1: "relu"}.get(p, f"relu^{p}")
+    return Activation(name=name, fn=fn, deriv=deriv, mp_fn=mp_fn, degree=None,
+                      homogeneity=float(p), parity=0, smooth=False, hermite_exact=exact)
+
+
+# -------------------------------------------------------------- smooth ones
+def _poly_chain(p0, chain):
+    """Derivative polynomials P_k(t) of f = P_0(t(z)) with t' = chain(t)."""
+    polys = [np.asarray(p0, dtype=float)]
+
+    def get(k):
+        while len(polys) <= k:
+            polys.append(Pn.polymul(Pn.polyder(polys[-1]), chain))
+        return polys[k]
+
+    return get
+
+
+def _tanh() -> Activation:
+    get = _poly_chain([0.0, 1.0], [1.0, 0.0, -1.0])  # t' = 1 - t^2
+    return Activation("tanh", np.tanh, lambda k, z: Pn.polyval(np.tanh(z), get(k)),
+                      mp.tanh, parity=-1)
+
+
+def _sigmoid() -> Activation:
+    get = _poly_chain([0.0, 1.0], [0.0, 1.0, -1.0])  # s' = s - s^2
+    return Activation("sigmoid", special.expit, lambda k, z: Pn.polyval(special.expit(z), get(k)),
+                      lambda z: 1 / (1 + mp.exp(-z)), parity=0)
+
+
+def _softplus() -> Activation:
+    sig = _sigmoid()
+    return Activation("softplus", lambda z: np.logaddexp(0.0, z),
+                      lambda k, z: sig.derivative(k - 1, z),
+                      lambda z: mp.log1p(mp.exp(z)), parity=0)
+
+
+def _erf() -> Activation:
+    def deriv(k, z):
+        # erf^(k)(z) = 2/sqrt(pi) (-1)^(k-1) H_{k-1}(z) exp(-z^2)  (physicists' H)
+        return 2 / math.sqrt(math.pi) * (-1) ** (k - 1) * special.eval_hermite(k - 1, z) * np.exp(-np.square(z))
+
+    def exact(k):
+        # E[exp(-z^2) H_{2j}(z)] = (2j)!/j! (-1/3)^j / sqrt(3)
+        if k % 2 == 0:
+            return 0.0
+        j = (k - 1) // 2
+        return 2 / math.sqrt(3 * math.pi) * math.factorial(2 * j) / math.factorial(j) * (-1 / 3) ** j
+
+    return Activation("erf", special.erf, deriv, mp.erf, parity=-1, hermite_exact=exact)
+
+
+def _gelu() -> Activation:
+    def phi_deriv(m, z):  # m-th derivative of the standard normal density
+        return (-1) ** m * special.eval_hermitenorm(m, z) * np.exp(-np.square(z) / 2) / _SQRT2PI
+
+    def deriv(k, z):
+        if k == 1:
+            return special.ndtr(z) + z * phi_deriv(0, z)
+        return z * phi_deriv(k - 1, z) + k * phi_deriv(k - 2, z)
+
+    def exact(k):
+        # mu_k(z Phi) = E[Phi He_{k+1}] + k E[Phi He_{k-1}]  (z He_k = He_{k+1} + k He_{k-1}),
+        # and E[Phi He_m] = E[phi^(m-1)] = He_{m-1}(0) / (2^(m/2) sqrt(2 pi)) by Stein.
+        def e_phi_he(m):
+            if m == 0:
+                return 0.5
+            return _he_value_at_zero(m - 1) / (math.sqrt(2) ** m * _SQRT2PI)
+
+        val = e_phi_he(k + 1) + (k * e_phi_he(k - 1) if k >= 1 else 0.0)
+        return float(val)
+
+    return Activation("gelu", lambda z: z * special.ndtr(z), deriv,
+                      lambda z: z * mp.ncdf(z), parity=0, hermite_exact=exact)
+
+
+def _identity(name="identity") -> Activation:
+    return hermite_polynomial([0.0, 1.0], name=name)
+
+
+def _square() -> Activation:
+    return hermite_polynomial([1.0, 0.0, 1.0], name="square")
+
+
+_FIXED = {
+    "identity": _identity,
+    "linear": lambda: _identity("linear"),
+    "square": _square,
+    "relu": lambda: _relu_power(1),
+    "step": lambda: _relu_power(0),
+    "tanh": _tanh,
+    "erf": _erf,
+    "sigmoid": _sigmoid,
+    "softplus": _softplus,
+    "gelu": _gelu,
+}
+
+
+def known_activations() -> list[str]:
+    """Names and name patterns accepted by :func:`get_activation`."""
+    return sorted(_FIXED) + ["relu^<p>", "he<k>", "he<k>n", "hermite(a0, a1, ...)"]
+
+
+def from_callable(f: Callable, *, name: str | None = None, derivatives=None, mp_fn=None) -> Activation:
+    """Wrap a user callable.  ``derivatives`` is an optional list ``[f', f'', ...]``."""
+    if not callable(f):
+        raise ValueError(f"activation must be a name or a callable, got {f!r}")
+    ders = list(derivatives or [])
+
+    def deriv(k, z):
+        if k - 1 < len(ders):
+            return ders[k - 1](z)
+        raise ValueError(f"derivative of order {k} of {name or f!r} not supplied")
+
+    return Activation(name=name or getattr(f, "__name__", "callable"), fn=f,
+                      deriv=deriv if ders else None, mp_fn=mp_fn)
+
+
+def get_activation(spec) -> Activation:
+    """Resolve a name, callable or :class:`Activation` to an :class:`Activation`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the known ones.
+    """
+    if isinstance(spec, Activation):
+        return spec
+    if callable(spec):
+        return from_callable(spec)
+    if not isinstance(spec, str):
+        raise ValueError(f"activation must be a name, a callable or an Activation, got {spec!r}")
+    key = spec.strip().lower().replace(" ", "")
+    if key in _FIXED:
+        return _FIXED[key]()
+    m = re.fullmatch(r"relu\^?(\d+)", key)
+    if m:
+        return _relu_power(int(m.group(1)))
+    m = re.fullmatch(r"he(\d+)(n?)", key)
+    if m:
+        k = int(m.group(1))
+        c = np.zeros(k + 1)
+        c[k] = 1.0 / math.sqrt(math.factorial(k)) if m.group(2) else 1.0
+        return hermite_polynomial(c, name=key)
+    m = re.fullmatch(r"hermite\(([^)]*)\)", key)
+    if m:
+        try:
+            coeffs = [float(x) for x in m.group(1).split(",") if x]
+        except ValueError:
+            raise ValueError(f"cannot parse Hermite coefficients in {spec!r}") from None
+        return hermite_polynomial(coeffs)
+    raise ValueError(f"unknown activation {spec!r}; known: {', '.join(known_activations())}")
