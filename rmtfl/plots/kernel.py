@@ -1,0 +1,97 @@
+"""Plots of the spiked-kernel part: spectra by degree, ``Y_2`` alignment, test error versus width.
+
+Eigenvalues are w.r.t. the input probability measure (conventions.md §8); Gram
+eigenvalues are those of ``K/n``.
+
+Examples
+--------
+>>> import numpy as np, matplotlib
+>>> matplotlib.use("Agg")
+>>> ax = plot_y2_alignment([0, 5, 10], [0, 0.2, 0.3], [0, 5], [0.02, 0.21], [0.01, 0.01])
+>>> ax.get_xlabel()
+'spike ratio b = B/A'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_degree_spectrum", "plot_y2_alignment", "plot_test_error"]
+
+
+def _ax(ax, size=(4.6, 3.6)):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def plot_degree_spectrum(gram_k0, gram_k1, levels, ax=None, *, k1_levels=None, title: str = ""):
+    """Sorted Gram eigenvalues of ``k_0`` and ``k_1`` (log scale) with predicted levels.
+
+    Parameters
+    ----------
+    gram_k0, gram_k1 : array
+        Top Gram eigenvalues (descending) of ``K_0/n`` and ``K_1/n``.
+    levels : dict
+        ``{label: value}`` horizontal lines for ``k_0`` (e.g. ``"mu_2 (N=54)"``).
+    k1_levels : dict, optional
+        ``{label: value}`` predicted ``k_1`` eigenvalues (dashed).
+    """
+    ax = _ax(ax)
+    i0 = np.arange(1, len(gram_k0) + 1)
+    i1 = np.arange(1, len(gram_k1) + 1)
+    ax.semilogy(i0, gram_k0, "o", ms=3, color="C0", label="Gram $k_0$")
+    ax.semilogy(i1, gram_k1, "s", ms=3, mfc="none", color="C3", label="Gram $k_1$")
+    for j, (lab, val) in enumerate(levels.items()):
+        ax.axhline(val, color="C0", lw=0.8, alpha=0.7)
+        ax.text(i0[-1] * 1.01, val, lab, va="center", fontsize=7, color="C0")
+    for lab, val in (k1_levels or {}).items():
+        ax.axhline(val, color="C3", lw=0.8, ls="--", alpha=0.8)
+        ax.text(1.5, val * 1.08, lab, fontsize=7, color="C3")
+    ax.set_xlabel("eigenvalue index")
+    ax.set_ylabel("eigenvalue of $K/n$")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower left")
+    return ax
+
+
+def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, ax=None, *, first_order=None,
+                      title: str = "", label_curve: str = "zonal operator"):
+    """``|<phi_top, Y_2>|`` versus ``b``: Gram points (mean ± s.e.) over the operator curve."""
+    ax = _ax(ax)
+    ax.plot(b_curve, y2_curve, "-", color="k", lw=1.2, label=label_curve)
+    if first_order is not None:
+        fo = np.asarray(first_order, dtype=float)
+        ax.plot(b_curve, fo, ":", color="gray", lw=1, label="first order")
+    ax.errorbar(b_points, y2_mean, yerr=y2_se, fmt="o", color="C3", ms=4, capsize=2, label="Gram top eigenvector")
+    ax.set_xlabel("spike ratio b = B/A")
+    ax.set_ylabel(r"$|\langle \varphi_{\rm top}, Y_2\rangle|$")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_test_error(widths, nn, nn_se, kernels: dict, ax=None, *, rf=None, rf_se=None, title: str = ""):
+    """Test MSE versus width ``m`` (log x): one-step network and RF at init, KRR baselines as lines.
+
+    ``kernels`` maps a label to ``(mean, se)``.
+    """
+    ax = _ax(ax)
+    widths = np.asarray(widths, dtype=float)
+    ax.errorbar(widths, nn, yerr=nn_se, fmt="o-", color="C3", ms=4, capsize=2, label="one-step NN")
+    if rf is not None:
+        ax.errorbar(widths, rf, yerr=rf_se, fmt="s-", color="C7", ms=4, capsize=2, label="RF at init")
+    styles = {"k0": ("C0", "-"), "k1_target": ("C2", "--"), "k1_hhat": ("C1", "-.")}
+    names = {"k0": "KRR $k_0$", "k1_target": r"KRR $k_1(\beta^*)$", "k1_hhat": r"KRR $k_1(\hat h)$"}
+    for key, (mean, se) in kernels.items():
+        col, ls = styles.get(key, ("k", "-"))
+        ax.axhline(mean, color=col, ls=ls, lw=1.2, label=names.get(key, key))
+        ax.axhspan(mean - se, mean + se, color=col, alpha=0.12, lw=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("width m")
+    ax.set_ylabel("test MSE")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
