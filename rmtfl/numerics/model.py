@@ -1,0 +1,246 @@
+"""The two-layer model ``f(x) = a^T sigma(W x)`` and its correlation-loss gradient steps.
+
+Normalisation (conventions.md §4–§5): ``W0`` is ``N x d`` with entries
+``N(0, 1/d)`` (``law="gaussian"``) or rows uniform on the unit sphere
+(``law="sphere"``); ``a`` has entries ``N(0, 1/N)`` (``"gaussian"``) or
+``±1/sqrt(N)`` (``"rademacher"``); inputs ``x ~ N(0, I_d)``; the gradient is
+the ascent direction of the correlation loss with mean reduction,
+
+    G(W; X, y) = (1/n) diag(a) sigma'(W X^T) diag(y) X ,
+
+computed as one elementwise map and one GEMM (never an ``N x n x d`` tensor).
+A step is ``W <- W + eta G(W; X, y)`` with ``a`` fixed.
+
+Random numbers are drawn on the host from ``numpy.random.Generator`` and moved
+to the requested backend, so the same ``rng`` gives the same arrays on numpy
+and cupy.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> W = init_first_layer(40, 30, rng=rng); a = init_second_layer(40, rng=rng)
+>>> X = sample_inputs(60, 30, rng=rng)
+>>> from rmtfl.theory.targets import make_target
+>>> y = sample_targets(X, make_target("tanh"), rng=rng)
+>>> W1 = gd_steps(W, a, (X, y), [2.0], "tanh")
+>>> W1.shape, bool(np.allclose(W1, W + 2.0 * correlation_grad(W, a, X, y, "tanh")))
+((40, 30), True)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_choice, check_int, check_real
+from ..theory.activations import Activation, get_activation
+from .backend import get_backend, resolve_dtype
+
+__all__ = [
+    "init_first_layer",
+    "init_second_layer",
+    "sample_inputs",
+    "sample_targets",
+    "correlation_grad",
+    "gd_steps",
+]
+
+
+def _rng(rng) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _gauss(rng, shape, dtype):
+    """Standard normals drawn in float64 and cast, so float32 runs see the same sample as float64 ones."""
+    z = rng.standard_normal(shape)
+    return z if z.dtype == dtype else z.astype(dtype)
+
+
+def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="float64",
+                     backend="numpy"):
+    """First-layer weights ``W0`` of shape ``(N, d)``.
+
+    ``law="gaussian"``: entries ``N(0, 1/d)``; ``law="sphere"``: rows uniform on
+    the unit sphere ``S^{d-1}``.  Both have ``E ||w_j||^2 = 1``.
+
+    >>> W = init_first_layer(3, 1000, "sphere", rng=1)
+    >>> np.allclose(np.linalg.norm(W, axis=1), 1.0)
+    True
+    """
+    N = check_int("N", N, lo=1)
+    d = check_int("d", d, lo=1)
+    check_choice("law", law, ("gaussian", "sphere"))
+    dt = resolve_dtype(dtype)
+    be = get_backend(backend)
+    W = _gauss(_rng(rng), (N, d), dt)
+    if law == "gaussian":
+        W *= dt.type(1.0 / np.sqrt(d))
+    else:
+        W /= np.linalg.norm(W, axis=1, keepdims=True).astype(dt)
+    return be.asarray(W)
+
+
+def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64", backend="numpy"):
+    """Second-layer weights ``a`` of length ``N``: ``N(0, 1/N)`` or Rademacher ``±1/sqrt(N)``.
+
+    >>> a = init_second_layer(4, "rademacher", rng=0)
+    >>> sorted(set(np.round(np.abs(a), 12)))
+    [np.float64(0.5)]
+    """
+    N = check_int("N", N, lo=1)
+    check_choice("law", law, ("gaussian", "rademacher"))
+    dt = resolve_dtype(dtype)
+    g = _rng(rng)
+    if law == "gaussian":
+        a = _gauss(g, N, dt) * dt.type(1.0 / np.sqrt(N))
+    else:
+        a = (2.0 * g.integers(0, 2, size=N) - 1.0).astype(dt) / dt.type(np.sqrt(N))
+    return get_backend(backend).asarray(a)
+
+
+def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy"):
+    """Inputs ``X`` of shape ``(n, d)`` with i.i.d. ``N(0, 1)`` entries (rows ``x ~ N(0, I_d)``).
+
+    >>> sample_inputs(5, 3, rng=0).shape
+    (5, 3)
+    """
+    n = check_int("n", n, lo=1)
+    d = check_int("d", d, lo=1)
+    return get_backend(backend).asarray(_gauss(_rng(rng), (n, d), resolve_dtype(dtype)))
+
+
+def sample_targets(X, target, directions=None, rng=None):
+    """Labels ``y_i = sum_r g_r(<beta*_r, x_i>) + noise * eps_i`` for the rows of ``X``.
+
+    Parameters
+    ----------
+    X : array (n, d), numpy or cupy
+    target : Target or anything :func:`rmtfl.theory.targets.make_target` accepts
+        (links are centred by default, see that module).
+    directions : array (R, d), optional
+        Orthonormal target directions.  Default: ``target.directions`` if set,
+        otherwise the deterministic choice ``e_1, ..., e_R`` (the first ``R``
+        coordinates), which is no loss of generality for isotropic ``W0``.
+    rng : Generator or seed
+        Used only for the label noise (drawn on the host, standard normal).
+
+    Returns
+    -------
+    y : array (n,), same backend and dtype as ``X``.
+
+    >>> X = np.arange(6.0).reshape(3, 2)
+    >>> sample_targets(X, "linear").tolist()      # y = x_1
+    [0.0, 2.0, 4.0]
+    """
+    from ..theory.targets import Target, make_target
+
+    t = target if isinstance(target, Target) else make_target(target)
+    if directions is not None:
+        t = make_target(t, directions=directions)
+    n, d = X.shape
+    xp = _xp(X)
+    if t.directions is None:
+        if t.rank > d:
+            raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
+        Z = X[:, : t.rank]
+    else:
+        B = xp.asarray(t.direction_matrix(d), dtype=X.dtype)
+        Z = X @ B.T
+    y = xp.zeros(n, dtype=X.dtype)
+    for r, g in enumerate(t.links):
+        y += xp.asarray(g(Z[:, r]), dtype=X.dtype)
+    if t.noise > 0:
+        eps = _rng(rng).standard_normal(n)
+        y += xp.asarray(t.noise * eps, dtype=X.dtype)
+    return y
+
+
+def _xp(arr):
+    return get_backend("cupy").xp if type(arr).__module__.startswith("cupy") else np
+
+
+def _sigma_prime(act: Activation, Z):
+    """``sigma'(Z)`` in the dtype of ``Z``, in place where a fast path exists."""
+    if act.name == "tanh":
+        xp = _xp(Z)
+        T = xp.tanh(Z)
+        T *= T
+        xp.subtract(1, T, out=T)
+        return T
+    if act.name in ("relu",):
+        return (Z > 0).astype(Z.dtype)
+    if act.herme is not None and act.degree is not None and act.degree <= 2:
+        # sigma = a0 + a1 z + a2 (z^2 - 1):  sigma' = a1 + 2 a2 z
+        c = list(act.herme) + [0.0, 0.0]
+        S = Z * Z.dtype.type(2 * c[2])
+        S += Z.dtype.type(c[1])
+        return S
+    return act.derivative(1, Z).astype(Z.dtype, copy=False)
+
+
+def correlation_grad(W, a, X, y, activation):
+    """``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (conventions.md §5), shape ``(N, d)``.
+
+    Computed as ``S = sigma'(W X^T) * y`` (``N x n``) and one GEMM ``S @ X``.
+
+    >>> rng = np.random.default_rng(2)
+    >>> W = rng.standard_normal((3, 4)); a = rng.standard_normal(3)
+    >>> X = rng.standard_normal((5, 4)); y = rng.standard_normal(5)
+    >>> ref = sum(np.outer(a * (1 - np.tanh(W @ x) ** 2) * yi, x) for x, yi in zip(X, y)) / 5
+    >>> bool(np.allclose(correlation_grad(W, a, X, y, "tanh"), ref))
+    True
+    """
+    act = get_activation(activation)
+    n = X.shape[0]
+    if W.shape[1] != X.shape[1] or a.shape[0] != W.shape[0] or y.shape[0] != n:
+        raise ValueError(f"shapes do not match: W {W.shape}, a {a.shape}, X {X.shape}, y {y.shape}")
+    S = _sigma_prime(act, W @ X.T)
+    S *= y[None, :]
+    G = S @ X
+    del S
+    G *= (a / n)[:, None]
+    return G
+
+
+def gd_steps(W0, a, batches, etas, activation, *, return_all: bool = False):
+    """Gradient steps ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)`` with ``a`` fixed.
+
+    Parameters
+    ----------
+    W0 : array (N, d)
+        Initial first layer (not modified).
+    a : array (N,)
+        Fixed second layer.
+    batches : tuple ``(X, y)`` or sequence of such tuples
+        A single ``(X, y)`` is reused at every step; a sequence gives one batch
+        per step (fresh batches), ``len(batches) == len(etas)``.
+    etas : float or sequence of float
+        Step sizes ``eta_t`` (any real; ``eta = c N^alpha``, see
+        :func:`rmtfl.theory.step_size`).
+    activation : str, callable or Activation
+    return_all : bool
+        Return ``[W_1, ..., W_T]`` instead of ``W_T``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> W = init_first_layer(5, 4, rng=rng); a = init_second_layer(5, rng=rng)
+    >>> X = sample_inputs(8, 4, rng=rng); y = sample_targets(X, "linear")
+    >>> len(gd_steps(W, a, (X, y), [1.0, 0.5], "tanh", return_all=True))
+    2
+    """
+    act = get_activation(activation)
+    etas = [check_real("eta", e) for e in np.atleast_1d(np.asarray(etas, dtype=float)).tolist()]
+    if isinstance(batches, tuple) and len(batches) == 2 and hasattr(batches[0], "shape") \
+            and getattr(batches[0], "ndim", 0) == 2:
+        batches = [batches] * len(etas)
+    batches = list(batches)
+    if len(batches) != len(etas):
+        raise ValueError(f"batches must be one (X, y) pair or one per step ({len(etas)}), got {len(batches)}")
+    W = W0
+    out = []
+    for (X, y), eta in zip(batches, etas):
+        G = correlation_grad(W, a, X, y, act)
+        G *= G.dtype.type(eta)
+        G += W
+        W = G
+        if return_all:
+            out.append(W)
+    return out if return_all else W

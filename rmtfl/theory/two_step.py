@@ -1,0 +1,505 @@
+"""Two large gradient steps: the spiked form of ``W_2``, its outliers and alignments (two_step.md §5–§8).
+
+Normalisation (conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
+(fixed), ``x ~ N(0, I_d)``, correlation loss with mean reduction,
+``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)``, ratios ``psi = N/d``,
+``phi = n/d`` (``phi = phi_1`` and ``phi2 = n_2/d`` for fresh batches).  Links are
+centred (:mod:`rmtfl.theory.targets`).
+
+To leading order (§5.3)
+
+    W_2 ≈ W_0 + U Vbar^T,   u_k = a^{⊙(k+1)},
+    vbar_0 = mu_1 (eta_1 beta_hat_1 + eta_2 beta_hat_2),  vbar_k = eta_2 eta_1^k / k! v_k,
+    v_k = X_2^T (y_2 ⊙ P_k) / n_2,
+
+with the sample weights ``P_k`` of :func:`P_k`.  The outliers are BGN applied to
+the singular values of ``U Vbar^T`` (§8), obtained from the Gram matrices
+``G_U`` and ``G_Vbar``:
+
+* **analytic** mode: limit Gram matrices (closed forms in ``N`` for ``G_U``;
+  Gauss–Hermite quadrature over ``(z*, zeta, eps)`` for ``G_Vbar``), evaluated
+  at the given ``N`` so the powers ``N^{-k/2}`` are kept;
+* **semi-analytic** mode: Gram matrices of sampled ``a``, ``X``, ``y`` (the only
+  place the theory layer draws random numbers; it needs an explicit ``rng``).
+
+Examples
+--------
+>>> from rmtfl.theory.one_step import one_step
+>>> p = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5)          # N -> infinity, Lambda = 0
+>>> q = one_step("tanh", "linear", 1.0, 2.0, 3.0)
+>>> abs(p.outliers[0].singular_value - q.singular_value) < 1e-12, p.mode
+(True, 'analytic')
+>>> two_step("tanh", "he3n", 1.0, 2.0, 3.0, 3.0, batch="fresh", phi2=2.0).outliers[0].cos2_target
+0.0
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import check_choice, check_int, check_nonnegative, check_positive, check_real
+from .activations import get_activation
+from .hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
+from .one_step import bgn_predict
+from .outliers import outlier_count
+from .targets import Target, make_target
+
+__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "gauss_moment_M", "stein_table",
+           "P_k", "a_power_gram", "spike_vector_stats", "inferred_alpha", "outliers_from_gram"]
+
+BATCHES = ("reused", "fresh")
+MODES = ("auto", "analytic", "semi-analytic")
+
+
+# ------------------------------------------------------------------ primitives
+def gauss_moment_M(r: int, b, tau_h: float):
+    """``M_r(b; tau_h) = E (b + xi)^r``, ``xi ~ N(0, tau_h^2)`` (two_step.md §5.3).
+
+    ``= sum_{q even <= r} C(r, q) b^{r-q} tau_h^q (q-1)!!``; vectorised over ``b``.
+
+    >>> float(gauss_moment_M(2, 1.0, 0.5))     # 1 + 0.25
+    1.25
+    >>> float(gauss_moment_M(3, 0.0, 2.0))     # odd moment of a centred Gaussian
+    0.0
+    """
+    r = check_int("r", r, lo=0)
+    b = np.asarray(b, dtype=float)
+    out = np.zeros_like(b)
+    for q in range(0, r + 1, 2):
+        out = out + math.comb(r, q) * b ** (r - q) * tau_h**q * _dfact(q - 1)
+    return out
+
+
+def _dfact(n: int) -> int:
+    return math.prod(range(n, 0, -2)) if n > 0 else 1
+
+
+def stein_table(activation, K: int) -> np.ndarray:
+    """``S[k, m] = E[sigma^(k+1)(z) sigma'(z)^m]`` for ``0 <= m <= k <= K`` (zeros above the diagonal).
+
+    ``S[k, 0] = mu_{k+1}`` (Stein).  Non-smooth ``sigma`` only allows ``K = 0``.
+
+    >>> stein_table("hermite(0, 1, 0.5)", 1).tolist()     # sigma' = 1 + z, sigma'' = 1
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    act = get_activation(activation)
+    K = check_int("K", K, lo=0)
+    S = np.zeros((K + 1, K + 1))
+    for k in range(K + 1):
+        for m in range(k + 1):
+            if act.degree is not None and k + 1 > act.degree:
+                continue
+            S[k, m] = gaussian_moment(act, k + 1, m)
+    return S
+
+
+def P_k(k: int, batch: str, *, y=None, s=None, stein=None, mu1: float, tau_h: float, phi: float):
+    """Sample weights ``P_k`` of the spiked form (two_step.md §5.3), vectorised over samples.
+
+    reused: ``P_k(y, s~) = sum_m C(k, m) phi^-m y^m E[sigma^(k+1) sigma'^m] M_{k-m}(mu_1 s~; tau_h)``;
+    fresh:  ``P_k(s) = mu_{k+1} M_k(mu_1 s; tau_h)``.  ``P_0 = mu_1`` (both).
+    ``stein`` is :func:`stein_table` with at least ``k + 1`` rows.
+
+    >>> S = stein_table("hermite(0, 1, 0.5)", 1)
+    >>> float(P_k(1, "reused", y=2.0, s=0.5, stein=S, mu1=1.0, tau_h=0.0, phi=2.0))   # s + y/phi
+    1.5
+    """
+    check_choice("batch", batch, BATCHES)
+    s = np.asarray(s, dtype=float)
+    if k == 0:
+        return np.full_like(s, mu1)
+    if batch == "fresh":
+        return stein[k, 0] * gauss_moment_M(k, mu1 * s, tau_h)
+    y = np.asarray(y, dtype=float)
+    out = np.zeros(np.broadcast(y, s).shape)
+    for m in range(k + 1):
+        if stein[k, m] != 0.0:
+            out = out + math.comb(k, m) * phi ** (-m) * y**m * stein[k, m] * gauss_moment_M(k - m, mu1 * s, tau_h)
+    return out
+
+
+def a_power_gram(K: int, N, law: str = "gaussian") -> np.ndarray:
+    """Limit Gram matrix ``<a^{⊙(p+1)}, a^{⊙(q+1)}>`` for ``p, q = 0..K`` (two_step.md §8 step 2).
+
+    Gaussian ``a ~ N(0, I/N)``: ``N^{-(p+q)/2} (p+q+1)!!`` for even ``p+q``, else 0.
+    Rademacher ``±1/sqrt(N)``: ``N^{-(p+q)/2}`` for even ``p+q`` (rank 2).
+
+    >>> round(float(a_power_gram(2, 1.0)[0, 2] / math.sqrt(a_power_gram(2, 1.0)[2, 2])), 12)   # 3/sqrt(15)
+    0.774596669241
+    """
+    K = check_int("K", K, lo=0)
+    N = check_positive("N", N)
+    check_choice("law", law, ("gaussian", "rademacher"))
+    G = np.zeros((K + 1, K + 1))
+    for p in range(K + 1):
+        for q in range(K + 1):
+            if (p + q) % 2 == 0:
+                G[p, q] = N ** (-(p + q) / 2) * (_dfact(p + q + 1) if law == "gaussian" else 1.0)
+    return G
+
+
+def inferred_alpha(eta: float, N: float) -> float:
+    """``alpha`` with ``|eta| = N^alpha`` (i.e. ``c = 1``), clipped to ``[0, 1/2)``; used to choose ``K``."""
+    if N is None or abs(eta) <= 1.0:
+        return 0.0
+    return float(min(max(math.log(abs(eta)) / math.log(N), 0.0), 0.4999))
+
+
+# ---------------------------------------------------------------- quadrature
+def _grid(R: int, noise: bool, order: int):
+    """Tensor Gauss–Hermite grid over ``(z_1..z_R, zeta[, eps])``: arrays and weights."""
+    x, w = gauss_hermite_rule(order)
+    dims = R + 1 + (1 if noise else 0)
+    mesh = np.meshgrid(*([x] * dims), indexing="ij")
+    wm = np.meshgrid(*([w] * dims), indexing="ij")
+    W = np.prod(np.stack([m.ravel() for m in wm]), axis=0)
+    pts = [m.ravel() for m in mesh]
+    z = np.stack(pts[:R])
+    zeta = pts[R]
+    eps = pts[R + 1] if noise else np.zeros_like(zeta)
+    return z, zeta, eps, W
+
+
+@dataclass(frozen=True)
+class _Setup:
+    act: object
+    target: Target
+    mu1: float
+    mus: tuple
+    ey2: float
+    stein: np.ndarray
+    tau_h2_unit: float  # E[(sigma' - mu_1)^2]
+
+
+def spike_vector_stats(activation, target, phi, K, batch="reused", phi2=None, *, order=None) -> dict:
+    """Limit overlaps of the spike vectors (two_step.md §7): ``m_k``, ``b_k`` and the basis Gram matrix.
+
+    Returns a dict with ``m`` (shape ``(K+1, R)``, ``m[0] = mu_1(g_r)``), ``b`` (``K+1``),
+    ``gram`` (Gram of the basis vectors: reused ``[beta_hat, v_1..v_K]``; fresh
+    ``[beta_hat_1, beta_hat_2, v_1..v_K]``), ``basis_targets`` (``<basis, beta*_r>``) and
+    ``tau``, ``tau_h``.  Fresh batches give ``m_k = 0`` exactly for links with ``mu_1(g_r) = 0``.
+
+    >>> st = spike_vector_stats("tanh", "he3n", 2.0, 2)
+    >>> bool(abs(st["m"][1, 0]) < 1e-12), bool(st["m"][2, 0] != 0)      # reuse: first overlap at k = 2
+    (True, True)
+    """
+    setup = _setup(activation, target, K)
+    return _stats(setup, check_positive("phi", phi), K, batch, phi2, order)
+
+
+def _setup(activation, target, K) -> _Setup:
+    act = get_activation(activation)
+    t = make_target(target)
+    mu1 = hermite_coeff(act, 1)
+    mu1 = 0.0 if abs(mu1) < 1e-14 else mu1
+    mus = tuple(0.0 if abs(m) < 1e-14 else m for m in t.mu1)
+    if K > 0 and not act.smooth:
+        raise ValueError(f"activation {act.name!r} is not smooth: the two-step Taylor terms k >= 1 "
+                         "(E[sigma^(k+1) sigma'^m]) are undefined; use a smooth activation or Lambda = 0")
+    stein = stein_table(act, K)
+    tau_h2_unit = max(gaussian_moment(act, 1, 1) - mu1**2, 0.0) if act.smooth else 0.0
+    return _Setup(act, t, mu1, mus, t.second_moment, stein, tau_h2_unit)
+
+
+def _stats(st: _Setup, phi, K, batch, phi2, order):
+    t = st.target
+    R = t.rank
+    noise = t.noise > 0
+    dims = R + 1 + int(noise)
+    if order is None:
+        order = {2: 80, 3: 40, 4: 22}.get(dims, 0)
+    if order == 0:
+        raise ValueError(f"analytic mode supports at most 3 target directions (2 with noise); got {R}: "
+                         "use mode='semi-analytic'")
+    z, zeta, eps, w = _grid(R, noise, order)
+    y = sum(np.asarray(g(z[r]), dtype=float) for r, g in enumerate(t.links)) + t.noise * eps
+    ey2 = st.ey2
+    phi1 = phi
+    tau = math.sqrt(ey2 / phi1)
+    tau_h = math.sqrt(st.tau_h2_unit * ey2 / phi1)
+    s = sum(st.mus[r] * z[r] for r in range(R)) + tau * zeta
+    P = [np.ones_like(s)] + [P_k(k, batch, y=y, s=s, stein=st.stein, mu1=st.mu1, tau_h=tau_h, phi=phi1)
+                             for k in range(1, K + 1)]
+    E = lambda f: float(w @ f)  # noqa: E731
+    m = np.array([[E(z[r] * y * P[k]) for r in range(R)] for k in range(K + 1)])
+    m[0] = st.mus  # <beta_hat, beta*_r> -> mu_1(g_r) exactly (zero for information exponent > 1)
+    if batch == "fresh":
+        for r in range(R):
+            if st.mus[r] == 0.0:
+                m[:, r] = 0.0  # s independent of z_r: m_k = mu_1(g_r) E[P_k] = 0 exactly (§7.1)
+        b = np.array([E(zeta * y * P[k]) for k in range(K + 1)])
+        ey2P = np.array([E(y * y * P[k]) for k in range(K + 1)])
+        Gw = np.array([[E(y * y * P[p] * P[q]) / phi2 for q in range(K + 1)] for p in range(K + 1)])
+        Gw += m @ m.T + np.outer(b, b)
+        mus = np.array(st.mus)
+        cross = m @ mus + tau * b  # <beta_hat_1, w_q>
+        gram = np.zeros((K + 2, K + 2))
+        gram[0, 0] = mus @ mus + tau**2
+        gram[0, 1:] = gram[1:, 0] = cross
+        gram[1:, 1:] = Gw
+        targets = np.vstack([mus[None, :], m])
+        del ey2P
+    else:
+        b = np.array([E((y / phi1 + tau * zeta) * y * P[k]) for k in range(K + 1)]) / tau
+        ey2P = np.array([E(y * y * P[k]) for k in range(K + 1)])
+        G = np.array([[E(y * y * P[p] * P[q]) for q in range(K + 1)] for p in range(K + 1)])
+        gram = m @ m.T + np.outer(b, b) + (G - np.outer(ey2P, ey2P) / ey2) / phi1
+        targets = m
+    return {"m": m, "b": b, "gram": gram, "basis_targets": targets, "tau": tau, "tau_h": tau_h}
+
+
+# ----------------------------------------------------------------- outliers
+@dataclass(frozen=True)
+class TwoStepOutlier:
+    """One predicted outlier of ``W_2`` (two_step.md §8 step 4).
+
+    ``theta`` is the singular value of the low-rank part ``P``; ``singular_value``
+    is ``s_psi(theta)``; ``cos2_target`` is the squared norm of the projection of the
+    right singular vector on the target subspace (per direction in ``cos2_targets``);
+    ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.
+    """
+
+    singular_value: float
+    theta: float
+    cos2_target: float
+    cos2_targets: tuple
+    cos2_second_layer: float
+
+
+@dataclass(frozen=True)
+class TwoStepPrediction:
+    """Result of :func:`two_step`.
+
+    Attributes
+    ----------
+    outliers : tuple of TwoStepOutlier
+        Outliers above the BGN threshold ``psi^{1/4}``, largest first.
+    spikes : tuple of float
+        All singular values of the low-rank part ``P`` (largest first).
+    mode : str
+        ``"analytic"`` or ``"semi-analytic"`` (which Gram matrices were used).
+    K : int
+        Highest Taylor index kept.
+    bulk_edge : float
+        ``1 + sqrt(psi)``.
+    outlier_count : object
+        :func:`~rmtfl.theory.outliers.outlier_count` at the exponents inferred
+        from ``eta_t = N^{alpha_t}`` (``None`` when ``N`` is not given).
+    notes : tuple of str
+    taylor_parameter : float or None
+        ``eta_1 sqrt(2 ln N / N) sqrt(E D^2)``, an estimate of ``eta_1 max_j |a_j D_ji|``; the
+        Taylor expansion and the mean replacement need it ``<< 1`` (two_step.md §9).  A note
+        is added when it exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then
+        not a reliable prediction).
+    """
+
+    outliers: tuple
+    spikes: tuple
+    mode: str
+    K: int
+    bulk_edge: float
+    batch: str
+    outlier_count: object = None
+    notes: tuple = field(default=())
+    taylor_parameter: float | None = None
+
+
+def outliers_from_gram(G_U, G_V, Mbar, psi: float):
+    """BGN on the singular values of ``P = U Vbar^T`` from its Gram matrices (two_step.md §8 step 3–4).
+
+    ``G_U = U^T U``, ``G_V = Vbar^T Vbar`` (both ``(K+1) x (K+1)``), ``Mbar = Vbar^T B*``
+    (``(K+1) x R``, the target overlaps).  Returns ``(spikes, outliers)``.
+
+    >>> sp, out = outliers_from_gram(np.eye(1), np.array([[4.0]]), np.array([[2.0]]), 1.0)
+    >>> sp, round(out[0].singular_value, 12), round(out[0].cos2_target, 12)   # theta = 2, psi = 1
+    ((2.0,), 2.5, 0.75)
+    """
+    G_U = np.asarray(G_U, dtype=float)
+    lu, Qu = np.linalg.eigh((G_U + G_U.T) / 2)
+    lu = np.clip(lu, 0.0, None)
+    Rm = (Qu * np.sqrt(lu)) @ Qu.T
+    M = Rm @ np.asarray(G_V, dtype=float) @ Rm
+    ev, q = np.linalg.eigh((M + M.T) / 2)
+    order = np.argsort(ev)[::-1]
+    ev, q = np.clip(ev[order], 0.0, None), q[:, order]
+    thr = psi**0.25
+    spikes, outs = [], []
+    for i in range(ev.size):
+        s = math.sqrt(ev[i])
+        if s <= 1e-12 * max(1.0, math.sqrt(ev[0])):
+            continue
+        spikes.append(s)
+        if s <= thr:
+            continue
+        sv, wn, wd = bgn_predict(s, psi)
+        Rq = Rm @ q[:, i]
+        per = tuple(float(wd * (Mbar[:, r] @ Rq) ** 2 / s**2) for r in range(Mbar.shape[1]))
+        ca = float(wn * Rq[0] ** 2 / G_U[0, 0]) if G_U[0, 0] > 0 else 0.0
+        outs.append(TwoStepOutlier(float(sv), s, float(sum(per)), per, ca))
+    return tuple(spikes), tuple(outs)
+
+
+def _coefficients(K, batch, mu1, eta1, eta2):
+    """Matrix ``C`` with ``vbar_k = sum_j C[k, j] basis_j`` (two_step.md §8 step 1)."""
+    nb = K + 2 if batch == "fresh" else K + 1
+    C = np.zeros((K + 1, nb))
+    off = 1 if batch == "fresh" else 0
+    if batch == "fresh":
+        C[0, 0], C[0, 1] = mu1 * eta1, mu1 * eta2
+    else:
+        C[0, 0] = mu1 * (eta1 + eta2)
+    for k in range(1, K + 1):
+        C[k, k + off] = eta2 * eta1**k / math.factorial(k)
+    return C
+
+
+def _default_K(act, eta1, eta2, N):
+    if N is None:
+        return 0, None
+    lam = outlier_count(inferred_alpha(eta1, N), inferred_alpha(eta2, N),
+                        degree=act.degree if act.degree is not None else None)
+    K = int(lam.count) + 2
+    if act.degree is not None:
+        K = min(K, act.degree - 1)
+    if not act.smooth:
+        K = 0
+    return max(K, 0), lam
+
+
+def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, *,
+             N=None, mode="auto", rng=None, K=None, second_layer="gaussian", order=None) -> TwoStepPrediction:
+    """Predicted outliers of ``W_2`` after two steps (two_step.md §5–§8).
+
+    Parameters
+    ----------
+    activation : str, callable or Activation
+    target : anything :func:`~rmtfl.theory.targets.make_target` accepts (links centred)
+    psi, phi : float > 0
+        ``N/d`` and ``n/d`` (``phi`` is ``phi_1`` for fresh batches).
+    eta1, eta2 : float
+        Step sizes as numbers (``eta = c N^alpha``: :func:`~rmtfl.theory.outliers.step_size`).
+    batch : {"reused", "fresh"}
+    phi2 : float > 0
+        ``n_2/d`` of the fresh second batch; required for ``batch="fresh"``, must be
+        ``None`` (or ``phi``) for ``"reused"``.
+    noise : float >= 0
+        Label-noise standard deviation (combined with the target's own).
+    N : int, optional
+        Width.  ``None`` is the proportional limit at fixed ``eta``: every ``k >= 1``
+        term vanishes (``K = 0``), so reused two steps equal one step with ``eta1 + eta2``.
+        Given, the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``.
+    mode : {"auto", "analytic", "semi-analytic"}
+        ``auto``: analytic when ``Lambda = 0`` (the inferred exponents, see
+        :func:`inferred_alpha`), ``K = 0`` or ``sigma`` is a polynomial; otherwise
+        semi-analytic (which then needs ``N`` and ``rng``).
+    rng : Generator or seed
+        Only for the semi-analytic mode (samples ``a``, ``X_t``, ``y_t``).
+    K : int, optional
+        Override the highest Taylor index.
+    second_layer : {"gaussian", "rademacher"}
+        Law of ``a`` (Rademacher collapses the ``u_k`` onto ``span{a, 1}``).
+
+    Examples
+    --------
+    >>> p = two_step("hermite(0, 1, 0.5)", [0, 1, 1 / 2**0.5], 1.0, 4.0, 5.0, 5.0, N=1500)
+    >>> len(p.outliers), p.mode
+    (2, 'analytic')
+    """
+    act = get_activation(activation)
+    psi = check_positive("psi", psi)
+    phi = check_positive("phi", phi)
+    eta1 = check_real("eta1", eta1)
+    eta2 = check_real("eta2", eta2)
+    check_choice("batch", batch, BATCHES)
+    check_choice("mode", mode, MODES)
+    check_choice("second_layer", second_layer, ("gaussian", "rademacher"))
+    noise = check_nonnegative("noise", noise)
+    if batch == "fresh":
+        if phi2 is None:
+            raise ValueError("phi2 (the fresh batch ratio n2/d) must be given (> 0) for batch='fresh'")
+        phi2 = check_positive("phi2", phi2)
+    elif phi2 is not None and check_positive("phi2", phi2) != phi:
+        raise ValueError(f"phi2 must be None (or equal phi) for batch='reused', got {phi2!r}")
+    if N is not None:
+        N = check_positive("N", N)
+    t = make_target(target)
+    if noise:
+        t = make_target(t, noise=math.hypot(noise, t.noise))
+    K0, lam = _default_K(act, eta1, eta2, N)
+    if K is not None:
+        K0 = check_int("K", K, lo=0)
+        if N is None and K0 > 0:
+            raise ValueError("K > 0 needs the width N (the k >= 1 terms scale like N^{-k/2})")
+    K = K0
+    notes = []
+    if not act.smooth and N is not None:
+        notes.append(f"{act.name} is not smooth: only the k = 0 term is kept")
+    if mode == "auto":
+        closed = K == 0 or act.degree is not None or (lam is not None and int(lam.count) == 0)
+        mode = "analytic" if closed else "semi-analytic"
+    if mode == "semi-analytic":
+        if N is None:
+            raise ValueError("mode='semi-analytic' needs the width N")
+        if rng is None:
+            raise ValueError("mode='semi-analytic' samples spike vectors and needs an explicit rng (seed or Generator)")
+    setup = _setup(act, t, K)
+    C = _coefficients(K, batch, setup.mu1, eta1, eta2)
+    if mode == "analytic":
+        st = _stats(setup, phi, K, batch, phi2, order)
+        G_U = a_power_gram(K, N if N is not None else 1.0, second_layer)
+        G_V = C @ st["gram"] @ C.T
+        Mbar = C @ st["basis_targets"]
+    else:
+        G_U, G_V, Mbar = _sampled_grams(setup, psi, phi, phi2, K, batch, C, int(N), rng, second_layer)
+        notes.append("semi-analytic: Gram matrices of sampled a, X, y")
+    spikes, outs = outliers_from_gram(G_U, G_V, Mbar, psi)
+    tp = None
+    if N is not None:
+        ey2 = setup.ey2
+        mus2 = sum(m * m for m in setup.mus)
+        d2 = setup.mu1**2 * (mus2 + ey2 / phi) + setup.tau_h2_unit * ey2 / phi
+        tp = abs(eta1) * math.sqrt(2 * math.log(max(N, 2.0)) / N) * math.sqrt(d2)
+        if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (§5.4)
+            notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
+                         "of the k >= 1 terms is unreliable here (two_step.md §9)")
+    return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(psi),
+                             batch=batch, outlier_count=lam, notes=tuple(notes), taylor_parameter=tp)
+
+
+def _sampled_grams(st: _Setup, psi, phi, phi2, K, batch, C, N, rng, law):
+    """Semi-analytic Gram matrices from sampled ``a``, ``X_t``, ``y_t`` (two_step.md §8 step 5)."""
+    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    d = max(int(round(N / psi)), st.target.rank)
+    n1 = max(int(round(phi * d)), 2)
+    a = g.standard_normal(N) / math.sqrt(N) if law == "gaussian" else \
+        (2.0 * g.integers(0, 2, size=N) - 1.0) / math.sqrt(N)
+
+    def batch_xy(n):
+        X = g.standard_normal((n, d))
+        y = sum(np.asarray(gr(X[:, r]), dtype=float) for r, gr in enumerate(st.target.links))
+        if st.target.noise > 0:
+            y = y + st.target.noise * g.standard_normal(n)
+        return X, y
+
+    X1, y1 = batch_xy(n1)
+    bh1 = X1.T @ y1 / n1
+    ey2, R = st.ey2, st.target.rank
+    if batch == "fresh":
+        n2 = max(int(round(phi2 * d)), 2)
+        X2, y2 = batch_xy(n2)
+        s = X2 @ bh1
+        basis = [bh1, X2.T @ y2 / n2]
+    else:
+        X2, y2, n2 = X1, y1, n1
+        s = X1 @ bh1 - y1 * np.einsum("ij,ij->i", X1, X1) / n1  # leave-one-out s~_i
+        basis = [bh1]
+    tau_h = math.sqrt(st.tau_h2_unit * ey2 / phi)
+    for k in range(1, K + 1):
+        Pk = P_k(k, batch, y=y2, s=s, stein=st.stein, mu1=st.mu1, tau_h=tau_h, phi=phi)
+        basis.append(X2.T @ (y2 * Pk) / n2)
+    B = np.stack(basis, axis=1)  # d x nb
+    Vbar = B @ C.T
+    U = np.stack([a ** (k + 1) for k in range(K + 1)], axis=1)
+    return U.T @ U, Vbar.T @ Vbar, Vbar[:R, :].T

@@ -1,0 +1,23 @@
+"""The two-step verify checks: structure, and the cheap exact checks run end to end."""
+from rmtfl.compare.two_step import checks
+from rmtfl.compare.verify import VerifyContext
+
+
+def test_checks_listed():
+    names = [c.name for c in checks(VerifyContext(level="quick"))]
+    assert len(names) == 5 and all(c.part == "two-step" for c in checks(VerifyContext()))
+
+
+def test_exact_checks_pass():
+    ctx = VerifyContext(level="quick")
+    for c in checks(ctx):
+        if c.name.startswith(("He3", "outlier counts")):
+            rows = c.run(ctx)
+            assert rows and all(r.passed for r in rows), [r for r in rows if not r.passed]
+
+
+def test_lambda0_check_quick_passes():
+    ctx = VerifyContext(level="quick")
+    chk = [c for c in checks(ctx) if c.name.startswith("two steps")][0]
+    rows = chk.run(ctx)
+    assert len(rows) == 6 and all(r.passed for r in rows)
