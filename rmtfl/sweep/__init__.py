@@ -1,0 +1,24 @@
+"""Parameter sweeps at scale: serial, local processes or a Dask cluster; resumable and lossless.
+
+* :mod:`~rmtfl.sweep.grid` — axes, grids, canonical params, task keys and seeds;
+* :mod:`~rmtfl.sweep.store` — the SQLite result store;
+* :mod:`~rmtfl.sweep.engine` — :func:`run_sweep`;
+* :mod:`~rmtfl.sweep.experiments` — the registry of sweepable experiments;
+* :mod:`~rmtfl.sweep.bigsvd` — top-k singular values of large ``W_2`` with ``dask.array``;
+* :mod:`~rmtfl.sweep.threads` — pinning BLAS threads (executor-independent numbers).
+
+Dask is imported only when a cluster is used; ``import rmtfl`` never needs it.
+"""
+from .engine import SweepResult, execute_task, point_means, run_sweep
+from .experiments import EXPERIMENTS, Experiment, get_experiment, theory_outliers
+from .grid import canonical_params, parse_axis, product_grid, seed_indices, task_key, task_seed
+from .store import ResultStore, TaskResult, to_table
+from .threads import blas_thread_control, blas_threads
+
+__all__ = [
+    "run_sweep", "SweepResult", "execute_task", "point_means",
+    "Experiment", "EXPERIMENTS", "get_experiment", "theory_outliers",
+    "parse_axis", "product_grid", "canonical_params", "seed_indices", "task_key", "task_seed",
+    "ResultStore", "TaskResult", "to_table",
+    "blas_threads", "blas_thread_control",
+]
