@@ -96,18 +96,21 @@ class Report:
         return path
 
     def table(self) -> str:
-        """Plain-text table grouped by part."""
+        """Plain-text table grouped by part (qualitative rows print their claims in full)."""
+        w = min(64, max([len(c.name) for c in self.comparisons] + [20]))
+        hdr = f"{'name':<{w}} {'predicted':>11} {'measured ± stderr':>23} {'tolerance':>10}  verdict"
         lines = []
-        hdr = f"{'name':<46} {'predicted':>12} {'measured ± stderr':>24} {'tolerance':>10}  verdict"
         for part in dict.fromkeys(c.part for c in self.comparisons):
-            lines.append(f"== {part} ==")
-            lines.append(hdr)
+            lines += [f"== {part} ==", hdr]
             for c in (c for c in self.comparisons if c.part == part):
-                lines.append(
-                    f"{c.name[:46]:<46} {_fmt(c.predicted):>12} "
-                    f"{_fmt(c.measured) + ' ± ' + _fmt(c.stderr):>24} {_fmt(c.tolerance):>10}  "
-                    f"{'PASS' if c.passed else 'FAIL'}"
-                )
+                verdict = "PASS" if c.passed else "FAIL"
+                name = c.name if len(c.name) <= w else c.name[: w - 1] + "…"
+                if isinstance(c.predicted, str) or isinstance(c.measured, str):
+                    lines.append(f"{name:<{w}} {'':>11} {'':>23} {'exact':>10}  {verdict}")
+                    lines.append(f"{'':<4}predicted: {c.predicted}   measured: {c.measured}")
+                    continue
+                meas = f"{_fmt(c.measured)} ± {_fmt(c.stderr)}"
+                lines.append(f"{name:<{w}} {_fmt(c.predicted):>11} {meas:>23} {_fmt(c.tolerance):>10}  {verdict}")
         n_ok = sum(c.passed for c in self.comparisons)
         lines.append(f"{n_ok}/{len(self.comparisons)} comparisons passed")
         return "\n".join(lines)
