@@ -1,0 +1,64 @@
+"""Lesson 4 — Two steps and the (α1, α2) phase diagram.
+
+After the first step W1 = W0 + η1 G(W0) has one spike along (a, β̂).  The second
+step is taken at W1, where σ'(W1 x) = σ'(W0 x + Δ) now depends on the first
+update Δ.  Taylor-expanding in Δ (two_step.md §5) gives terms
+a^{⊙(k+1)} v_kᵀ of operator norm ≍ N^{α2 − k(½ − α1)} with η_t ≍ N^{α_t}.
+Term k rises above the Marchenko–Pastur bulk iff k(½ − α1) < α2, so
+
+    Λ(α1, α2) = min(L − 1, ⌊α2 / (½ − α1)⌋)
+
+extra outliers appear (L the polynomial degree of σ).  We check one exactly
+solvable case, σ = He1 + He2/2 (L = 2, at most one extra outlier), and draw
+the theoretical phase diagram.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from _lesson import OUT, row, size  # noqa: E402
+
+import rmtfl.numerics as nm  # noqa: E402
+import rmtfl.theory as th  # noqa: E402
+
+# --- 1. Counting outliers: exact rational arithmetic, critical lines flagged.
+for a1, a2, L in [(0.2, 0.25, 3), (0.25, 0.3, 3), (0.3, 0.45, 3), (0.3, 0.45, 2)]:
+    r = th.outlier_count(a1, a2, degree=L)
+    print(f"Λ(α1={a1}, α2={a2}; L={L}) = {int(r.count)}")
+
+# --- 2. The exactly solvable quadratic activation with target z + He2/√2.
+sigma, target = "hermite(0, 1, 0.5)", "hermite(0, 1, 0.7071067811865476)"
+d = size(400, 1500)
+N, n = d, 4 * d
+# Fixed step sizes at finite N.  With η ≍ N^α the second spike scales like N^{α2 − (½ − α1)}:
+# this choice keeps it a few units above the bulk edge 1 + √ψ = 2 at every N.
+eta1 = eta2 = 8.0 * (N / 1500) ** 0.25
+pred = th.two_step(sigma, target, psi=N / d, phi=n / d, eta1=eta1, eta2=eta2, batch="reused", N=N)
+sim = nm.simulate_two_step(activation=sigma, target=target, N=N, d=d, n=n, eta1=eta1, eta2=eta2,
+                           batch="reused", rng=np.random.default_rng(4), k=10)
+print(f"prediction mode: {pred.mode}; {len(pred.outliers)} predicted outliers")
+# (The remainder R = η diag(a) W0 M of two_step.md §5.4 is O(η N^-1/2): at these
+# sizes it widens the bulk a little, so count only the separated top values.)
+for i, out in enumerate(pred.outliers):
+    row(f"outlier {i + 1}: singular value", out.singular_value, sim.singular_values[i])
+
+# --- 3. The phase diagram (theory).  Reused batches can learn an odd target with
+# information exponent 3 (He3) only where Λ >= 2, i.e. 2α1 + α2 > 1.
+grid = np.linspace(0.0, 0.49, size(25, 50))
+pd = th.phase_diagram(grid, grid, target="he3n", batch="reused")
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+im = axes[0].pcolormesh(grid, grid, np.minimum(pd.Lambda, 6), shading="nearest", cmap="viridis")
+fig.colorbar(im, ax=axes[0], label="Λ (capped at 6)")
+axes[0].set(xlabel="α1", ylabel="α2", title="number of extra outliers")
+axes[1].pcolormesh(grid, grid, pd.learnable.astype(float), shading="nearest", cmap="Greys")
+axes[1].set(xlabel="α1", title="He3 direction learnable (reused)")
+for k in (1, 2, 3):
+    axes[1].plot(grid, np.clip(k / 2 - k * grid, 0, 0.49), lw=0.8, label=f"kα1+α2=k/2, k={k}")
+axes[1].legend(fontsize=7)
+fig.savefig(OUT / "04_phase_diagram.png", dpi=100, bbox_inches="tight")
+
+# Exercise: redo step 2 with batch="fresh" (pass n2).  The He2 part of the target
+# is no longer seen by the second spike: fresh batches give m_k = 0 for every k
+# whenever μ1* = 0 (two_step.md §7.1).
