@@ -3,20 +3,21 @@
 Writes ``kernel_spectrum.png`` (sorted Gram eigenvalues of ``K/n`` for relu ``k_I`` and
 ``k_{I + b v v^T}`` on the unit sphere, with the Funk–Hecke levels ``mu_k`` and the
 predicted ``k_1`` levels: top even zonal eigenvalue and the boosted linear eigenvalue
-``(1+b)/(4d)``) and ``y2_alignment.png`` (``|<phi_top, Y_2>|`` of the Gram top eigenvector,
-mean ± s.e. over seeds, over the zonal-operator curve and its first-order line).
+``(1+b)/(4d)``) and ``y2_alignment.png`` (the squared overlap ``cos^2(phi_top, Y_2)`` of the
+Gram top eigenvector, mean ± s.e. over seeds, over the zonal-operator curve ``<f, Y_2>^2`` and
+its first-order line ``sin^2 theta_mix``; overlaps are squared, conventions.md §1).
 Eigenvalues are w.r.t. the uniform probability measure on ``S^{d-1}`` (conventions.md §8).
 At ``b = 40`` (``d = 10``) the top even and odd zonal eigenvalues are within 7 % (1.095 vs 1.025),
-so at finite ``n`` the Gram top eigenvector mixes with ``psi* = <v, x>`` (overlap ~0.3 at
-``n = 2000``, ~0.23 at ``n = 4000``) and its ``Y_2`` overlap sits slightly below the curve
-(0.466 at n = 2000, 0.474 at n = 4000 vs 0.476), converging as ``n`` grows.
+so at finite ``n`` the Gram top eigenvector mixes with ``psi* = <v, x>`` (``cos^2`` 0.22 ± 0.04
+at ``n = 2000``, 0.05 ± 0.02 at ``n = 4000``; 4 seeds) and its squared ``Y_2`` overlap sits below
+the curve (0.202 ± 0.005 at n = 2000, 0.219 ± 0.004 at n = 4000 vs ``<f, Y_2>^2`` = 0.2265),
+converging as ``n`` grows.
 
 Usage: ``python figures/kernel_spectrum.py --out DIR [--quick]``.
 """
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 
@@ -67,19 +68,21 @@ def main(argv=None) -> int:
     bs = [0.0, 5.0, 20.0] if args.quick else [0.0, 2.0, 5.0, 10.0, 20.0, 40.0]
     means, ses = [], []
     for bb, g in zip(bs, r_a.spawn(len(bs))):
-        m, se = mean_stderr([gram_alignment(d, n_al, bb, rng=gg).y2 for gg in g.spawn(seeds)])
+        m, se = mean_stderr([gram_alignment(d, n_al, bb, rng=gg).cos2_y2 for gg in g.spawn(seeds)])
         means.append(m)
         ses.append(se)
     grid = np.linspace(0, max(bs) * 1.05, 15 if args.quick else 30)
-    curve = [abs(float(zonal_top_eigenfunction("relu", d, x, mixing=False, n_u=100, n_c=100).overlaps[2]))
-             for x in grid]
+    curve = [float(zonal_top_eigenfunction("relu", d, x, mixing=False, n_u=100, n_c=100).overlaps[2])
+             for x in grid]  # squared overlaps <f, Y_2>^2
     eps = first_order_mixing("relu", d).eps_over_b
-    fo = [x * eps / math.sqrt(1 + (x * eps) ** 2) for x in grid]
+    fo = [(x * eps) ** 2 / (1 + (x * eps) ** 2) for x in grid]  # sin^2(theta_mix), tan(theta_mix) = b eps/b
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
     plot_y2_alignment(grid, curve, bs, means, ses, ax=ax, first_order=fo,
                       title=f"relu, d={d}, n={n_al}, {seeds} seeds")
     save_figure(fig, out / "y2_alignment.png", {"d": d, "n": n_al, "b": bs, "seeds": seeds, "seed": args.seed,
-                                                "quick": args.quick, "eps_over_b": eps})
+                                                "quick": args.quick, "eps_over_b": eps,
+                                                "y": "squared overlap cos^2(phi_top, Y_2) (conventions.md §1)",
+                                                "cos2_y2_gram": means, "cos2_y2_se": ses})
     plt.close(fig)
     return 0
 

@@ -14,7 +14,10 @@
 All take ``--json`` (print JSON) and ``--out DIR`` (write ``kernel_<what>.json``, and for
 ``simulate alignment|generalisation`` a PNG with its JSON sidecar).  Eigenvalues
 are w.r.t. the input probability measure; step sizes are rmtfl's ``eta_1``
-(conventions.md §10.2 for giant-step conversions).
+(conventions.md §10.2 for giant-step conversions).  Overlaps are squared
+(conventions.md §1): ``overlaps`` / ``cos2_*`` are ``<f, Y>^2``; the zonal command also
+reports the signed ``amplitudes`` ``<f, Y_ell>``.  ``simulate`` commands take
+``--backend numpy|cupy`` (random numbers drawn on the host either way).
 """
 from __future__ import annotations
 
@@ -87,10 +90,16 @@ def _theory(args) -> int:
             z = zonal_top_eigenfunction(args.activation, args.d, args.b, A=args.A)
             head = f"zonal top even eigenfunction ({args.activation}, d={args.d}, b={args.b:g}, A={args.A:g})"
         res = {"d": z.d, "b": z.b, "A": z.A, "eigenvalue": z.eigenvalue, "overlaps": z.overlaps,
-               "tan_mix": z.tan_mix, "odd_eigenvalue": z.odd_eigenvalue, "eps_over_b": z.eps_over_b}
+               "amplitudes": z.amplitudes, "tan_mix": z.tan_mix, "odd_eigenvalue": z.odd_eigenvalue,
+               "eps_over_b": z.eps_over_b,
+               "convention": "overlaps[l] = <f,Y_l>^2 (squared, conventions.md §1); amplitudes[l] = <f,Y_l> "
+                             "signed with <f,Y_0> > 0"}
         text = (f"{head}\n  top even eigenvalue {z.eigenvalue:.6g}, top odd {z.odd_eigenvalue:.6g}\n"
-                f"  overlaps <f,Y_0>={z.overlaps[0]:.5f} <f,Y_2>={z.overlaps[2]:.5f} <f,Y_4>={z.overlaps[4]:.5f}"
-                f"  tan(theta_mix)={z.tan_mix:.5f}  eps/b (first order)={z.eps_over_b:.5g}")
+                f"  squared overlaps cos^2(f,Y_0)={z.overlaps[0]:.5f} cos^2(f,Y_2)={z.overlaps[2]:.5f} "
+                f"cos^2(f,Y_4)={z.overlaps[4]:.3e}\n"
+                f"  amplitudes <f,Y_0>={z.amplitudes[0]:.5f} <f,Y_2>={z.amplitudes[2]:+.5f} "
+                f"<f,Y_4>={z.amplitudes[4]:+.5f}  tan(theta_mix)={z.tan_mix:.5f}  "
+                f"eps/b (first order)={z.eps_over_b:.5g}")
         return _finish(res, args, text, "theory_zonal")
     if what == "linear":
         from ..theory.sphere import linear_sector
@@ -133,8 +142,10 @@ def _simulate(args) -> int:
     if what == "spectrum":
         from ..numerics.kernels import gram_degree_eigenvalues
 
-        bl = gram_degree_eigenvalues(args.activation, args.d, args.n, rng=rng, measure=args.measure)
-        res = {"params": {"d": args.d, "n": args.n, "measure": args.measure, "seed": args.seed},
+        bl = gram_degree_eigenvalues(args.activation, args.d, args.n, rng=rng, measure=args.measure,
+                                     backend=args.backend)
+        res = {"params": {"d": args.d, "n": args.n, "measure": args.measure, "seed": args.seed,
+                          "backend": args.backend},
                "degrees": list(bl.degrees), "predicted": bl.predicted, "gram_mean": bl.mean, "gram_std": bl.std,
                "multiplicity": list(bl.multiplicity)}
         text = "\n".join([f"Gram eigenvalues of K/n by degree ({args.activation}, d={args.d}, n={args.n}, "
@@ -148,13 +159,18 @@ def _simulate(args) -> int:
 
         rows = []
         for b in _floats(args.b):
-            runs = [gram_alignment(args.d, args.n, b, rng=g, measure=args.measure) for g in rng.spawn(args.seeds)]
-            m, se = mean_stderr([r.y2 for r in runs])
+            runs = [gram_alignment(args.d, args.n, b, rng=g, measure=args.measure, backend=args.backend)
+                    for g in rng.spawn(args.seeds)]
+            m, se = mean_stderr([r.cos2_y2 for r in runs])
             z = zonal_top_eigenfunction("relu", args.d, b, mixing=False)
-            rows.append({"b": b, "y2_gram": m, "y2_se": se, "y2_zonal": abs(float(z.overlaps[2])),
+            rows.append({"b": b, "cos2_y2_gram": m, "cos2_y2_se": se, "cos2_y2_zonal": float(z.overlaps[2]),
+                         "cos2_y0_gram": mean_stderr([r.cos2_y0 for r in runs])[0],
+                         "cos2_y0_zonal": float(z.overlaps[0]),
+                         "cos2_psi_gram": mean_stderr([r.cos2_psi for r in runs])[0],
                          "eig_gram": mean_stderr([r.eigenvalue for r in runs])[0], "eig_zonal": z.eigenvalue})
         res = {"params": {"d": args.d, "n": args.n, "seeds": args.seeds, "measure": args.measure,
-                          "seed": args.seed}, "rows": rows}
+                          "seed": args.seed, "backend": args.backend},
+               "convention": "cos2_* are squared overlaps <phi_top, Y>^2 (conventions.md §1)", "rows": rows}
         fig = None
         if args.out:
             import matplotlib
@@ -166,11 +182,12 @@ def _simulate(args) -> int:
 
             bs = [r["b"] for r in rows]
             fig, ax = plt.subplots(figsize=(4.6, 3.6))
-            plot_y2_alignment(bs, [r["y2_zonal"] for r in rows], bs, [r["y2_gram"] for r in rows],
-                              [r["y2_se"] for r in rows], ax=ax, title=f"relu, d={args.d}, n={args.n}")
-        text = "\n".join([f"Y2 overlap of the top Gram eigenvector (relu, d={args.d}, n={args.n})"] +
-                         [f"  b={r['b']:g}: Gram {r['y2_gram']:.4f} ± {r['y2_se']:.4f}, zonal {r['y2_zonal']:.4f}"
-                          for r in rows])
+            plot_y2_alignment(bs, [r["cos2_y2_zonal"] for r in rows], bs, [r["cos2_y2_gram"] for r in rows],
+                              [r["cos2_y2_se"] for r in rows], ax=ax, title=f"relu, d={args.d}, n={args.n}")
+        text = "\n".join([f"squared overlap cos^2(phi_top, Y2) of the top Gram eigenvector (relu, d={args.d}, "
+                          f"n={args.n})"] +
+                         [f"  b={r['b']:g}: Gram {r['cos2_y2_gram']:.4f} ± {r['cos2_y2_se']:.4f}, "
+                          f"zonal {r['cos2_y2_zonal']:.4f}" for r in rows])
         return _finish(res, args, text, "alignment", fig)
     if what == "spike":
         from ..numerics.spiked_features import measure_spike, one_step_weights
@@ -180,11 +197,13 @@ def _simulate(args) -> int:
         sc = spike_constants(args.activation, args.target, eta, args.n, args.m, args.d, noise=args.noise)
         ms = []
         for g in rng.spawn(args.seeds):
-            r = one_step_weights(args.activation, args.target, args.d, args.m, args.n, eta, noise=args.noise, rng=g)
+            r = one_step_weights(args.activation, args.target, args.d, args.m, args.n, eta, noise=args.noise, rng=g,
+                                 backend=args.backend)
             ms.append(measure_spike(r.W1, r.beta_star, r.W0))
         sp, sp_se = mean_stderr([x.spike for x in ms])
         orth, orth_se = mean_stderr([x.orthogonal for x in ms])
-        res = {"params": {"d": args.d, "m": args.m, "n": args.n, "b": args.b, "eta": eta, "seeds": args.seeds},
+        res = {"params": {"d": args.d, "m": args.m, "n": args.n, "b": args.b, "eta": eta, "seeds": args.seeds,
+                          "backend": args.backend},
                "spike_measured": sp, "spike_se": sp_se, "spike_predicted": sc.spike_variance,
                "orthogonal_measured": orth, "orthogonal_se": orth_se, "orthogonal_predicted": sc.orthogonal_variance,
                "cos2_top_singular": float(np.mean([x.cos2_top for x in ms])), "cos2_hhat_predicted": sc.cos2_hhat}
@@ -198,7 +217,8 @@ def _simulate(args) -> int:
     n1 = args.n1 or 4 * args.d
     res_obj = generalisation_experiment(args.activation, args.target, d=args.d, n1=n1, n2=args.n2 or n1,
                                         n_test=args.n_test or 10 * (args.n2 or n1), widths=_ints(args.widths),
-                                        b=args.b, lam=args.lam, noise=args.noise, seeds=args.seeds, rng=rng)
+                                        b=args.b, lam=args.lam, noise=args.noise, seeds=args.seeds, rng=rng,
+                                        backend=args.backend)
     res = {"params": res_obj.params, "widths": list(res_obj.widths), "nn": res_obj.nn, "nn_se": res_obj.nn_se,
            "rf": res_obj.rf, "rf_se": res_obj.rf_se, "kernels": res_obj.kernels}
     fig = None
@@ -268,8 +288,13 @@ def register(groups, top) -> None:
     si.add_argument("--n2", type=int, default=None)
     si.add_argument("--n-test", dest="n_test", type=int, default=None)
     si.add_argument("--lam", type=float, default=1e-2)
+    si.add_argument("--backend", default="numpy", choices=["numpy", "cupy"],
+                    help="array backend for the sampled Gram matrices and networks (default numpy)")
 
     def _sim_defaults(args):
+        from ..numerics.backend import get_backend
+
+        get_backend(args.backend)  # fail cleanly (exit 2) before any work if cupy is unusable
         if args.kind != "alignment":
             vals = _floats(args.b)
             if len(vals) != 1:

@@ -88,3 +88,7 @@ __all__ += ["empirical_rf_kernel", "gram_alignment", "gram_degree_eigenvalues", 
 from .kernels import eigvec_alignment  # noqa: E402
 
 __all__ += ["eigvec_alignment"]
+
+from .kernels import activate  # noqa: E402  (sigma on numpy or cupy arrays)
+
+__all__ += ["activate"]

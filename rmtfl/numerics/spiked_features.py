@@ -9,6 +9,12 @@ is KRR with the empirical kernel ``Phi Phi'^T``; KRR baselines use ``k_Gamma``
 with the same ``lam`` (spiked_kernel.md §7.2).  Test errors are mean squared
 errors against the **noise-free** target on a fresh test set.
 
+Backends: ``backend="numpy"`` (default) or ``"cupy"``.  Every random number (inputs,
+labels, weights) is drawn on the host from the ``rng`` Generator and moved with
+``backend.asarray``, so both backends train and test on the same sample; GEMMs,
+activations (:func:`rmtfl.numerics.kernels.activate`), kernel Gram matrices and the
+ridge solves then run on the device.
+
 Examples
 --------
 >>> from rmtfl.theory.spike import spike_constants
@@ -29,8 +35,8 @@ from ..theory.activations import get_activation
 from ..theory.rf_kernel import rf_kernel
 from ..theory.spike import eta_from_b, target_moments
 from ..theory.targets import Target, make_target
-from .backend import to_numpy
-from .kernels import random_direction
+from .backend import get_backend, to_numpy
+from .kernels import activate, kernel_gram, random_direction
 from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
 
 __all__ = ["OneStep", "one_step_weights", "SpikeMeasurement", "measure_spike", "ridge_predict",
@@ -64,7 +70,8 @@ def one_step_weights(activation, target, d: int, m: int, n: int, eta: float, *, 
                      rng=None, a_law: str = "gaussian", beta_star=None, backend="numpy") -> OneStep:
     """Sample ``W_0``, ``a``, a batch ``(X_1, y_1)`` and take one step of size ``eta`` (rmtfl ``eta_1``).
 
-    ``beta_star`` defaults to a uniformly random unit vector.  Arrays are returned on the host.
+    ``beta_star`` defaults to a uniformly random unit vector.  Arrays are returned on the host;
+    ``backend="cupy"`` takes the gradient step on the device (same host-drawn sample).
     """
     d, m, n = check_int("d", d, lo=2), check_int("m", m, lo=1), check_int("n", n, lo=1)
     eta = check_real("eta", eta)
@@ -75,10 +82,10 @@ def one_step_weights(activation, target, d: int, m: int, n: int, eta: float, *, 
     t = _target_with(target, check_nonnegative("noise", noise))
     W0 = init_first_layer(m, d, "gaussian", r_w, backend=backend)
     a = init_second_layer(m, a_law, r_a, backend=backend)
-    X = sample_inputs(n, d, r_x, backend=backend)
-    y = sample_targets(X, t, directions=v[None, :], rng=r_y)
-    W1 = gd_steps(W0, a, (X, y), [eta], activation)
-    Xh, yh = to_numpy(X), to_numpy(y)
+    Xh = sample_inputs(n, d, r_x)  # inputs and labels on the host, then moved: same sample on every backend
+    yh = sample_targets(Xh, t, directions=v[None, :], rng=r_y)
+    be = get_backend(backend)
+    W1 = gd_steps(W0, a, (be.asarray(Xh), be.asarray(yh)), [eta], activation)
     return OneStep(to_numpy(W0), to_numpy(W1), to_numpy(a), v, Xh, yh, Xh.T @ yh / n, eta)
 
 
@@ -118,9 +125,21 @@ def measure_spike(W, v, W0=None) -> SpikeMeasurement:
     return SpikeMeasurement(float(sp.mean()), se(sp), float(orth.mean()), se(orth), cos2)
 
 
-def ridge_predict(K_train, K_test_train, y, lam: float) -> np.ndarray:
-    """KRR / ridge-readout prediction ``K_test,train (K_train + lam I)^{-1} y`` (conventions.md §7)."""
+def ridge_predict(K_train, K_test_train, y, lam: float):
+    """KRR / ridge-readout prediction ``K_test,train (K_train + lam I)^{-1} y`` (conventions.md §7).
+
+    Runs where ``K_train`` lives: host numpy, or the device for cupy arrays (``cupy.linalg.solve``).
+
+    >>> ridge_predict(np.eye(2), np.eye(2), np.array([2.0, 4.0]), 1.0).tolist()
+    [1.0, 2.0]
+    """
     lam = check_positive("lam", lam)
+    if type(K_train).__module__.startswith("cupy"):
+        xp = get_backend("cupy").xp
+        K = xp.array(K_train, dtype=xp.float64, copy=True)
+        idx = xp.arange(K.shape[0])
+        K[idx, idx] += lam
+        return xp.asarray(K_test_train) @ xp.linalg.solve(K, xp.asarray(y, dtype=xp.float64))
     K = np.array(K_train, dtype=float, copy=True)
     K[np.diag_indices_from(K)] += lam
     # one BLAS thread: right after a large GEMM a small multi-threaded LAPACK solve waits ~0.2 s for
@@ -153,14 +172,17 @@ class GeneralisationResult:
 def generalisation_experiment(activation="relu", target="hermite(0, 1, 0.5)", *, d: int = 64, n1: int = 256,
                               n2: int = 256, n_test: int = 2560, widths=(128, 512, 2048), b: float = 5.0,
                               lam: float = 1e-2, noise: float = 0.0, seeds: int = 4, rng=None,
-                              kernels: bool = True) -> GeneralisationResult:
+                              kernels: bool = True, backend="numpy") -> GeneralisationResult:
     """One step on ``n1`` samples, ridge readout on fresh ``n2``, versus KRR with ``k_0``, ``k_1(beta*)``, ``k_1(ĥ)``.
 
     The step size is ``eta = sqrt(b psi)/|mu_1 mu_1*|`` (``psi = m/d``), so ``b`` and
     ``Gamma`` stay fixed as the width grows; ``k_1(beta*)`` uses ``Gamma = I/d + (b/d) beta* beta*^T``
     and ``k_1(ĥ)`` ``Gamma = I/d + kappa^2 beta_hat beta_hat^T`` with ``kappa^2 = eta^2 mu_1^2/m``.
+    ``backend="cupy"`` runs the step, features, Gram matrices and solves on the device with
+    the same host-drawn sample (results agree with numpy to rounding).
     """
     act = get_activation(activation)
+    be = get_backend(backend)
     d = check_int("d", d, lo=2)
     n1, n2, n_test = (check_int(k, v, lo=2) for k, v in (("n1", n1), ("n2", n2), ("n_test", n_test)))
     seeds = check_int("seeds", seeds, lo=1)
@@ -184,24 +206,32 @@ def generalisation_experiment(activation="relu", target="hermite(0, 1, 0.5)", *,
         Xt = sample_inputs(n_test, d, rt)
         yt = sample_targets(Xt, t_clean, directions=v[None, :])
         beta_hat = X1.T @ y1 / n1
+        if be.name == "numpy":
+            X1b, y1b, X2b, y2b, Xtb, ytb = X1, y1, X2, y2, Xt, yt
+        else:
+            X1b, y1b, X2b, y2b, Xtb, ytb = (be.asarray(z) for z in (X1, y1, X2, y2, Xt, yt))
         for i, (m, gw) in enumerate(zip(widths, rnet.spawn(len(widths)))):
             eta = eta_from_b(act, t, b, m, d)
             ga, gb = gw.spawn(2)
-            W0 = init_first_layer(m, d, "gaussian", ga)
-            a = init_second_layer(m, "gaussian", gb)
-            W1 = gd_steps(W0, a, (X1, y1), [eta], act)
+            W0 = init_first_layer(m, d, "gaussian", ga, backend=be)
+            a = init_second_layer(m, "gaussian", gb, backend=be)
+            W1 = gd_steps(W0, a, (X1b, y1b), [eta], act)
             for W, store in ((W1, nn), (W0, rf)):
-                F2 = np.asarray(act(X2 @ W.T)) / math.sqrt(m)
-                Ft = np.asarray(act(Xt @ W.T)) / math.sqrt(m)
-                pred = ridge_predict(F2 @ F2.T, Ft @ F2.T, y2, lam)
-                store[s, i] = float(np.mean((pred - yt) ** 2))
+                F2 = activate(act, X2b @ W.T, be) / math.sqrt(m)
+                Ft = activate(act, Xtb @ W.T, be) / math.sqrt(m)
+                pred = ridge_predict(F2 @ F2.T, Ft @ F2.T, y2b, lam)
+                store[s, i] = float(be.xp.mean((pred - ytb) ** 2))
         if kernels:
             nb = float(np.linalg.norm(beta_hat))
             gammas = {"k0": 1.0 / d, "k1_target": (1.0 / d, b / d, v),
                       "k1_hhat": (1.0 / d, kappa2 * nb * nb, beta_hat / nb)}
             for name, gam in gammas.items():
-                pred = ridge_predict(rf_kernel(act, X2, X2, gam), rf_kernel(act, Xt, X2, gam), y2, lam)
-                kern[name].append(float(np.mean((pred - yt) ** 2)))
+                if be.name == "numpy":
+                    pred = ridge_predict(rf_kernel(act, X2, X2, gam), rf_kernel(act, Xt, X2, gam), y2, lam)
+                else:
+                    pred = ridge_predict(kernel_gram(act, X2b, gamma=gam, backend=be),
+                                         kernel_gram(act, Xtb, X2b, gamma=gam, backend=be), y2b, lam)
+                kern[name].append(float(be.xp.mean((pred - ytb) ** 2)))
     se = (lambda x: x.std(axis=0, ddof=1) / math.sqrt(seeds) if seeds > 1 else np.zeros(x.shape[1:]))
     kres = {}
     for name, vals in kern.items():
@@ -209,6 +239,6 @@ def generalisation_experiment(activation="relu", target="hermite(0, 1, 0.5)", *,
             arr = np.array(vals)
             kres[name] = (float(arr.mean()), float(arr.std(ddof=1) / math.sqrt(seeds)) if seeds > 1 else 0.0)
     params = dict(activation=act.name, target=t.name, d=d, n1=n1, n2=n2, n_test=n_test, widths=list(widths),
-                  b=b, lam=lam, noise=noise, seeds=seeds)
+                  b=b, lam=lam, noise=noise, seeds=seeds, backend=be.name)
     return GeneralisationResult(widths, nn.mean(0), se(nn), rf.mean(0), se(rf), kres, params,
                                 {"nn": nn, "rf": rf, **{k: np.array(v) for k, v in kern.items()}})

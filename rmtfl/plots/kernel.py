@@ -1,15 +1,16 @@
 """Plots of the spiked-kernel part: spectra by degree, ``Y_2`` alignment, test error versus width.
 
 Eigenvalues are w.r.t. the input probability measure (conventions.md §8); Gram
-eigenvalues are those of ``K/n``.
+eigenvalues are those of ``K/n``.  Overlaps are squared (conventions.md §1):
+the alignment plot shows ``cos^2(phi_top, Y_2) = <phi_top, Y_2>^2``.
 
 Examples
 --------
 >>> import numpy as np, matplotlib
 >>> matplotlib.use("Agg")
->>> ax = plot_y2_alignment([0, 5, 10], [0, 0.2, 0.3], [0, 5], [0.02, 0.21], [0.01, 0.01])
->>> ax.get_xlabel()
-'spike ratio b = B/A'
+>>> ax = plot_y2_alignment([0, 5, 10], [0, 0.04, 0.09], [0, 5], [0.001, 0.045], [0.001, 0.004])
+>>> ax.get_xlabel(), ax.get_ylabel().startswith("squared overlap")
+('spike ratio b = B/A', True)
 """
 from __future__ import annotations
 
@@ -58,7 +59,11 @@ def plot_degree_spectrum(gram_k0, gram_k1, levels, ax=None, *, k1_levels=None, t
 
 def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, ax=None, *, first_order=None,
                       title: str = "", label_curve: str = "zonal operator"):
-    """``|<phi_top, Y_2>|`` versus ``b``: Gram points (mean ± s.e.) over the operator curve."""
+    """Squared overlap ``cos^2(phi_top, Y_2) = <phi_top, Y_2>^2`` versus ``b``: Gram points (mean ± s.e.
+    over seeds of the squared overlap) over the operator curve ``<f, Y_2>^2``.
+
+    ``first_order`` (optional) is the first-order curve ``sin^2 theta_mix`` with ``tan theta_mix = b eps/b``.
+    """
     ax = _ax(ax)
     ax.plot(b_curve, y2_curve, "-", color="k", lw=1.2, label=label_curve)
     if first_order is not None:
@@ -66,8 +71,11 @@ def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, ax=None, *, f
         ax.plot(b_curve, fo, ":", color="gray", lw=1, label="first order")
     ax.errorbar(b_points, y2_mean, yerr=y2_se, fmt="o", color="C3", ms=4, capsize=2, label="Gram top eigenvector")
     ax.set_xlabel("spike ratio b = B/A")
-    ax.set_ylabel(r"$|\langle \varphi_{\rm top}, Y_2\rangle|$")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel(r"squared overlap $\cos^2(\varphi_{\rm top}, Y_2)$")
+    # the first-order line leaves the plot once b eps/b ~ 1; scale to the curve and the points
+    top = max(np.nanmax(np.asarray(y2_curve, dtype=float)),
+              np.nanmax(np.asarray(y2_mean, dtype=float) + np.asarray(y2_se, dtype=float)))
+    ax.set_ylim(0, 1.3 * top if top > 0 else 1.0)
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax

@@ -113,3 +113,7 @@ __all__ += ["SpikedGamma", "arccos_kernel", "dk_dB", "dk_dB_relu", "kernel_from_
             "linear_sector", "sphere_eigenvalues", "zonal_harmonic", "SpikeConstants", "b_from_eta",
             "eta_from_b", "spike_constants", "ZonalEigen", "first_order_mixing", "zonal_limit_operator",
             "zonal_top_eigenfunction"]
+
+from .rf_kernel import gram_block  # noqa: E402  (Gram block on any array namespace)
+
+__all__ += ["gram_block"]

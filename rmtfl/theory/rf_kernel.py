@@ -38,7 +38,7 @@ from .activations import Activation, get_activation
 from .hermite import gauss_hermite_rule, hermite_coeffs
 
 __all__ = ["SpikedGamma", "as_gamma", "rf_kernel", "kernel_from_scalars", "arccos_kernel",
-           "mehler_coefficients", "dk_dB", "dk_dB_relu", "CLOSED_FORMS"]
+           "mehler_coefficients", "dk_dB", "dk_dB_relu", "CLOSED_FORMS", "gram_block"]
 
 #: Activations with a closed-form kernel.
 CLOSED_FORMS = ("relu", "step", "relu^2", "erf", "identity", "linear")
@@ -138,9 +138,14 @@ def arccos_kernel(p: int, s, s2, c):
     """
     p = check_int("p", p, 0, 2)
     s, s2, c = (np.asarray(a, dtype=float) for a in (s, s2, c))
+    return _arccos_xp(p, s, s2, c, np)
+
+
+def _arccos_xp(p: int, s, s2, c, xp):
+    """:func:`arccos_kernel` on arrays of the namespace ``xp`` (numpy or cupy), no validation."""
     ss = s * s2
-    sin_part = np.sqrt(np.maximum(ss - c * c, 0.0))
-    th = np.arctan2(sin_part, c)
+    sin_part = xp.sqrt(xp.maximum(ss - c * c, 0.0))
+    th = xp.arctan2(sin_part, c)
     if p == 0:
         return (np.pi - th) / (2 * np.pi)
     if p == 1:
@@ -296,71 +301,113 @@ def rf_kernel(activation, x, xp, gamma, *, kmax: int = 40, return_error: bool = 
     return (K, err) if return_error else K
 
 
-def _gram(act: Activation, XG, Xp, s, s2, kmax):
-    """Gram block from ``X Gamma`` (n x d), ``X'`` (n' x d) and the diagonal scalars."""
+def _host(a):
+    """Host numpy copy of a numpy or cupy array (theory never imports the numerics backend)."""
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def gram_block(activation, XG, Xp, s, s2, *, kmax: int = 40, xp=None):
+    """Gram block ``[k_Gamma(x_i, x'_j)]`` from ``X Gamma``, ``X'`` and the diagonal scalars, on any array namespace.
+
+    The elementwise work of :func:`rf_kernel` without its validation: ``XG = X Gamma``
+    (``n x d``), ``Xp = X'`` (``n' x d``), ``s = diag(X Gamma X^T)`` and
+    ``s2 = diag(X' Gamma X'^T)`` are arrays of the namespace ``xp`` (numpy by default, or
+    ``cupy`` when the caller has moved them to a GPU; this module never imports cupy).
+    Closed forms (relu, step, erf, relu^2, identity) run entirely in ``xp``: one GEMM plus
+    elementwise maps (``xp.arcsin``, ``xp.sqrt``, ``xp.clip``).  For the Mehler series the
+    per-row coefficients ``c_k(sigma; s_i)`` are computed on the host (quadrature) and moved
+    to ``xp``; the Horner sum runs in ``xp``.  Normalisation as :func:`rf_kernel` (no prefactor).
+    Returns ``(K, truncation_bound)`` with ``K`` in ``xp``.
+
+    >>> X = np.array([[1.0, 0.0], [0.6, 0.8]])
+    >>> K, err = gram_block("relu", X, X, np.ones(2), np.ones(2))
+    >>> bool(np.allclose(K, rf_kernel("relu", X, X, 1.0))), err
+    (True, 0.0)
+    """
+    act = get_activation(activation)
+    return _gram(act, XG, Xp, s, s2, kmax, np if xp is None else xp)
+
+
+def _gram(act: Activation, XG, Xp, s, s2, kmax, xp=np):
+    """Gram block from ``X Gamma`` (n x d), ``X'`` (n' x d) and the diagonal scalars (namespace ``xp``).
+
+    On numpy the elementwise work runs in place on cache-sized row chunks; on another
+    namespace (cupy) on whole GEMM row blocks (fewer kernel launches).
+    """
     name = act.name
     n = XG.shape[0]
+    on_host = xp is np
     if name in ("relu", "step", "erf"):
         # normalise rows so that the GEMM returns the cosine directly
         if name == "erf":
-            r, r2 = np.sqrt(1 + 2 * s), np.sqrt(1 + 2 * s2)
+            r, r2 = xp.sqrt(1 + 2 * s), xp.sqrt(1 + 2 * s2)
             fac = 2.0
         else:
-            r, r2 = np.sqrt(s), np.sqrt(s2)
+            r, r2 = xp.sqrt(s), xp.sqrt(s2)
             fac = 1.0
         with np.errstate(divide="ignore", invalid="ignore"):
-            ir = np.where(r > 0, fac / r, 0.0)
-            ir2 = np.where(r2 > 0, 1.0 / r2, 0.0)
+            ir = xp.where(r > 0, fac / r, 0.0)
+            ir2 = xp.where(r2 > 0, 1.0 / r2, 0.0)
         A = XG * ir[:, None]
         Bt = (Xp * ir2[:, None]).T.copy()
         n2 = Bt.shape[1]
-        K = np.empty((n, n2))
+        K = xp.empty((n, n2))
         rc = r / (2 * np.pi)
-        S = np.empty((_SUB, n2)) if name == "relu" else None
+        sub = _SUB if on_host else _BLOCK
+        S = xp.empty((sub, n2)) if name == "relu" else None
         for i0 in range(0, n, _BLOCK):  # one large GEMM per row block ...
             blk = K[i0:i0 + _BLOCK]
-            np.matmul(A[i0:i0 + _BLOCK], Bt, out=blk)
-            for j0 in range(0, blk.shape[0], _SUB):  # ... elementwise work on cache-sized chunks
-                T = blk[j0:j0 + _SUB]
-                np.clip(T, -1.0, 1.0, out=T)
+            if on_host:
+                np.matmul(A[i0:i0 + _BLOCK], Bt, out=blk)
+            else:
+                blk[...] = A[i0:i0 + _BLOCK] @ Bt
+            for j0 in range(0, blk.shape[0], sub):  # ... elementwise work on cache-sized chunks
+                T = blk[j0:j0 + sub]
+                xp.clip(T, -1.0, 1.0, out=T)
                 if name == "step":  # (pi - arccos t)/(2 pi) = 1/4 + arcsin(t)/(2 pi)
-                    np.arcsin(T, out=T)
+                    xp.arcsin(T, out=T)
                     T *= 1 / (2 * np.pi)
                     T += 0.25
                 elif name == "erf":
-                    np.arcsin(T, out=T)
+                    xp.arcsin(T, out=T)
                     T *= 2 / np.pi
                 else:  # relu: r r' [sqrt(1-t^2) + t (pi/2 + arcsin t)] / (2 pi)
                     U = S[:T.shape[0]]
-                    np.arcsin(T, out=U)
+                    xp.arcsin(T, out=U)
                     U += np.pi / 2
                     U *= T
-                    np.multiply(T, T, out=T)
-                    np.subtract(1.0, T, out=T)
-                    np.sqrt(T, out=T)
+                    xp.multiply(T, T, out=T)
+                    xp.subtract(1.0, T, out=T)
+                    xp.sqrt(T, out=T)
                     T += U
                     T *= rc[i0 + j0:i0 + j0 + T.shape[0], None]
                     T *= r2[None, :]
         return K, 0.0
     C = XG @ Xp.T
     if name in CLOSED_FORMS:
-        return kernel_from_scalars(act, s[:, None], s2[None, :], C, return_error=True)
+        if on_host:
+            return kernel_from_scalars(act, s[:, None], s2[None, :], C, return_error=True)
+        if name in ("identity", "linear"):
+            return C, 0.0
+        return _arccos_xp(2, s[:, None], s2[None, :], C, xp), 0.0  # relu^2
     # Mehler series with per-row coefficients: K = sum_k c_k(s_i) c_k(s'_j) t_ij^k (Horner, in place)
     kmax = check_int("kmax", kmax, lo=0)
-    r, r2 = np.sqrt(s), np.sqrt(s2)
+    r, r2 = xp.sqrt(s), xp.sqrt(s2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ir = np.where(r > 0, 1 / r, 0.0)
-        ir2 = np.where(r2 > 0, 1 / r2, 0.0)
+        ir = xp.where(r > 0, 1 / r, 0.0)
+        ir2 = xp.where(r2 > 0, 1 / r2, 0.0)
     T = C
     T *= ir[:, None]
     T *= ir2[None, :]
-    np.clip(T, -1.0, 1.0, out=T)
-    Cx, Rx = mehler_coefficients(act, s, kmax)
-    Cy, Ry = (Cx, Rx) if s2 is s else mehler_coefficients(act, s2, kmax)
-    K = np.zeros_like(T)
+    xp.clip(T, -1.0, 1.0, out=T)
+    Cx, Rx = mehler_coefficients(act, _host(s), kmax)
+    Cy, Ry = (Cx, Rx) if s2 is s else mehler_coefficients(act, _host(s2), kmax)
+    if not on_host:
+        Cx, Cy = xp.asarray(Cx), xp.asarray(Cy)
+    K = xp.zeros_like(T)
     for k in range(kmax, -1, -1):
         K *= T
-        K += np.outer(Cx[:, k], Cy[:, k])
+        K += xp.outer(Cx[:, k], Cy[:, k])
     return K, float(math.sqrt(Rx.max() * Ry.max())) if Rx.size and Ry.size else 0.0
 
 

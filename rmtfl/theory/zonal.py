@@ -12,14 +12,16 @@ nodes).
 Normalisation: eigenvalues w.r.t. the uniform **probability** measure on the
 unit sphere (conventions.md §8); for relu the Gaussian-input eigenvalues are
 ``d x`` these.  ``Y_ell(u) = sqrt(N(d, ell)) P_ell^{(d)}(u)`` are unit-norm zonal
-harmonics; ``overlaps[ell] = <f, Y_ell>`` for the unit-norm top even
-eigenfunction ``f`` (sign fixed by ``<f, Y_0> > 0``).
+harmonics.  Overlaps follow conventions.md §1 and are **squared**:
+``overlaps[ell] = <f, Y_ell>^2`` (= ``cos^2(f, Y_ell)``) for the unit-norm top even
+eigenfunction ``f``; the signed amplitudes ``<f, Y_ell>`` (sign fixed by
+``<f, Y_0> > 0``) are kept in ``amplitudes`` for the mixing sign and ``tan theta_mix``.
 
 Examples
 --------
 >>> z = zonal_top_eigenfunction("relu", 10, 0.0, n_u=60, n_c=60)
->>> round(z.eigenvalue, 8), round(abs(float(z.overlaps[2])), 8)   # b = 0: mu_0 of relu at d = 10, no mixing
-(0.16730121, 0.0)
+>>> round(z.eigenvalue, 8), round(float(z.overlaps[0]), 12), round(float(z.overlaps[2]), 12)   # b = 0: no mixing
+(0.16730121, 1.0, 0.0)
 """
 from __future__ import annotations
 
@@ -47,9 +49,13 @@ class ZonalEigen:
     eigenvalue : float
         Top even eigenvalue (sphere, probability measure; scales with ``A`` for relu).
     overlaps : ndarray
-        ``<f, Y_ell>`` for ``ell = 0..lmax`` (odd entries 0); ``overlaps[2]`` is the ``Y_2`` overlap.
+        Squared overlaps ``<f, Y_ell>^2`` (conventions.md §1) for ``ell = 0..lmax`` (odd
+        entries 0), indexable by degree; ``overlaps[2]`` is the squared ``Y_2`` overlap.
+    amplitudes : ndarray
+        Signed amplitudes ``<f, Y_ell>`` (sign fixed by ``<f, Y_0> > 0``);
+        ``overlaps = amplitudes**2``.
     tan_mix : float
-        ``<f, Y_2>/<f, Y_0>``.
+        ``<f, Y_2>/<f, Y_0>`` (signed amplitudes; its sign is the mixing sign).
     odd_eigenvalue : float
         Top odd eigenvalue; for relu it equals ``A (1+b)/(4d)`` exactly (§5.1).
     eps_over_b : float
@@ -63,6 +69,7 @@ class ZonalEigen:
     A: float
     eigenvalue: float
     overlaps: np.ndarray = field(repr=False)
+    amplitudes: np.ndarray = field(repr=False)
     tan_mix: float
     odd_eigenvalue: float
     eps_over_b: float = math.nan
@@ -141,13 +148,15 @@ def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u
     n_u, n_c : int
         Quadrature orders (120–200 give ~1e-3 accuracy or better; §5.4).
     lmax : int
-        Largest harmonic degree in ``overlaps``.
+        Largest harmonic degree in ``overlaps`` (squared, conventions.md §1) and ``amplitudes`` (signed).
     mixing : bool
         Also compute the first-order coefficient ``eps/b`` (:func:`first_order_mixing`).
 
     >>> z = zonal_top_eigenfunction("relu", 10, 5.0, n_u=80, n_c=80)
-    >>> abs(z.odd_eigenvalue - 6 / 40) < 1e-10, bool(0 < z.overlaps[2] < 1)
-    (True, True)
+    >>> abs(z.odd_eigenvalue - 6 / 40) < 1e-10, bool(0 < z.overlaps[2] < 1), bool(z.amplitudes[2] > 0)
+    (True, True, True)
+    >>> bool(abs(z.overlaps[2] - z.amplitudes[2] ** 2) < 1e-15)
+    True
     """
     d = _check_d(d)
     b = check_nonnegative("b", b)
@@ -161,7 +170,7 @@ def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u
         f, ov = -f, -ov
     ov[1::2] = 0.0
     eps = first_order_mixing(activation, d, n_u=n_u, n_c=n_c).eps_over_b if mixing else math.nan
-    return ZonalEigen(d, b, A, float(ee[0]), ov, float(ov[2] / ov[0]), float(eo[0]), eps, u, f)
+    return ZonalEigen(d, b, A, float(ee[0]), ov * ov, ov, float(ov[2] / ov[0]), float(eo[0]), eps, u, f)
 
 
 @dataclass(frozen=True)
@@ -208,8 +217,9 @@ def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalE
 
     ``K(z, z') = (1/2pi) sqrt((1+rho z^2)(1+rho z'^2)) J_1(theta)``,
     ``cos theta = rho z z'/sqrt((1+rho z^2)(1+rho z'^2))``; probabilists' Gauss–Hermite
-    nodes.  ``overlaps[ell]`` are with ``He_ell/sqrt(ell!)`` (``Y_0 = 1``,
-    ``Y_2 = He_2/sqrt 2``); the odd top eigenvalue is ``rho/4`` (eigenfunction ``z``).
+    nodes.  ``overlaps[ell]`` are the squared overlaps (conventions.md §1) with
+    ``He_ell/sqrt(ell!)`` (``Y_0 = 1``, ``Y_2 = He_2/sqrt 2``), ``amplitudes[ell]`` the
+    signed ones; the odd top eigenvalue is ``rho/4`` (eigenfunction ``z``).
     In giant-step terms ``rho = beta`` of ``b = beta d`` (``B = rho`` when ``A = 1/d``).  First
     order in ``rho``: ``tan theta_mix ~ rho/sqrt(2)``.  The returned ``b`` and ``d`` are ``inf``.
 
@@ -234,5 +244,5 @@ def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalE
     if ov[0] < 0:
         f, ov = -f, -ov
     ov[1::2] = 0.0
-    return ZonalEigen(math.inf, math.inf, 1.0, float(ee[0]), ov, float(ov[2] / ov[0]), float(eo[0]),
-                      math.nan, z, f)
+    return ZonalEigen(math.inf, math.inf, 1.0, float(ee[0]), ov * ov, ov, float(ov[2] / ov[0]),
+                      float(eo[0]), math.nan, z, f)

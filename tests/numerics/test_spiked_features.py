@@ -61,3 +61,44 @@ def test_generalisation_small_runs():
     assert res.nn.shape == (2,) and set(res.kernels) == {"k0", "k1_target", "k1_hhat"}
     with pytest.raises(ValueError, match="d must be"):
         generalisation_experiment(d=1)
+
+
+def _sim_backend():
+    from rmtfl.numerics.backend import Backend
+
+    class _NumpyProxy:  # numpy under another name: the device code paths run on the CPU
+        __name__ = "numpy_proxy"
+
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+    return Backend("sim", _NumpyProxy())
+
+
+def test_device_code_path_matches_numpy():
+    kw = dict(d=12, n1=48, n2=48, n_test=200, widths=(16, 32), seeds=2, rng=0)
+    r1 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", **kw)
+    r2 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", backend=_sim_backend(), **kw)
+    np.testing.assert_allclose(r2.nn, r1.nn, rtol=1e-10)
+    np.testing.assert_allclose(r2.rf, r1.rf, rtol=1e-10)
+    for k, (m, _) in r1.kernels.items():
+        assert r2.kernels[k][0] == pytest.approx(m, rel=1e-10)
+    a = one_step_weights("relu", "hermite(0, 1, 0.5)", 20, 30, 40, 2.0, rng=3)
+    b = one_step_weights("relu", "hermite(0, 1, 0.5)", 20, 30, 40, 2.0, rng=3, backend=_sim_backend())
+    assert np.allclose(a.W1, b.W1, rtol=1e-13, atol=1e-15) and np.array_equal(a.X1, b.X1)
+
+
+@pytest.mark.gpu
+def test_cupy_matches_numpy():
+    kw = dict(d=16, n1=64, n2=64, n_test=320, widths=(32, 128), seeds=2, rng=0)
+    r1 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", **kw)
+    r2 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", backend="cupy", **kw)
+    np.testing.assert_allclose(r2.nn, r1.nn, rtol=1e-8)
+    np.testing.assert_allclose(r2.rf, r1.rf, rtol=1e-8)
+    for k, (m, _) in r1.kernels.items():
+        assert r2.kernels[k][0] == pytest.approx(m, rel=1e-8)
+    a = one_step_weights("relu", "hermite(0, 1, 0.5)", 64, 128, 256, 4.0, rng=3)
+    b = one_step_weights("relu", "hermite(0, 1, 0.5)", 64, 128, 256, 4.0, rng=3, backend="cupy")
+    assert isinstance(b.W1, np.ndarray) and np.allclose(a.W1, b.W1, rtol=1e-12, atol=1e-13)
+    ms_a, ms_b = measure_spike(a.W1, a.beta_star), measure_spike(b.W1, b.beta_star)
+    assert ms_a.spike == pytest.approx(ms_b.spike, rel=1e-10)

@@ -2,7 +2,8 @@
 
 References: b = 0 gives the Funk–Hecke mu_0 (closed form); the odd sector is exactly A(1+b)/(4d)
 (§5.1); first-order matrix elements tend to 1/(2 pi d) and sqrt(2)/(4 pi d) (§5.3); the finite-d
-operator with b = rho d tends to the d -> inf operator (§5.5).
+operator with b = rho d tends to the d -> inf operator (§5.5).  Overlaps are squared (conventions.md §1):
+``overlaps = amplitudes**2`` with signed amplitudes ``<f, Y_ell>``.
 """
 import math
 
@@ -17,7 +18,8 @@ from rmtfl.theory.zonal import first_order_mixing, zonal_limit_operator, zonal_o
 def test_b0_is_isotropic():
     z = zonal_top_eigenfunction("relu", 10, 0.0, mixing=False)
     assert z.eigenvalue == pytest.approx(sphere_eigenvalues("relu", 10, 0).mu[0], abs=1e-12)
-    assert abs(z.overlaps[0] - 1) < 1e-12 and abs(z.overlaps[2]) < 1e-12
+    assert abs(z.overlaps[0] - 1) < 1e-12 and abs(z.overlaps[2]) < 1e-24
+    assert abs(z.amplitudes[0] - 1) < 1e-12 and abs(z.amplitudes[2]) < 1e-12
     assert z.odd_eigenvalue == pytest.approx(1 / 40, abs=1e-12)
 
 
@@ -28,14 +30,17 @@ def test_odd_sector_and_scale(d, b):
     assert z.eigenvalue > z.odd_eigenvalue
     z1 = zonal_top_eigenfunction("relu", d, b, A=1.0, mixing=False, n_u=100, n_c=100)
     assert z.eigenvalue == pytest.approx(0.5 * z1.eigenvalue, rel=1e-12)
-    assert np.allclose(z.overlaps, z1.overlaps, atol=1e-10)
-    assert sum(z.overlaps**2) <= 1 + 1e-10
+    assert np.allclose(z.amplitudes, z1.amplitudes, atol=1e-10)
+    assert np.array_equal(z.overlaps, z.amplitudes**2) and np.all(z.overlaps >= 0)
+    assert 0.99 < sum(z.overlaps) <= 1 + 1e-10  # Parseval: Y_0..Y_6 carry almost all of f
+    assert z.amplitudes[0] > 0 and z.amplitudes[2] > 0  # relu: the spike mixes Y_2 in with a positive sign
 
 
 def test_quadrature_convergence():
     a = zonal_top_eigenfunction("relu", 10, 20.0, n_u=120, n_c=120, mixing=False)
     b = zonal_top_eigenfunction("relu", 10, 20.0, n_u=200, n_c=200, mixing=False)
-    assert abs(a.overlaps[2] - b.overlaps[2]) < 1e-6 and abs(a.eigenvalue - b.eigenvalue) < 1e-8
+    assert abs(a.amplitudes[2] - b.amplitudes[2]) < 1e-6 and abs(a.eigenvalue - b.eigenvalue) < 1e-8
+    assert abs(a.overlaps[2] - b.overlaps[2]) < 2e-6
 
 
 def test_first_order_mixing_high_d():
@@ -77,12 +82,14 @@ def test_limit_operator():
     assert small.tan_mix == pytest.approx(1e-3 / math.sqrt(2), rel=1e-2)
     fin = zonal_top_eigenfunction("relu", 400, 400.0, mixing=False)
     lim = zonal_limit_operator(1.0)
-    assert abs(fin.overlaps[2] - lim.overlaps[2]) < 5e-3 and abs(fin.eigenvalue - lim.eigenvalue) < 5e-3
+    assert abs(fin.amplitudes[2] - lim.amplitudes[2]) < 5e-3 and abs(fin.eigenvalue - lim.eigenvalue) < 5e-3
+    assert abs(fin.overlaps[2] - lim.overlaps[2]) < 2 * 5e-3 * abs(lim.amplitudes[2]) + 2.5e-5
+    assert np.array_equal(lim.overlaps, lim.amplitudes**2)
 
 
 def test_other_activations_run():
     z = zonal_top_eigenfunction("erf", 10, 5.0, mixing=False, n_u=60, n_c=60)
-    assert 0 < z.overlaps[0] <= 1
+    assert 0 < z.overlaps[0] <= 1 and 0 < z.amplitudes[0] <= 1
     M, u, w = zonal_operator("step", 6, 2.0, n_u=40, n_c=40)
     assert np.allclose(M, M.T)
 
