@@ -130,23 +130,34 @@ def _quadratic(ctx):
     from ..theory.two_step import two_step
 
     N = ctx.pick(400, 1500, 2000)
-    m = ctx.pick(1, 1, 2)
+    m = ctx.pick(1, 3, 4)
     psi, phi = 1.0, 4.0
     eta = round(8.0 * (N / 1500) ** 0.25, 3)  # keeps the second spike ~4 above the edge
-    p = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N)
+    # finite-N bulk (theory's own draws, never the simulation's): the O(eta N^-1/2) remainder R of §5.4
+    # widens the bulk and interacts with a, a^2, beta_hat, M beta_hat; the MP bulk under-predicts
+    # outlier 2 by ~4% at N = 1500 (rmtfl.theory.two_step_bulk)
+    p = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N, bulk="finite-N", rng=ctx.rng("quadratic-bulk"))
+    p_mp = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N)
+    fig_k = None if ctx.figure_path("two_step_spectrum") is not None else 6  # the figure shows seed 0's spectrum
     sims = [simulate_two_step(activation=QUAD_SIGMA, target=QUAD_TARGET, N=N, d=N, n=int(phi * N), eta1=eta,
-                              eta2=eta, rng=g, k=None, backend=ctx.backend) for g in ctx.seeds("quadratic", m)]
+                              eta2=eta, rng=g, k=fig_k if j == 0 else 6, backend=ctx.backend)
+            for j, g in enumerate(ctx.seeds("quadratic", m))]
     rows = []
-    note = (f"sigma=He1+He2/2, g=z+He2/sqrt2, reused, eta1=eta2={eta}, N=d={N}, phi={phi}, {m} seed(s), "
-            f"{p.mode}; tolerance max(5% (issue acceptance), 3*3/sqrt(Nm) relative) + 3se: per-seed s.d. "
-            "~3/sqrt(N) relative (measured at N=1500: 7% for outlier 2, from v1 = M beta_hat and <a, a^2>), "
-            "plus the bulk widening by the O(eta N^-1/2) remainder R")
     for i in range(2):
         s, se = mean_stderr([r.singular_values[i] for r in sims])
         pred = p.outliers[i].singular_value if len(p.outliers) > i else float("nan")
-        rows.append(compare(PART, f"quadratic sigma: outlier {i + 1}", pred, s, se,
-                            tolerance=max(0.05, 9 / math.sqrt(N * m)) * abs(pred) + 3 * se
-                            if math.isfinite(pred) else 0.0, note=note))
+        # per-seed relative s.d. c_i / sqrt(N), measured over 16 seeds at N = 1500: 4.1% (c = 1.6) and
+        # 7.6% (c = 2.9), from the sample fluctuation of theta(P) (||a||, ||a^2||, M beta_hat); the
+        # stderr of a few seeds is floored at c_i pred / sqrt(N m) (c = 2, 3), since 2-3 values do not
+        # estimate it
+        c_i = (2.0, 3.0)[i]
+        se_eff = max(se, c_i * abs(pred) / math.sqrt(N * m)) if math.isfinite(pred) else se
+        tol = 0.05 * abs(pred) + 3 * se_eff if math.isfinite(pred) else 0.0
+        note = (f"sigma=He1+He2/2, g=z+He2/sqrt2, reused, eta1=eta2={eta}, N=d={N}, phi={phi}, {m} seed(s), "
+                f"{p.mode} Grams, finite-N bulk (sampled top {p.bulk_top:.3f}; MP-bulk prediction "
+                f"{p_mp.outliers[i].singular_value:.4f}); tolerance 5% (issue acceptance) + "
+                f"3 max(se, {c_i:g} pred/sqrt(N m))")
+        rows.append(compare(PART, f"quadratic sigma: outlier {i + 1}", pred, s, se, tolerance=tol, note=note))
     ct, se_t = mean_stderr([r.cos2_target[0, 0] for r in sims])
     rows.append(compare(PART, "quadratic sigma: outlier 1 cos2 target", p.outliers[0].cos2_target, ct, se_t,
                         tolerance=_tol(C_COS, N, m, se_t), note="3*1/sqrt(Nm)+3se"))

@@ -21,3 +21,11 @@ def test_lambda0_check_quick_passes():
     chk = [c for c in checks(ctx) if c.name.startswith("two steps")][0]
     rows = chk.run(ctx)
     assert len(rows) == 6 and all(r.passed for r in rows)
+
+
+def test_quadratic_check_quick_uses_finite_bulk():
+    ctx = VerifyContext(level="quick")
+    chk = [c for c in checks(ctx) if c.name.startswith("quadratic")][0]
+    rows = chk.run(ctx)
+    assert len(rows) == 4 and all(r.passed for r in rows), [r for r in rows if not r.passed]
+    assert "finite-N bulk" in rows[0].note

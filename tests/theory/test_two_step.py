@@ -151,3 +151,46 @@ def test_exact_zero_alignment_limit_and_taylor_note():
     assert big.taylor_parameter > 0.5 and any("unreliable" in n for n in big.notes)
     small = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
     assert small.taylor_parameter < 0.5 and not small.notes
+
+
+# ------------------------------------------------------------ finite-N bulk (bulk="finite-N")
+def test_finite_bulk_master_equation_reduces_to_dtransform():
+    # generic (delocalised) unit spike vectors on an invariant bulk: Phi_A = phi(z), Phi_B = phi~(z), so the
+    # master equation det(I - Phi_A Phi_B) = 0 is the D-transform equation D(s) = theta^-2 (two_step.md §2.2)
+    from rmtfl.theory.bgn import bgn_dtransform
+    from rmtfl.theory.two_step_bulk import FiniteBulk, finite_bulk_outliers
+
+    rng = np.random.default_rng(0)
+    m = 300
+    lam = np.sort(rng.uniform(0.0, 4.0, m))
+    e = np.full((m, 1), 1 / math.sqrt(m))
+    z0 = np.zeros((1, 1))
+    fb = FiniteBulk((lam,), (e,), (e,), (z0,), (z0,), (float(np.sqrt(lam.max())),), float(np.sqrt(lam.max())), 1)
+    for theta in (1.3, 2.5):
+        got = finite_bulk_outliers(fb, np.eye(1), np.array([[theta**2]]), 1)[0]
+        assert got == pytest.approx(bgn_dtransform(theta, 1.0, eigenvalues=lam).s, rel=1e-10)
+
+
+def test_finite_bulk_quadratic_mode_and_reproducible():
+    a = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300, bulk="finite-N", rng=4, bulk_samples=1)
+    b = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300, bulk="finite-N", rng=4, bulk_samples=1)
+    mp = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300)
+    assert a.bulk == "finite-N" and mp.bulk == "mp" and mp.bulk_top is None
+    assert any("finite-N bulk" in n for n in a.notes) and a.mode == "analytic"
+    assert [o.singular_value for o in a.outliers] == [o.singular_value for o in b.outliers]
+    assert a.spikes == mp.spikes and len(a.outliers) == len(mp.outliers) == 2
+    # the widened, non-invariant bulk pushes the near-bulk outlier up; the big one barely moves
+    assert a.outliers[1].singular_value > mp.outliers[1].singular_value > a.bulk_top
+    assert a.outliers[0].singular_value == pytest.approx(mp.outliers[0].singular_value, rel=0.03)
+    assert a.outliers[0].cos2_target == mp.outliers[0].cos2_target      # overlaps: MP formulas
+
+
+def test_finite_bulk_bad_input():
+    with pytest.raises(ValueError, match="rng"):
+        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="finite-N")
+    with pytest.raises(ValueError, match="N"):
+        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, bulk="finite-N", rng=0)
+    with pytest.raises(ValueError, match="bulk"):
+        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="other", rng=0)
+    with pytest.raises(ValueError, match="bulk_samples"):
+        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="finite-N", rng=0, bulk_samples=0)
