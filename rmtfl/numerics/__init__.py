@@ -92,3 +92,10 @@ __all__ += ["eigvec_alignment"]
 from .kernels import activate  # noqa: E402  (sigma on numpy or cupy arrays)
 
 __all__ += ["activate"]
+
+# performance / GPU (issue 8): Lanczos top triplets, one-eigh dense spectrum, device-stream normals
+from .lanczos import LanczosResult, lanczos_triplets  # noqa: E402
+from .sampling import device_normal  # noqa: E402
+from .spectra import dense_spectrum_and_top  # noqa: E402
+
+__all__ += ["LanczosResult", "lanczos_triplets", "device_normal", "dense_spectrum_and_top"]

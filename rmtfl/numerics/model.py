@@ -13,7 +13,10 @@ A step is ``W <- W + eta G(W; X, y)`` with ``a`` fixed.
 
 Random numbers are drawn on the host from ``numpy.random.Generator`` and moved
 to the requested backend, so the same ``rng`` gives the same arrays on numpy
-and cupy.
+and cupy.  ``device_rng=True`` (``init_first_layer``, ``init_second_layer``,
+``sample_inputs``) draws the Gaussians with the backend's own generator instead
+(:func:`rmtfl.numerics.sampling.device_normal`: cupy's ``default_rng`` seeded from
+``rng``): reproducible per backend, but a *different stream* from the host one.
 
 Examples
 --------
@@ -34,6 +37,7 @@ import numpy as np
 from .._validate import check_choice, check_int, check_real
 from ..theory.activations import Activation, get_activation
 from .backend import get_backend, resolve_dtype
+from .sampling import device_normal
 
 __all__ = [
     "init_first_layer",
@@ -55,8 +59,9 @@ def _gauss(rng, shape, dtype):
     return z if z.dtype == dtype else z.astype(dtype)
 
 
+
 def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="float64",
-                     backend="numpy"):
+                     backend="numpy", device_rng: bool = False):
     """First-layer weights ``W0`` of shape ``(N, d)``.
 
     ``law="gaussian"``: entries ``N(0, 1/d)``; ``law="sphere"``: rows uniform on
@@ -71,15 +76,18 @@ def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="
     check_choice("law", law, ("gaussian", "sphere"))
     dt = resolve_dtype(dtype)
     be = get_backend(backend)
-    W = _gauss(_rng(rng), (N, d), dt)
+    # host draws are scaled on the host, so numpy and cupy get bit-identical arrays
+    W = device_normal(_rng(rng), (N, d), dt, be) if device_rng else _gauss(_rng(rng), (N, d), dt)
+    xp = be.xp if device_rng else np
     if law == "gaussian":
         W *= dt.type(1.0 / np.sqrt(d))
     else:
-        W /= np.linalg.norm(W, axis=1, keepdims=True).astype(dt)
-    return be.asarray(W)
+        W /= xp.linalg.norm(W, axis=1, keepdims=True).astype(dt)
+    return W if device_rng else be.asarray(W)
 
 
-def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64", backend="numpy"):
+def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64", backend="numpy",
+                      device_rng: bool = False):
     """Second-layer weights ``a`` of length ``N``: ``N(0, 1/N)`` or Rademacher ``±1/sqrt(N)``.
 
     >>> a = init_second_layer(4, "rademacher", rng=0)
@@ -90,14 +98,17 @@ def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64
     check_choice("law", law, ("gaussian", "rademacher"))
     dt = resolve_dtype(dtype)
     g = _rng(rng)
+    be = get_backend(backend)
+    if law == "gaussian" and device_rng:
+        return device_normal(g, N, dt, be) * dt.type(1.0 / np.sqrt(N))
     if law == "gaussian":
         a = _gauss(g, N, dt) * dt.type(1.0 / np.sqrt(N))
-    else:
+    else:  # Rademacher signs: always drawn on the host (N values)
         a = (2.0 * g.integers(0, 2, size=N) - 1.0).astype(dt) / dt.type(np.sqrt(N))
-    return get_backend(backend).asarray(a)
+    return be.asarray(a)
 
 
-def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy"):
+def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy", device_rng: bool = False):
     """Inputs ``X`` of shape ``(n, d)`` with i.i.d. ``N(0, 1)`` entries (rows ``x ~ N(0, I_d)``).
 
     >>> sample_inputs(5, 3, rng=0).shape
@@ -105,7 +116,10 @@ def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy")
     """
     n = check_int("n", n, lo=1)
     d = check_int("d", d, lo=1)
-    return get_backend(backend).asarray(_gauss(_rng(rng), (n, d), resolve_dtype(dtype)))
+    dt, be = resolve_dtype(dtype), get_backend(backend)
+    if device_rng:
+        return device_normal(_rng(rng), (n, d), dt, be)
+    return be.asarray(_gauss(_rng(rng), (n, d), dt))
 
 
 def sample_targets(X, target, directions=None, rng=None):
@@ -159,21 +173,24 @@ def _xp(arr):
 
 
 def _sigma_prime(act: Activation, Z):
-    """``sigma'(Z)`` in the dtype of ``Z``, in place where a fast path exists."""
+    """``sigma'(Z)`` in the dtype of ``Z``; OVERWRITES ``Z`` where a fast path exists (tanh, relu,
+    degree <= 2), so pass a temporary (every caller passes ``W @ X.T``): one ``N x n`` array
+    instead of two at the peak."""
     if act.name == "tanh":
         xp = _xp(Z)
-        T = xp.tanh(Z)
+        T = xp.tanh(Z, out=Z)
         T *= T
         xp.subtract(1, T, out=T)
         return T
     if act.name in ("relu",):
-        return (Z > 0).astype(Z.dtype)
+        _xp(Z).copyto(Z, Z > 0)
+        return Z
     if act.herme is not None and act.degree is not None and act.degree <= 2:
         # sigma = a0 + a1 z + a2 (z^2 - 1):  sigma' = a1 + 2 a2 z
         c = list(act.herme) + [0.0, 0.0]
-        S = Z * Z.dtype.type(2 * c[2])
-        S += Z.dtype.type(c[1])
-        return S
+        Z *= Z.dtype.type(2 * c[2])
+        Z += Z.dtype.type(c[1])
+        return Z
     return act.derivative(1, Z).astype(Z.dtype, copy=False)
 
 
@@ -235,6 +252,7 @@ def gd_steps(W0, a, batches, etas, activation, *, return_all: bool = False):
     if len(batches) != len(etas):
         raise ValueError(f"batches must be one (X, y) pair or one per step ({len(etas)}), got {len(batches)}")
     W = W0
+    del W0  # a caller that keeps no reference of its own lets W_0 go after the first step
     out = []
     for (X, y), eta in zip(batches, etas):
         G = correlation_grad(W, a, X, y, act)

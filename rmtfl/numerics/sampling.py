@@ -10,8 +10,13 @@ with sign-fixed ``R`` diagonal).
 
 Randomness: ``rng`` is a seed or ``numpy.random.Generator``; numbers are drawn
 on the host and moved to the backend with ``Backend.asarray`` (same seed =>
-same matrix on every backend).  ``spiked_matrix`` spawns three children (noise,
-U, V), so the noise does not depend on the number of spikes.
+same matrix on every backend).  With ``device_rng=True`` the Gaussian noise is
+drawn by the backend's own generator instead (cupy's ``default_rng`` on the
+device, seeded by one integer drawn from ``rng``): reproducible for a given
+seed and backend, but a *different stream* from the host one, so numpy and cupy
+then see different matrices (faster on a GPU: no host draw, no transfer).
+``spiked_matrix`` spawns three children (noise, U, V), so the noise does not
+depend on the number of spikes.
 
 Examples
 --------
@@ -33,11 +38,30 @@ import numpy as np
 from .._validate import check_finite_array, check_int, check_positive
 from .backend import get_backend, resolve_dtype
 
-__all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix"]
+__all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix", "device_normal"]
 
 
-def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64", backend="numpy"):
+def device_normal(rng, shape, dtype, backend):
+    """Standard normals of ``shape``/``dtype`` drawn by ``backend``'s own generator.
+
+    The generator (``Backend.device_rng``: cupy's ``default_rng`` on cupy, numpy's on
+    numpy) is seeded with one integer drawn from the host ``rng``, so a seed gives the
+    same numbers on a given backend; it is a different stream from the host draws.
+
+    >>> device_normal(0, (2, 3), "float32", "numpy").dtype.name
+    'float32'
+    """
+    be = get_backend(backend)
+    dt = resolve_dtype(dtype)
+    seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
+    return be.device_rng(seed).standard_normal(shape, dtype=dt)
+
+
+def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64", backend="numpy",
+                    device_rng: bool = False):
     """``N x d`` matrix with iid ``N(0, var/d)`` entries, on ``backend`` in ``dtype``.
+
+    ``device_rng=True``: drawn by the backend's generator (a different stream, see the module notes).
 
     >>> float(abs(gaussian_matrix(200, 300, rng=0)).max()) < 1.0
     True
@@ -48,6 +72,10 @@ def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64",
     dt = resolve_dtype(dtype)
     be = get_backend(backend)
     rng = np.random.default_rng(rng)
+    if device_rng:
+        Z = device_normal(rng, (N, d), dt, be)
+        Z *= dt.type(np.sqrt(var / d))
+        return Z
     Z = rng.standard_normal((N, d), dtype=dt)
     Z *= dt.type(np.sqrt(var / d))
     return be.asarray(Z)
@@ -84,10 +112,12 @@ class SpikedMatrix:
 
 
 def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="float64",
-                  backend="numpy") -> SpikedMatrix:
+                  backend="numpy", device_rng: bool = False) -> SpikedMatrix:
     """Spiked matrix ``W0 + sum_i theta_i u_i v_i^T`` (two_step.md §2; ``u_i`` on the N side).
 
     ``theta`` is a scalar or a 1-d array of ``r <= min(N, d)`` non-negative strengths.
+    ``device_rng=True``: the noise ``W0`` is drawn by the backend's generator (a different
+    stream); the frames ``U``, ``V`` are always drawn on the host.
 
     >>> sp = spiked_matrix(30, 20, 2.0, rng=0)
     >>> sp.rank, sp.theta.tolist()
@@ -105,9 +135,13 @@ def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="floa
     be = get_backend(backend)
     dt = resolve_dtype(dtype)
     r_noise, r_u, r_v = np.random.default_rng(rng).spawn(3)
-    W0 = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend="numpy")
     U = haar_frame(N, th.size, r_u)
     V = haar_frame(d, th.size, r_v)
+    if device_rng:
+        W = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend=be, device_rng=True)
+        W += be.asarray(U * th[None, :], dtype=dt) @ be.asarray(V.T, dtype=dt)
+        return SpikedMatrix(W, U, V, th)
+    W0 = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend="numpy")
     W = W0 + ((U * th[None, :]) @ V.T).astype(dt)
     return SpikedMatrix(be.asarray(W), U, V, th)
 

@@ -31,7 +31,7 @@ from ..theory.activations import get_activation
 from ..theory.targets import make_target
 from .backend import get_backend, resolve_dtype, to_numpy
 from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
-from .spectra import count_outliers, singular_values, top_singular_triplets
+from .spectra import count_outliers, dense_spectrum_and_top, singular_values, top_singular_triplets
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "empirical_phase_diagram",
            "taylor_term_weights", "separated_count"]
@@ -79,11 +79,17 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
 
     edge = float(edge_margin(N, d, p=p_margin))
     m = min(N, d)
-    # ARPACK ("iterative") for the few top triplets: the dense subset eigh is slower here.  ARPACK is
-    # matrix-vector bound, where extra BLAS threads only add synchronisation (10x slower on a busy
+    # Lanczos ("iterative") for the few top triplets: the dense subset eigh is slower here.  It is
+    # matrix-vector bound, where extra BLAS threads only add synchronisation (much slower on a busy
     # 2-core machine), so it runs single-threaded.
     meth = "iterative" if be.name == "numpy" else "auto"
-    if k is None:
+    if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
+        s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
+        n_out = int(np.count_nonzero(s_all > edge))
+        if n_out > U.shape[1]:
+            s_all, _, U, V = dense_spectrum_and_top(W, min(n_out, m), backend=be)
+        s, complete = s_all, True
+    elif k is None:
         s_all = singular_values(W, backend=be)
         n_out = int(np.count_nonzero(s_all > edge))
         want = min(max(n_vec, n_out), m)
@@ -113,13 +119,9 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
 def _single_blas_thread(be):
     import contextlib
 
-    if be.name != "numpy":
-        return contextlib.nullcontext()
-    try:
-        from ..sweep.threads import blas_threads
-    except ImportError:  # pragma: no cover - the sweep layer is optional here
-        return contextlib.nullcontext()
-    return blas_threads(1)
+    from .._threads import blas_threads
+
+    return blas_threads(1) if be.name == "numpy" else contextlib.nullcontext()
 
 
 def _check_common(N, d, n, dtype, backend, k):
@@ -135,7 +137,8 @@ def _check_common(N, d, n, dtype, backend, k):
 
 def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused", rng=None, k=None,
                       dtype="float64", backend="numpy", n2=None, noise=0.0, first_layer="gaussian",
-                      second_layer="gaussian", n_vectors=None, a_powers=3) -> StepSimulation:
+                      second_layer="gaussian", n_vectors=None, a_powers=3,
+                      device_rng: bool = False) -> StepSimulation:
     """Sample ``W_0, a``, the data and two steps; measure the spectrum and alignments of ``W_2``.
 
     Parameters
@@ -157,6 +160,13 @@ def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused"
         Only the top ``k`` singular values (iterative, certified complete above the edge).
     dtype : {"float64", "float32"}
     backend : {"numpy", "cupy"}
+        On cupy the steps run on the device and the spectrum is the dense device
+        ``eigvalsh``/``eigh`` of the smaller Gram side (no iterative device solver).
+    device_rng : bool
+        ``False`` (default): every random number is drawn on the host, so the same
+        ``rng`` gives bit-identical inputs on numpy and cupy.  ``True``: ``W0``, ``a``
+        (gaussian law) and ``X`` come from the backend's own generator
+        (:func:`rmtfl.numerics.sampling.device_normal`), a *different stream*.
     noise : float
         Extra label-noise standard deviation.
     first_layer, second_layer : laws of ``W_0`` and ``a``.
@@ -179,13 +189,14 @@ def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused"
         raise ValueError(f"n2 must be None (or equal n) for batch='reused', got {n2!r}")
     return _simulate([eta1, eta2], batch, activation=activation, target=target, N=N, d=d, n=n, n2=n2,
                      rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
-                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers)
+                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
 
 
 def simulate_one_step(*, activation, target, N, d, n, eta, rng=None, k=None, dtype="float64",
                       backend="numpy", noise=0.0, first_layer="gaussian", second_layer="gaussian",
-                      n_vectors=None, a_powers=3) -> StepSimulation:
-    """One step ``W_1 = W_0 + eta G``; same measurements as :func:`simulate_two_step`.
+                      n_vectors=None, a_powers=3, device_rng: bool = False) -> StepSimulation:
+    """One step ``W_1 = W_0 + eta G``; same measurements (and ``backend``/``device_rng``) as
+    :func:`simulate_two_step`.
 
     >>> r = simulate_one_step(activation="tanh", target="linear", N=150, d=150, n=300, eta=3.0, rng=1, k=3)
     >>> r.outlier_count
@@ -194,11 +205,11 @@ def simulate_one_step(*, activation, target, N, d, n, eta, rng=None, k=None, dty
     N, d, n, k = _check_common(N, d, n, dtype, backend, k)
     return _simulate([eta], "reused", activation=activation, target=target, N=N, d=d, n=n, n2=None,
                      rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
-                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers)
+                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
 
 
 def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, backend, noise,
-              first_layer, second_layer, n_vectors, a_powers):
+              first_layer, second_layer, n_vectors, a_powers, device_rng=False):
     act = get_activation(activation)
     t = make_target(target)
     noise = check_nonnegative("noise", noise)
@@ -210,18 +221,20 @@ def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, ba
         raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
     be = get_backend(backend)
     g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
-    W0 = init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be)
-    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be)
-    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be)
+    dev = bool(device_rng)
+    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be, device_rng=dev)
+    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be, device_rng=dev)
     eps1, eps2 = g_eps.spawn(2)
     y1 = sample_targets(X1, t, rng=eps1)
     if batch == "fresh":
-        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be)
+        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be, device_rng=dev)
         batches = [(X1, y1), (X2, sample_targets(X2, t, rng=eps2))]
     else:
         batches = (X1, y1)
-    W = gd_steps(W0, a, batches, etas, act)
-    del W0, batches, X1, y1
+    # W_0 is not named here, so gd_steps can free it after the first step (peak: W, X, W X^T, G)
+    W = gd_steps(init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be, device_rng=dev),
+                 a, batches, etas, act)
+    del batches, X1, y1
     nv = n_vectors if n_vectors is not None else 3
     nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
     s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
@@ -231,13 +244,13 @@ def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, ba
                                                           min(n_out + 1, min(N, d)), a_powers)
     params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
-              "first_layer": first_layer, "second_layer": second_layer}
+              "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
     return StepSimulation(s, cos_t, cos_a, n_out, edge, complete, params)
 
 
 def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,
                             batch="reused", n2=None, seeds=2, rng=None, k=12, dtype="float64",
-                            backend="numpy", rel_gap=0.15):
+                            backend="numpy", rel_gap=0.15, device_rng: bool = False):
     """Outlier counts of ``W_2`` over an ``(alpha1, alpha2)`` grid, averaged over seeds.
 
     ``eta_t = c_t N^{alpha_t}``.  Returns a dict with ``alpha1``, ``alpha2`` (1-d grids),
@@ -266,7 +279,7 @@ def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1
             for s_, g in enumerate(kids[i * a1.size + j].spawn(seeds)):
                 r = simulate_two_step(activation=activation, target=target, N=N, d=d, n=n, eta1=e1, eta2=e2,
                                       batch=batch, n2=n2, rng=g, k=k, dtype=dtype, backend=backend,
-                                      n_vectors=1)
+                                      n_vectors=1, device_rng=device_rng)
                 counts[i, j, s_] = r.outlier_count
                 sep[i, j, s_] = separated_count(r.singular_values, rel_gap=rel_gap)
     mean = counts.mean(axis=2)

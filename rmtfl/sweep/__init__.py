@@ -13,7 +13,7 @@ from .engine import SweepResult, execute_task, point_means, run_sweep
 from .experiments import EXPERIMENTS, Experiment, get_experiment, theory_outliers
 from .grid import canonical_params, parse_axis, product_grid, seed_indices, task_key, task_seed
 from .store import ResultStore, TaskResult, to_table
-from .threads import blas_thread_control, blas_threads
+from .._threads import blas_thread_control, blas_threads
 
 __all__ = [
     "run_sweep", "SweepResult", "execute_task", "point_means",

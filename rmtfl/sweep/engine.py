@@ -53,7 +53,7 @@ import numpy as np
 
 from .grid import normalise_params, seed_indices, task_key, task_seed
 from .store import ResultStore, TaskResult
-from .threads import blas_threads
+from .._threads import blas_threads
 
 __all__ = ["run_sweep", "SweepResult", "execute_task", "point_means"]
 

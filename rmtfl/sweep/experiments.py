@@ -3,7 +3,9 @@
 Every experiment function has the signature ``fn(params, rng, backend)`` and
 returns a dict of scalars; ``rng`` is the task's own ``numpy.random.Generator``
 (see :mod:`rmtfl.sweep.grid`), ``backend`` is ``"numpy"`` or ``"cupy"`` (random
-numbers are drawn on the host either way, so both backends see the same data).
+numbers are drawn on the host either way, so both backends see the same data and
+a stored row does not depend on where it was computed; the numerics'
+``device_rng=True`` stream is deliberately not offered here).
 Bump ``version`` whenever the function's output for given params changes: the
 version is part of every store key, so old rows are then not reused.
 
@@ -205,15 +207,15 @@ ONE_STEP_FIXED = {"N": 400, "psi": 1.0, "phi": 2.0, "activation": "tanh", "targe
 def kernel_task(params: dict, rng: np.random.Generator, backend: str = "numpy") -> dict:
     """Top eigenpair of the spiked-kernel Gram matrix ``K/n`` for ``Gamma = A (I + b v v^T)``.
 
-    Runs :func:`rmtfl.numerics.kernels.gram_alignment` (spiked_kernel.md §7.1; numpy only,
-    ``backend`` is ignored).  Metrics: ``eigenvalue`` and the absolute overlaps ``y0``, ``y2``,
+    Runs :func:`rmtfl.numerics.kernels.gram_alignment` (spiked_kernel.md §7.1) on ``backend``
+    (inputs drawn on the host either way).  Metrics: ``eigenvalue`` and the absolute overlaps ``y0``, ``y2``,
     ``psi`` of the top eigenvector with the degree-0, degree-2 and linear sample vectors.
     """
     from ..numerics.kernels import gram_alignment
 
     p = {**KERNEL_FIXED, **params}
     r = gram_alignment(p["d"], p["n"], p["b"], activation=p["activation"], A=p["A"], measure=p["measure"],
-                       rng=rng)
+                       rng=rng, backend=backend)
     return {"eigenvalue": r.eigenvalue, "y0": r.y0, "y2": r.y2, "psi": r.psi}
 
 

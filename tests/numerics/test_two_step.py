@@ -106,14 +106,15 @@ def test_acceptance_two_step(batch):
 
 @pytest.mark.slow
 def test_acceptance_quadratic_two_outliers():
+    # issue 3 acceptance, literally: means over 3 seeds at N = d = 1500 within 5% of both predicted outliers.
+    # The prediction uses the finite-N bulk (the theory's own draws from rng=12345, independent of the simulation's):
+    # with the MP bulk outlier 2 is under-predicted by ~4% (4.53 vs 4.74 +- 0.09 over 16 seeds), see
+    # rmtfl.theory.two_step_bulk; the finite-N prediction is 21.2 and 4.75 (16-seed means 21.23, 4.74).
     sig, tgt = "hermite(0, 1, 0.5)", [0.0, 1.0, 2**-0.5]
-    p = two_step(sig, tgt, 1.0, 4.0, 8.0, 8.0, N=1500)
-    assert len(p.outliers) == 2
+    p = two_step(sig, tgt, 1.0, 4.0, 8.0, 8.0, N=1500, bulk="finite-N", rng=12345)
+    assert len(p.outliers) == 2 and p.bulk == "finite-N"
     rs = [simulate_two_step(activation=sig, target=tgt, N=1500, d=1500, n=6000, eta1=8.0, eta2=8.0, rng=s, k=6)
           for s in range(3)]
     for i in range(2):
-        vals = np.array([r.singular_values[i] for r in rs])
-        # within 5% of the prediction, up to the sampling error of the seed mean (per-seed s.d. of
-        # outlier 2 is ~7% at N=1500: v1 = M beta_hat has heavy-tailed fluctuations)
-        se = vals.std(ddof=1) / np.sqrt(vals.size)
-        assert abs(vals.mean() - p.outliers[i].singular_value) < 0.05 * p.outliers[i].singular_value + 3 * se
+        mean = np.mean([r.singular_values[i] for r in rs])
+        assert abs(mean / p.outliers[i].singular_value - 1) < 0.05, (i, mean, p.outliers[i].singular_value)
