@@ -1,4 +1,4 @@
-"""BLAS thread pinning (rmtfl._threads, via threadpoolctl) and its re-export in rmtfl.sweep.threads."""
+"""BLAS thread pinning (rmtfl._threads, via threadpoolctl) (re-exported by rmtfl.sweep)."""
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
@@ -37,11 +37,3 @@ def test_bad_thread_count(bad):
     with pytest.raises(ValueError, match="n must be an integer"):
         with blas_threads(bad):
             pass
-
-
-def test_sweep_reexport_is_the_same_object():
-    from rmtfl import sweep
-    from rmtfl.sweep import threads
-
-    assert threads.blas_threads is blas_threads and sweep.blas_threads is blas_threads
-    assert threads.blas_thread_control is blas_thread_control

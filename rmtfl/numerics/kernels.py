@@ -233,7 +233,7 @@ def harmonic_vectors(X, v, degrees=(0, 1, 2), measure: str = "sphere") -> np.nda
 
 def _orthonormalise(Z):
     """Cholesky-QR twice (two GEMMs; Householder QR if the Gram of ``Z`` is numerically singular)."""
-    from ..sweep.threads import blas_threads
+    from .._threads import blas_threads
 
     for _ in range(2):
         G = Z.T @ Z
@@ -279,7 +279,7 @@ def top_gram_eigenpairs(K, k: int, *, rng=None, oversample: int = 15, tol: float
     K = np.asarray(to_numpy(K))
     n = K.shape[0]
     k = check_int("k", k, lo=1, hi=n)
-    from ..sweep.threads import blas_threads
+    from .._threads import blas_threads
 
     g = _rng(rng)
     p = min(k + oversample, n)

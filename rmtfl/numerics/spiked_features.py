@@ -144,7 +144,7 @@ def ridge_predict(K_train, K_test_train, y, lam: float):
     K[np.diag_indices_from(K)] += lam
     # one BLAS thread: right after a large GEMM a small multi-threaded LAPACK solve waits ~0.2 s for
     # OpenBLAS worker threads on a busy machine (measured: 0.25 s vs 0.4 ms for n = 192)
-    from ..sweep.threads import blas_threads
+    from .._threads import blas_threads
 
     with blas_threads(1):
         alpha = np.linalg.solve(K, y)

@@ -5,7 +5,7 @@
 * :mod:`~rmtfl.sweep.engine` — :func:`run_sweep`;
 * :mod:`~rmtfl.sweep.experiments` — the registry of sweepable experiments;
 * :mod:`~rmtfl.sweep.bigsvd` — top-k singular values of large ``W_2`` with ``dask.array``;
-* :mod:`~rmtfl.sweep.threads` — pinning BLAS threads (executor-independent numbers).
+* ``blas_threads`` (from :mod:`rmtfl._threads`) — pinning BLAS threads (executor-independent numbers).
 
 Dask is imported only when a cluster is used; ``import rmtfl`` never needs it.
 """
