@@ -286,6 +286,8 @@ def rf_kernel(activation, x, xp, gamma, *, kmax: int = 40, return_error: bool = 
     d = X2.shape[1]
     if Xp2.shape[1] != d:
         raise ValueError(f"x and xp must have the same dimension d, got {d} and {Xp2.shape[1]}")
+    if d < 2:
+        raise ValueError(f"the input dimension d must be >= 2, got d={d}")
     g = as_gamma(gamma, d)
     XG = _apply(g, X2)
     s = np.einsum("ij,ij->i", XG, X2)

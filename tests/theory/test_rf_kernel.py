@@ -164,3 +164,9 @@ def test_bad_gamma(gamma, msg):
 def test_mismatched_inputs():
     with pytest.raises(ValueError, match="same dimension"):
         rf_kernel("relu", np.ones((2, 3)), np.ones((2, 4)), 1.0)
+
+
+def test_dimension_below_two_is_refused():
+    # issue 4 "Bad input": d < 2 raises ValueError with the reason
+    with pytest.raises(ValueError, match="d must be >= 2"):
+        rf_kernel("relu", np.ones((3, 1)), np.ones((2, 1)), 1.0)
