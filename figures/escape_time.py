@@ -9,20 +9,14 @@ Usage: ``python figures/escape_time.py --out DIR [--quick]``.
 """
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default="figures/gallery")
-    p.add_argument("--quick", action="store_true")
-    args = p.parse_args(argv)
+    from rmtfl.compare.figures import figure_args
 
-    import matplotlib
-
-    matplotlib.use("Agg")
+    args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
 
     from rmtfl.compare.figures import save_figure

@@ -17,20 +17,13 @@ Usage: ``python figures/kernel_spectrum.py --out DIR [--quick]``.
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default="figures/gallery")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
+    from rmtfl.compare.figures import figure_args
 
-    import matplotlib
-
-    matplotlib.use("Agg")
+    args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 

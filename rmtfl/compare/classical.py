@@ -54,17 +54,6 @@ def _dims(N, psi):
     return N, int(round(N / psi))
 
 
-def _save(ctx, name, fig, params):
-    from .figures import save_figure
-
-    path = ctx.figure_path(name)
-    if path is not None:
-        save_figure(fig, path, params)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
 def _spectra(ctx, N, psi, k, name):
     d = _dims(N, psi)[1]
     return [eigenvalues_of_gram(gaussian_matrix(N, d, rng=r, backend=ctx.backend), backend=ctx.backend)
@@ -92,7 +81,7 @@ def _check_mp(ctx):
         fig, axes = plt.subplots(1, 2, figsize=(9.2, 3.6), constrained_layout=True)
         for ax, psi in zip(axes, RATIOS):
             plot_mp_histogram(samples[psi], psi, ax=ax, bins=50)
-        _save(ctx, "mp_histogram", fig, {"N": N, "ratios": list(RATIOS), "seed": ctx.seed, "level": ctx.level})
+        ctx.save_figure("mp_histogram", fig, {"N": N, "ratios": list(RATIOS), "seed": ctx.seed, "level": ctx.level})
     return rows
 
 
@@ -166,7 +155,7 @@ def _check_bgn(ctx):
             plot_bbp_outlier(sim["theta"], sim["s"], sim["s_se"], psi, ax=axes[0, j])
             plot_bbp_overlaps(sim["theta"], sim["left"], sim["left_se"], sim["right"], sim["right_se"], psi,
                               ax=axes[1, j])
-        _save(ctx, "bbp", fig, {"N": N, "seeds": k, "ratios": list(RATIOS), "theta_factors": list(THETA_FACTORS),
+        ctx.save_figure("bbp", fig, {"N": N, "seeds": k, "ratios": list(RATIOS), "theta_factors": list(THETA_FACTORS),
                                 "seed": ctx.seed, "level": ctx.level})
     return rows
 

@@ -5,7 +5,7 @@ import json
 import platform
 from pathlib import Path
 
-__all__ = ["save_figure", "versions", "use_agg"]
+__all__ = ["save_figure", "versions", "use_agg", "figure_args"]
 
 
 def versions() -> dict:
@@ -27,6 +27,23 @@ def use_agg() -> None:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
+
+
+def figure_args(doc: str, argv=None):
+    """Parse the arguments every ``figures/NAME.py`` script takes and select the Agg backend.
+
+    ``--out DIR`` (default ``figures/gallery``), ``--quick`` (small sizes) and ``--seed S``
+    (root seed, default 0).  The description is the first line of ``doc``.
+    """
+    import argparse
+
+    p = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
+    p.add_argument("--out", default="figures/gallery", help="output folder (default figures/gallery)")
+    p.add_argument("--quick", action="store_true", help="small sizes, for smoke use")
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    args = p.parse_args(argv)
+    use_agg()
+    return args
 
 
 def save_figure(fig, path, params: dict, *, dpi: int = 110) -> Path:

@@ -24,18 +24,6 @@ def _kw(ex):
     return dict(activation=ex["activation"], width=ex["width"], depth=ex["depth"], loss=ex["loss"])
 
 
-def _save(ctx, fig, name, params):
-    fig.tight_layout()
-    path = ctx.figure_path(name)
-    if path is not None:
-        from .figures import save_figure
-
-        save_figure(fig, path, params)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
 # ------------------------------------------------------------------- KKT points
 def _run_kkt(ctx):
     from ..theory import ncf_kkt
@@ -133,7 +121,8 @@ def _run_l2(ctx):
         plot_escape_times(deltas, t_esc, ax=axs[1], degree=2,
                           predicted=lambda d: math.log(1 / (d * pred.amplitude)) * pred.slope)
         axs[1].set_title("offset O(1) not predicted; slope 1/(2N*)", fontsize=8)
-        _save(ctx, fig, "gradient_flow_l2", {"example": "check1", "deltas": deltas, "errors": errs})
+        fig.tight_layout()
+        ctx.save_figure("gradient_flow_l2", fig, {"example": "check1", "deltas": deltas, "errors": errs})
     return rows
 
 
@@ -201,7 +190,8 @@ def _run_l3(ctx):
         k_sad = int(np.argmin(np.abs(run.t - math.sqrt(plats[0][0] * plats[0][1])))) if plats else -1
         plot_weight_heatmap(pb_unpack(run.w[min(k_esc, len(run.t) - 1)]), ax=axs[1], title="|[a W]| at escape")
         plot_weight_heatmap(pb_unpack(run.w[k_sad]), ax=axs[2], title="|[a W]| on the first plateau")
-        _save(ctx, fig, "gradient_flow_l3", {"example": "check2", "delta": delta})
+        fig.tight_layout()
+        ctx.save_figure("gradient_flow_l3", fig, {"example": "check2", "delta": delta})
     return rows
 
 

@@ -33,17 +33,6 @@ __all__ = ["checks"]
 PART = "spiked-kernel"
 
 
-def _save(ctx, name, fig, params):
-    import matplotlib.pyplot as plt
-
-    from .figures import save_figure
-
-    path = ctx.figure_path(name)
-    if path is not None:
-        save_figure(fig, path, params)
-    plt.close(fig)
-
-
 def _degree_spectrum(ctx):
     from ..numerics.kernels import gram_degree_eigenvalues, kernel_gram, random_direction, sample_sphere, \
         top_gram_eigenpairs
@@ -83,7 +72,7 @@ def _degree_spectrum(ctx):
         plot_degree_spectrum(blocks.values, ev1, levels, ax=ax,
                              k1_levels={"top even (zonal)": z.eigenvalue, "$(1+b)/(4d)$": ls.target},
                              title=f"relu, d={d}, n={n}, b={b:g}")
-        _save(ctx, "kernel_spectrum", fig, {"d": d, "n": n, "b": b, "level": ctx.level})
+        ctx.save_figure("kernel_spectrum", fig, {"d": d, "n": n, "b": b, "level": ctx.level})
     return rows
 
 
@@ -156,7 +145,7 @@ def _y2_alignment(ctx):
         fo = [(x * eps) ** 2 / (1 + (x * eps) ** 2) for x in grid]  # sin^2(theta_mix), tan = b eps/b
         fig, ax = plt.subplots(figsize=(4.6, 3.6))
         plot_y2_alignment(grid, curve, bs, means, ses, ax=ax, first_order=fo, title=f"relu, d={d}, n={n}")
-        _save(ctx, "y2_alignment", fig, {"d": d, "n": n, "b": list(bs), "seeds": S, "level": ctx.level})
+        ctx.save_figure("y2_alignment", fig, {"d": d, "n": n, "b": list(bs), "seeds": S, "level": ctx.level})
     return rows
 
 
@@ -242,7 +231,7 @@ def _ordering(ctx):
         fig, ax = plt.subplots(figsize=(4.8, 3.6))
         plot_test_error(res.widths, res.nn, res.nn_se, res.kernels, ax=ax, rf=res.rf, rf_se=res.rf_se,
                         title=f"relu, g = He1 + He2/2, d={d}, b=5")
-        _save(ctx, "generalisation", fig, res.params)
+        ctx.save_figure("generalisation", fig, res.params)
     return rows
 
 

@@ -26,17 +26,6 @@ def _tol(c, N, m, se):
     return 3 * c / math.sqrt(N * m) + 3 * se
 
 
-def _save(ctx, name, fig, params):
-    from .figures import save_figure
-
-    path = ctx.figure_path(name)
-    if path is not None:
-        save_figure(fig, path, params)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-
-
 # --------------------------------------------------------------------- checks
 def _one_step(ctx):
     from ..numerics.two_step import simulate_one_step
@@ -85,7 +74,7 @@ def _one_step(ctx):
                                      "cos2 a": [q.cos2_second_layer for q in th]},
                               etas, pts, errs, threshold=th[0].threshold, ax=ax,
                               title=f"one step, tanh, linear target, N=d={N}, n={int(phi * N)}")
-        _save(ctx, "two_step_alignment_vs_eta", fig, {"N": N, "phi": phi, "psi": psi, "etas": etas, "seeds": m})
+        ctx.save_figure("two_step_alignment_vs_eta", fig, {"N": N, "phi": phi, "psi": psi, "etas": etas, "seeds": m})
     return rows
 
 
@@ -172,7 +161,7 @@ def _quadratic(ctx):
         fig, ax = plt.subplots(figsize=(6, 4))
         plot_spectrum(sims[0].singular_values, psi, [o.singular_value for o in p.outliers], ax=ax,
                       title=f"W2, quadratic sigma, N=d={N}, eta={eta}")
-        _save(ctx, "two_step_spectrum", fig, {"N": N, "phi": phi, "eta": eta, "sigma": QUAD_SIGMA,
+        ctx.save_figure("two_step_spectrum", fig, {"N": N, "phi": phi, "eta": eta, "sigma": QUAD_SIGMA,
                                               "target": "z+He2/sqrt2"})
     return rows
 
@@ -263,7 +252,7 @@ def _phase_figure(ctx):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     plot_phase_pair((grid, grid, 1 + th.effective), (grid, grid, emp["mean_separated"]), axes=axes,
                     titles=("theory: 1 + Lambda (quadratic sigma)", f"simulation: separated outliers, N=d={N}"))
-    _save(ctx, "two_step_phase_diagram", fig, {"N": N, "grid": grid, "c": 1.0, "sigma": sig})
+    ctx.save_figure("two_step_phase_diagram", fig, {"N": N, "grid": grid, "c": 1.0, "sigma": sig})
 
 
 def checks(ctx):

@@ -62,6 +62,18 @@ class VerifyContext:
     def figure_path(self, name: str) -> Path | None:
         return None if self.out is None else Path(self.out) / "figures" / f"{name}.png"
 
+    def save_figure(self, name: str, fig, params: dict) -> Path | None:
+        """Save ``fig`` as ``figures/NAME.png`` (+ JSON sidecar) when ``out`` is set; always close it."""
+        import matplotlib.pyplot as plt
+
+        from .figures import save_figure
+
+        path = self.figure_path(name)
+        if path is not None:
+            save_figure(fig, path, params)
+        plt.close(fig)
+        return path
+
 
 @dataclass(frozen=True)
 class Check:
