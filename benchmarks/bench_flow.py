@@ -30,7 +30,7 @@ def run(quick: bool = False) -> list[dict]:
     from rmtfl.numerics.flow import simulate_flow
     from rmtfl.theory import first_saddle
     from rmtfl.theory.flow_examples import flow_example
-    from rmtfl.theory.networks import make_problem
+    from rmtfl.theory.flow_problem import make_problem
 
     ex = flow_example("square5")
     X, y, w0 = ex["X"], ex["y"], ex["w0"]

@@ -108,7 +108,7 @@ def _cmd_saddle(args) -> int:
 def _cmd_saddle_impl(args) -> int:
     from ..cli import emit
     from ..theory import first_saddle
-    from ..theory.networks import make_problem
+    from ..theory.flow_problem import make_problem
 
     ex = _load(args)
     pb = make_problem(ex["X"], ex["y"], **_kw(ex))
@@ -132,7 +132,7 @@ def _cmd_simulate_impl(args) -> int:
     from ..cli import emit
     from ..numerics.flow import active_count, find_plateaus, log_time_grid, simulate_flow
     from ..theory import escape_time
-    from ..theory.networks import make_problem
+    from ..theory.flow_problem import make_problem
 
     ex = _load(args)
     kw = _kw(ex)

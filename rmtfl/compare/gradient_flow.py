@@ -227,7 +227,7 @@ def _run_relu(ctx):
     from ..numerics.flow import kth_to_max_ratio, simulate_flow
     from ..theory import ncf_kkt
     from ..theory.flow_examples import flow_example
-    from ..theory.networks import make_problem
+    from ..theory.flow_problem import make_problem
 
     ex = flow_example("relu")
     X, y, w0, kw = ex["X"], ex["y"], ex["w0"], _kw(ex)

@@ -171,7 +171,8 @@ def _he3_contrast(ctx):
     from ..numerics.two_step import taylor_term_weights
     from ..theory.hermite import gaussian_moment, hermite_coeff
     from ..theory.phase import phase_diagram
-    from ..theory.two_step import P_k, spike_vector_stats, stein_table, two_step
+    from ..theory.spike_vectors import P_k, spike_vector_stats, stein_table
+    from ..theory.two_step import two_step
 
     rows = []
     phi = 2.0

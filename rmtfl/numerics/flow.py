@@ -9,7 +9,7 @@ and an explicit method then needs ~O(t) steps (DOP853 takes ~5e5 gradient
 evaluations to reach t = 8e4 at delta = 1e-4; LSODA ~4e3, same escape time to 1e-8).  Terminal/recorded
 events: ``escape_loss`` (first time the loss drops through it) and ``stop_loss``
 (stop when the loss drops through it).  Network maths (forward, analytic gradient,
-packing of conventions §9) comes from :mod:`rmtfl.theory.networks`.  ``w0`` is
+packing of conventions §9) comes from :mod:`rmtfl.theory.networks` and :mod:`rmtfl.theory.flow_problem`.  ``w0`` is
 normalised; ``w0=None`` draws a Gaussian direction from ``rng``.  Losses are
 summed (``reduction="sum"``).
 
@@ -30,7 +30,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .._validate import check_choice, check_finite_array, check_positive
-from ..theory.networks import FlowProblem, check_direction, make_problem
+from ..theory.flow_problem import FlowProblem, check_direction, make_problem
 
 __all__ = ["simulate_flow", "flow_from_problem", "FlowRun", "active_count", "kth_to_max_ratio",
            "winner_share", "find_plateaus", "path_distance", "is_zero_preserving", "log_time_grid"]
@@ -113,7 +113,7 @@ def _loss_event(pb: FlowProblem, level: float, terminal: bool):
 
 def flow_from_problem(pb: FlowProblem, delta, w0, *, t_end, t_eval=None, method="auto", rtol=None,
                       atol=None, eta=None, escape_loss=None, stop_loss=None) -> FlowRun:
-    """:func:`simulate_flow` on a built :class:`~rmtfl.theory.networks.FlowProblem`."""
+    """:func:`simulate_flow` on a built :class:`~rmtfl.theory.flow_problem.FlowProblem`."""
     delta = check_positive("delta", delta)
     check_choice("method", method, ("auto", "dop853", "lsoda", "gd"))
     if method == "auto":

@@ -319,7 +319,7 @@ def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3)
     ``D = (1/n1) sigma'(W0 X1^T) diag(y1) X1 X2^T`` (reused when ``X2`` is None).
     Since ``D`` does not involve ``a``, the ``k``-th Taylor term is
     ``diag(a^{⊙(k+1)}) (...)``, whose projection on ``a^{⊙(k+1)}`` has exactly these
-    weights; §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory.two_step.P_k`).
+    weights; §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory.spike_vectors.P_k`).
     A diagnostic of the mean-replacement step; costs ``O(N n d)``.
 
     >>> rng = np.random.default_rng(0)

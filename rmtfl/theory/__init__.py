@@ -66,14 +66,12 @@ __all__ += ["BGNOutlier", "DTransformBulk", "bgn_dtransform", "bgn_outlier", "bg
 # gradient-flow part (issue 5): homogeneous networks, NCF KKT points, escape, limiting path
 from .networks import (  # noqa: E402
     FeedForward,
-    FlowProblem,
     QuadraticModel,
     TwoLayer,
-    ebar,
     homogeneity_degree,
-    make_problem,
     zero_preserving,
 )
+from .flow_problem import FlowProblem, ebar, make_problem  # noqa: E402
 from .kkt import KKTResult, KKTSearchError, ncf_kkt  # noqa: E402
 from .escape import EscapePrediction, escape_time  # noqa: E402
 from .saddle import FirstSaddle, LimitingPath, SaddleSearchError, first_saddle, limiting_path  # noqa: E402

@@ -34,7 +34,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .._validate import check_positive
-from .networks import FlowProblem, QuadraticModel, check_direction, make_problem
+from .flow_problem import FlowProblem, check_direction, make_problem
+from .networks import QuadraticModel
 
 __all__ = ["escape_time", "EscapePrediction", "BlowUp", "blowup_time", "growth_amplitude",
            "GrowthAmplitude", "ncf_is_quadratic"]

@@ -31,7 +31,8 @@ import numpy as np
 from scipy import optimize
 
 from .._validate import check_choice, check_int
-from .networks import FeedForward, FlowProblem, QuadraticModel, TwoLayer, make_problem
+from .flow_problem import FlowProblem, make_problem
+from .networks import FeedForward, QuadraticModel, TwoLayer
 
 __all__ = ["ncf_kkt", "KKTResult", "KKTPoint", "KKTSearchError", "kkt_closed_form",
            "riemannian_hessian_eigs", "single_neuron_constant", "tangent_basis"]

@@ -110,7 +110,7 @@ def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None
                     ks.append(1)
             k_min = min(ks) if ks and min(ks) <= K else None
     else:
-        from .two_step import spike_vector_stats, stein_table
+        from .spike_vectors import spike_vector_stats, stein_table
 
         S = stein_table(act, K) if K > 0 else np.zeros((1, 1))
         if batch == "fresh":

@@ -33,7 +33,7 @@ from scipy.integrate import solve_ivp
 from .._validate import check_choice, check_finite_array, check_positive
 from .escape import blowup_time, growth_amplitude
 from .kkt import kkt_from_problem
-from .networks import FlowProblem, check_direction, make_problem
+from .flow_problem import FlowProblem, check_direction, make_problem
 
 __all__ = ["default_eps", "limiting_path", "LimitingPath", "first_saddle", "FirstSaddle", "SaddleSearchError",
            "path_shift", "selected_kkt_direction"]

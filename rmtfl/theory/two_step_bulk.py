@@ -106,7 +106,7 @@ def _sqrt(G):
 
 def _one_sample(setup, psi, phi, phi2, K, batch, C, N, g, law, eta1, eta2):
     """One own sample: ``H = W_2 - A B^T`` and the whitened spike coordinates."""
-    from .two_step import P_k
+    from .spike_vectors import P_k
 
     act, t = setup.act, setup.target
     d = max(int(round(N / psi)), t.rank)
@@ -174,7 +174,8 @@ def finite_bulk_kernels(activation, target, psi, phi, eta1, eta2, batch, phi2, *
     """
     from .activations import get_activation
     from .targets import make_target
-    from .two_step import _coefficients, _setup
+    from .spike_vectors import _setup
+    from .two_step import _coefficients
 
     N = check_int("N", N, lo=2)
     reps = check_int("reps", reps, lo=1, hi=64)

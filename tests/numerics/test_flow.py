@@ -9,7 +9,7 @@ from rmtfl.numerics.flow import (active_count, find_plateaus, is_zero_preserving
                                  log_time_grid, path_distance, simulate_flow, winner_share)
 from rmtfl.theory import escape_time, limiting_path, zero_preserving
 from rmtfl.theory.flow_examples import flow_example
-from rmtfl.theory.networks import make_problem
+from rmtfl.theory.flow_problem import make_problem
 
 EX1, EX2 = flow_example("check1"), flow_example("check2")
 K1 = dict(activation="identity", width=1)

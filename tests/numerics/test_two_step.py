@@ -11,7 +11,7 @@ from rmtfl.numerics.two_step import (empirical_phase_diagram, simulate_one_step,
 from rmtfl.numerics.model import init_first_layer, sample_inputs, sample_targets
 from rmtfl.theory import one_step, two_step
 from rmtfl.theory.hermite import gaussian_moment, hermite_coeff
-from rmtfl.theory.two_step import P_k, stein_table
+from rmtfl.theory.spike_vectors import P_k, stein_table
 
 KW = dict(activation="tanh", target="linear", N=300, d=300, n=600)
 

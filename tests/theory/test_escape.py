@@ -7,7 +7,7 @@ import pytest
 from rmtfl.theory import escape_time
 from rmtfl.theory.escape import blowup_time
 from rmtfl.theory.flow_examples import flow_example
-from rmtfl.theory.networks import make_problem
+from rmtfl.theory.flow_problem import make_problem
 
 EX1, EX2 = flow_example("check1"), flow_example("check2")
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from rmtfl.theory.networks import (FeedForward, QuadraticModel, TwoLayer, ebar, homogeneity_degree, make_problem,
-                                   zero_preserving)
+from rmtfl.theory.flow_problem import ebar, make_problem
+from rmtfl.theory.networks import FeedForward, QuadraticModel, TwoLayer, homogeneity_degree, zero_preserving
 from rmtfl.theory.flow_examples import FLOW_EXAMPLES, flow_example
 
 X5 = flow_example("check1")["X"]

@@ -6,8 +6,8 @@ import pytest
 
 from rmtfl.theory import one_step, phase_diagram, two_step
 from rmtfl.theory.hermite import gaussian_moment
-from rmtfl.theory.two_step import (P_k, a_power_gram, gauss_moment_M, outliers_from_gram, spike_vector_stats,
-                                   stein_table)
+from rmtfl.theory.spike_vectors import P_k, a_power_gram, gauss_moment_M, spike_vector_stats, stein_table
+from rmtfl.theory.two_step import outliers_from_gram
 
 QUAD = "hermite(0, 1, 0.5)"
 QT = [0.0, 1.0, 1 / math.sqrt(2)]
