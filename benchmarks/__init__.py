@@ -7,3 +7,16 @@ same process, and ``ratio = seconds / floor_seconds``.  Optional keys: ``target_
 (upper bound on ``ratio``), ``target_seconds`` (upper bound on ``seconds``), ``ok``.
 Benchmarks are not part of the test suite.
 """
+import time
+
+__all__ = ["best_of"]
+
+
+def best_of(fn, repeat: int):
+    """``(best wall time over repeat calls, last result)`` of ``fn()``."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out

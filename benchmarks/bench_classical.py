@@ -21,18 +21,12 @@ Rows (``run() -> list[dict]``; ``python -m benchmarks classical``):
 from __future__ import annotations
 
 import sys
-import time
+
+from . import best_of
 
 __all__ = ["run"]
 
 
-def _best(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -49,8 +43,8 @@ def run(quick: bool = False) -> list[dict]:
     rows = []
 
     W = gaussian_matrix(n, n, rng=0)
-    t_floor, s_ref = _best(lambda: np.linalg.svd(W, compute_uv=False), repeat)
-    t_esd, s = _best(lambda: singular_values(W), repeat)
+    t_floor, s_ref = best_of(lambda: np.linalg.svd(W, compute_uv=False), repeat)
+    t_esd, s = best_of(lambda: singular_values(W), repeat)
     rows.append({"name": f"ESD {n}x{n} (singular_values)", "seconds": t_esd, "floor_seconds": t_floor,
                  "ratio": t_esd / t_floor, "floor": "numpy.linalg.svd(compute_uv=False)", "target_ratio": 1.1,
                  "max_abs_diff_top100": float(np.max(np.abs(s[:100] - s_ref[:100]))),
@@ -59,17 +53,17 @@ def run(quick: bool = False) -> list[dict]:
 
     sp = spiked_matrix(n, n, [4.0, 2.5, 1.5], rng=1)
     edge = edge_margin(n, n)
-    t_dense, s_dense = _best(lambda: np.linalg.svd(sp.W, compute_uv=False), 1)
+    t_dense, s_dense = best_of(lambda: np.linalg.svd(sp.W, compute_uv=False), 1)
     t_dense = min(t_dense, t_floor)  # the same LAPACK call on a same-size matrix, timed above
     n_dense = int(np.sum(s_dense > edge))
-    t_top, top = _best(lambda: top_singular_triplets(sp.W, 3, rng=2, edge=edge, method="iterative"), repeat)
+    t_top, top = best_of(lambda: top_singular_triplets(sp.W, 3, rng=2, edge=edge, method="iterative"), repeat)
     same = bool(top.complete and top.n_above == n_dense
                 and np.allclose(top.s[:n_dense], s_dense[:n_dense], rtol=0, atol=1e-8))
     rows.append({"name": f"top-k outliers {n}x{n} (3 spikes, TW edge)", "seconds": t_top, "floor_seconds": t_dense,
                  "ratio": t_top / t_dense, "floor": "dense svd(compute_uv=False) + count above edge",
                  "target_ratio": 0.2, "n_outliers": top.n_above, "n_computed": top.n_computed,
                  "same_outliers": same, "ok": same and t_top / t_dense <= 0.2})
-    t_arp, arp = _best(lambda: top_singular_triplets(sp.W, 3, rng=2, edge=edge, method="arpack"), 1)
+    t_arp, arp = best_of(lambda: top_singular_triplets(sp.W, 3, rng=2, edge=edge, method="arpack"), 1)
     same_arp = bool(arp.complete and arp.n_above == n_dense
                     and np.allclose(arp.s[:n_dense], s_dense[:n_dense], rtol=0, atol=1e-8))
     rows.append({"name": f"top-k outliers {n}x{n} ARPACK svds (reference)", "seconds": t_arp,
@@ -84,8 +78,8 @@ def run(quick: bool = False) -> list[dict]:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.sqrt(np.clip((b - x) * (x - a), 0, None)) / (2 * np.pi * psi * x)
 
-    t_bare, _ = _best(bare, 5)
-    t_mp, _ = _best(lambda: mp_density(x, psi), 5)
+    t_bare, _ = best_of(bare, 5)
+    t_mp, _ = best_of(lambda: mp_density(x, psi), 5)
     rows.append({"name": "MP density 1e6 points", "seconds": t_mp, "floor_seconds": t_bare,
                  "ratio": t_mp / t_bare, "floor": "bare numpy density expression", "target_seconds": 0.05,
                  "ok": t_mp < 0.05})

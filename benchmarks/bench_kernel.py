@@ -19,18 +19,11 @@ Rows (``run() -> list[dict]``, see ``python -m benchmarks``):
 from __future__ import annotations
 
 import sys
-import time
+
+from . import best_of
 
 __all__ = ["run"]
 
-
-def _best(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -55,9 +48,9 @@ def run(quick: bool = False) -> list[dict]:
         with np.errstate(invalid="ignore"):  # a few diagonal entries may round to 1 + ulp
             np.arcsin(out, out=out)
 
-    t_floor = _best(floor, repeat)
-    t_gemm = _best(lambda: np.matmul(X, X.T, out=out), repeat)
-    t_gram = _best(lambda: rf_kernel("relu", X, X, gamma), repeat)
+    t_floor, _ = best_of(floor, repeat)
+    t_gemm, _ = best_of(lambda: np.matmul(X, X.T, out=out), repeat)
+    t_gram, _ = best_of(lambda: rf_kernel("relu", X, X, gamma), repeat)
     rows = [{"name": f"relu Gram {n}x{n}, d={d} (spiked Gamma)", "seconds": t_gram, "floor_seconds": t_floor,
              "ratio": t_gram / t_floor, "floor": "one n x n x d GEMM + one in-place arcsin pass (same process)",
              "gemm_seconds": t_gemm, "target_ratio": 2.0}]
@@ -66,10 +59,10 @@ def run(quick: bool = False) -> list[dict]:
     Xs = sample_sphere(n_top, 10, rng)
     K = kernel_gram("relu", Xs, gamma=1.0)
     K /= n_top
-    t_top = _best(lambda: top_gram_eigenpairs(K, k, rng=1), 1)
+    t_top, _ = best_of(lambda: top_gram_eigenpairs(K, k, rng=1), 1)
     n_small = 1000 if quick else 2000
     Ks = np.ascontiguousarray(K[:n_small, :n_small])
-    t_eigh = _best(lambda: np.linalg.eigh(Ks), 1)
+    t_eigh, _ = best_of(lambda: np.linalg.eigh(Ks), 1)
     rows.append({"name": f"top-{k} Gram eigenpairs n={n_top} (subspace iteration)", "seconds": t_top,
                  "floor_seconds": t_eigh, "ratio": t_top / t_eigh,
                  "floor": f"full numpy eigh at n_small={n_small}",

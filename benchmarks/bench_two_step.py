@@ -23,16 +23,11 @@ from __future__ import annotations
 
 import time
 
+from . import best_of
+
 __all__ = ["run"]
 
 
-def _best(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def _plain_script(N, d, n, eta1, eta2, seed):
@@ -62,13 +57,13 @@ def run(quick: bool = False) -> list[dict]:
     kw = dict(activation="tanh", target="linear", eta1=1.5, eta2=1.5)
     rows = []
 
-    t_floor, s_ref = _best(lambda: _plain_script(n1, n1, n1, 1.5, 1.5, 0), repeat)
-    t_full, r = _best(lambda: simulate_two_step(**kw, N=n1, d=n1, n=n1, rng=0), repeat)
+    t_floor, s_ref = best_of(lambda: _plain_script(n1, n1, n1, 1.5, 1.5, 0), repeat)
+    t_full, r = best_of(lambda: simulate_two_step(**kw, N=n1, d=n1, n=n1, rng=0), repeat)
     rows.append({"name": f"simulate_two_step full spectrum N=d=n={n1}", "seconds": t_full,
                  "floor_seconds": t_floor, "ratio": t_full / t_floor,
                  "floor": "plain numpy: 2 GEMM steps + svd(compute_uv=False)", "target_ratio": 1.25,
                  "outliers": r.outlier_count, "ok": t_full / t_floor <= 1.25})
-    t_k, rk = _best(lambda: simulate_two_step(**kw, N=n1, d=n1, n=n1, rng=0, k=10), repeat)
+    t_k, rk = best_of(lambda: simulate_two_step(**kw, N=n1, d=n1, n=n1, rng=0, k=10), repeat)
     rows.append({"name": f"simulate_two_step k=10 N=d=n={n1}", "seconds": t_k, "floor_seconds": t_floor,
                  "ratio": t_k / t_floor, "floor": "plain numpy: 2 GEMM steps + svd(compute_uv=False)",
                  "target_ratio": 0.5, "complete": rk.complete, "ok": rk.complete and t_k / t_floor <= 0.5})

@@ -36,26 +36,12 @@ COMMAND_MODULES = (
 
 def emit(result, args, text: str | None = None) -> None:
     """Print ``result`` as JSON when ``--json`` was given, otherwise ``text`` (or pretty JSON)."""
+    from .compare.figures import to_jsonable
+
     if getattr(args, "json", False) or text is None:
-        print(json.dumps(result, indent=2, default=_default))
+        print(json.dumps(result, indent=2, default=to_jsonable))
     else:
         print(text)
-
-
-def _default(o):
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    if hasattr(o, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return asdict(o)
-    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
 
 
 def _cmd_verify(args) -> int:

@@ -56,9 +56,9 @@ def _write(args, name, payload) -> Path | None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    from ..cli import _default
+    from ..compare.figures import to_jsonable
 
-    path.write_text(json.dumps(payload, indent=2, default=_default))
+    path.write_text(json.dumps(payload, indent=2, default=to_jsonable))
     return path
 
 

@@ -42,12 +42,13 @@ def _ints(s: str) -> list[int]:
 
 
 def _finish(result: dict, args, text: str, name: str, fig=None) -> int:
-    from ..cli import _default, emit
+    from ..cli import emit
+    from ..compare.figures import to_jsonable
 
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"kernel_{name}.json").write_text(json.dumps(result, indent=2, default=_default))
+        (out / f"kernel_{name}.json").write_text(json.dumps(result, indent=2, default=to_jsonable))
         if fig is not None:
             import matplotlib.pyplot as plt
 

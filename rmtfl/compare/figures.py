@@ -5,7 +5,7 @@ import json
 import platform
 from pathlib import Path
 
-__all__ = ["save_figure", "versions", "use_agg", "figure_args"]
+__all__ = ["save_figure", "versions", "use_agg", "figure_args", "to_jsonable"]
 
 
 def versions() -> dict:
@@ -56,11 +56,12 @@ def save_figure(fig, path, params: dict, *, dpi: int = 110) -> Path:
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     sidecar = path.with_suffix(path.suffix + ".json")
     sidecar.write_text(json.dumps({"figure": path.name, "params": params, "versions": versions()},
-                                  indent=2, default=_jsonable))
+                                  indent=2, default=to_jsonable))
     return path
 
 
-def _jsonable(o):
+def to_jsonable(o):
+    """``json.dumps(default=...)`` hook: numpy scalars and arrays, paths and dataclasses."""
     import numpy as np
 
     if isinstance(o, np.generic):
@@ -69,4 +70,8 @@ def _jsonable(o):
         return o.tolist()
     if isinstance(o, Path):
         return str(o)
+    if hasattr(o, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(o)
     raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
