@@ -131,6 +131,25 @@ def _check_existing(path: Path) -> None:
         raise _foreign(path, f"unexpected results columns {cols}")
 
 
+def _retry_locked(fn, timeout: float):
+    """Call ``fn`` again while SQLite reports a lock it did not wait for (up to ``timeout`` s).
+
+    Switching a file to WAL mode needs an exclusive lock, and SQLite answers
+    ``database is locked`` at once, without its busy handler, when two processes
+    open a new store at the same moment; ``fn`` must be idempotent.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.25)
+
+
 class ResultStore:
     """SQLite store of finished sweep tasks (see the module docstring for the guarantees).
 
@@ -155,7 +174,7 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             raise _foreign(self.path, str(exc)) from None
         try:
-            self._init()
+            _retry_locked(self._init, timeout)
         except Exception:
             self._con.close()
             raise

@@ -120,3 +120,33 @@ def test_concurrent_writers_no_corruption_no_duplicates(tmp_path):
         n_distinct = st._con.execute("SELECT count(DISTINCT key) FROM results").fetchone()[0]
         assert n_distinct == 450
         assert sorted(r["v"] for r in st.rows()) == [float(i) for i in range(450)]
+
+
+def test_retry_locked_waits_out_an_unwaited_lock():
+    # Two drivers opening a new store at once: SQLite refuses the WAL switch of one with
+    # "database is locked" without calling its busy handler (seen in CI); the open is retried.
+    import sqlite3
+
+    from rmtfl.sweep.store import _retry_locked
+
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "ok"
+
+    assert _retry_locked(flaky, timeout=5.0) == "ok" and len(calls) == 3
+
+    def broken():
+        raise sqlite3.OperationalError("no such table: results")
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        _retry_locked(broken, timeout=5.0)
+
+    def always_locked():
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        _retry_locked(always_locked, timeout=0.05)
