@@ -182,9 +182,8 @@ def default_eps(L: int, ncf_value: float) -> float:
     return float((1.0 / (L * (L - 2) * ncf_value * 1e6)) ** (1.0 / (L - 2)))
 
 
-def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup", w0=None, rng=None,
-                      estimate_error=True, u_star=None) -> LimitingPath:
-    """:func:`limiting_path` on a built :class:`FlowProblem` (``u_star`` overrides the KKT point)."""
+def _start(pb: FlowProblem, w0, rng, u_star, eps):
+    """``(L, u*, N*, eps)``: the KKT direction selected by ``w0`` (or ``u_star``) and the path's ``eps``."""
     _require_lipschitz(pb)
     L = pb.degree
     if u_star is None:
@@ -193,6 +192,13 @@ def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup",
         u = _clean(pb, u_star)
         Nst = pb.ncf(u)
     eps = default_eps(L, Nst) if eps is None else check_positive("eps", eps)
+    return L, u, Nst, eps
+
+
+def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup", w0=None, rng=None,
+                      estimate_error=True, u_star=None) -> LimitingPath:
+    """:func:`limiting_path` on a built :class:`FlowProblem` (``u_star`` overrides the KKT point)."""
+    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
     t = np.linspace(-3.0, 6.0, 91) / (L * Nst) if t is None else check_finite_array("t", t, ndim=1)
     offset = 1.0 / (L * (L - 2) * Nst) if (convention == "unit_norm" and L > 2) else 0.0
     tt = t - offset
@@ -229,14 +235,7 @@ def first_saddle(X, y, *, activation, width, loss="square", rng=None, depth=2, w
 
 def saddle_from_problem(pb: FlowProblem, *, rng=None, w0=None, eps=None, gtol=1e-10, u_star=None):
     """:func:`first_saddle` on a built :class:`FlowProblem`."""
-    _require_lipschitz(pb)
-    L = pb.degree
-    if u_star is None:
-        u, Nst = selected_kkt_direction(pb, w0, rng=rng)
-    else:
-        u = _clean(pb, u_star)
-        Nst = pb.ncf(u)
-    eps = default_eps(L, Nst) if eps is None else check_positive("eps", eps)
+    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
     tau = path_shift(L, Nst, eps)
     f = pb.rhs()
     scale = max(1.0, float(np.linalg.norm(pb.ncf_grad(u))))
