@@ -53,14 +53,11 @@ __all__ = ["sample_sphere", "sample_measure", "random_direction", "kernel_gram",
            "GramAlignment", "gram_alignment", "eigvec_alignment", "LinearSectorEstimate", "linear_sector_gram"]
 
 
-def _rng(rng):
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
 
 def sample_sphere(n: int, d: int, rng=None) -> np.ndarray:
     """``n`` points uniform on the unit sphere ``S^{d-1}`` (rows), drawn on the host."""
     n, d = check_int("n", n, lo=1), check_int("d", d, lo=2)
-    X = _rng(rng).standard_normal((n, d))
+    X = np.random.default_rng(rng).standard_normal((n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     return X
 
@@ -71,7 +68,7 @@ def sample_measure(n: int, d: int, measure: str = "gaussian", rng=None) -> np.nd
     if measure == "sphere":
         return sample_sphere(n, d, rng)
     n, d = check_int("n", n, lo=1), check_int("d", d, lo=2)
-    return _rng(rng).standard_normal((n, d))
+    return np.random.default_rng(rng).standard_normal((n, d))
 
 
 def random_direction(d: int, rng=None) -> np.ndarray:
@@ -281,7 +278,7 @@ def top_gram_eigenpairs(K, k: int, *, rng=None, oversample: int = 15, tol: float
     k = check_int("k", k, lo=1, hi=n)
     from .._threads import blas_threads
 
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     p = min(k + oversample, n)
     Q = _orthonormalise(K @ g.standard_normal((n, p)))
     for _ in range(max_iter):
@@ -329,7 +326,7 @@ def gram_degree_eigenvalues(activation, d: int, n: int, *, degrees=(0, 1, 2), me
     """
     d, n = check_int("d", d, lo=2), check_int("n", n, lo=2)
     check_choice("measure", measure, ("gaussian", "sphere"))
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     degrees = tuple(int(k) for k in degrees)
     kmax = max(degrees) + 2
     sp = sphere_eigenvalues(activation, d, kmax)
@@ -413,7 +410,7 @@ def gram_alignment(d: int, n: int, b: float, *, activation="relu", A: float = 1.
     d, n = check_int("d", d, lo=2), check_int("n", n, lo=2)
     b = check_nonnegative("b", b)
     A = check_positive("A", A)
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     v = random_direction(d, g) if v is None else np.asarray(v, dtype=float) / np.linalg.norm(v)
     X = sample_measure(n, d, measure, g)
     K = kernel_gram(activation, X, gamma=(A, A * b, v), backend=backend)
@@ -481,7 +478,7 @@ def linear_sector_gram(activation, A: float, B: float, d: int, n: int, *, measur
     """
     A, B = check_nonnegative("A", A), check_nonnegative("B", B)
     d, n = check_int("d", d, lo=2), check_int("n", n, lo=2)
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     v = random_direction(d, g)
     X = sample_measure(n, d, measure, g)
     be = get_backend(backend)

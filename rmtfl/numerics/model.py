@@ -49,9 +49,6 @@ __all__ = [
 ]
 
 
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
 
 def _gauss(rng, shape, dtype):
     """Standard normals drawn in float64 and cast, so float32 runs see the same sample as float64 ones."""
@@ -77,7 +74,7 @@ def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="
     dt = resolve_dtype(dtype)
     be = get_backend(backend)
     # host draws are scaled on the host, so numpy and cupy get bit-identical arrays
-    W = device_normal(_rng(rng), (N, d), dt, be) if device_rng else _gauss(_rng(rng), (N, d), dt)
+    W = device_normal(np.random.default_rng(rng), (N, d), dt, be) if device_rng else _gauss(np.random.default_rng(rng), (N, d), dt)
     xp = be.xp if device_rng else np
     if law == "gaussian":
         W *= dt.type(1.0 / np.sqrt(d))
@@ -97,7 +94,7 @@ def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64
     N = check_int("N", N, lo=1)
     check_choice("law", law, ("gaussian", "rademacher"))
     dt = resolve_dtype(dtype)
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     be = get_backend(backend)
     if law == "gaussian" and device_rng:
         return device_normal(g, N, dt, be) * dt.type(1.0 / np.sqrt(N))
@@ -118,8 +115,8 @@ def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy",
     d = check_int("d", d, lo=1)
     dt, be = resolve_dtype(dtype), get_backend(backend)
     if device_rng:
-        return device_normal(_rng(rng), (n, d), dt, be)
-    return be.asarray(_gauss(_rng(rng), (n, d), dt))
+        return device_normal(np.random.default_rng(rng), (n, d), dt, be)
+    return be.asarray(_gauss(np.random.default_rng(rng), (n, d), dt))
 
 
 def sample_targets(X, target, directions=None, rng=None):
@@ -163,7 +160,7 @@ def sample_targets(X, target, directions=None, rng=None):
     for r, g in enumerate(t.links):
         y += xp.asarray(g(Z[:, r]), dtype=X.dtype)
     if t.noise > 0:
-        eps = _rng(rng).standard_normal(n)
+        eps = np.random.default_rng(rng).standard_normal(n)
         y += xp.asarray(t.noise * eps, dtype=X.dtype)
     return y
 

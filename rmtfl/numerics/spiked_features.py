@@ -43,9 +43,6 @@ __all__ = ["OneStep", "one_step_weights", "SpikeMeasurement", "measure_spike", "
            "GeneralisationResult", "generalisation_experiment"]
 
 
-def _rng(rng):
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
 
 @dataclass(frozen=True)
 class OneStep:
@@ -76,7 +73,7 @@ def one_step_weights(activation, target, d: int, m: int, n: int, eta: float, *, 
     d, m, n = check_int("d", d, lo=2), check_int("m", m, lo=1), check_int("n", n, lo=1)
     eta = check_real("eta", eta)
     check_choice("a_law", a_law, ("gaussian", "rademacher"))
-    g = _rng(rng)
+    g = np.random.default_rng(rng)
     r_dir, r_w, r_a, r_x, r_y = g.spawn(5)
     v = random_direction(d, r_dir) if beta_star is None else np.asarray(beta_star, float) / np.linalg.norm(beta_star)
     t = _target_with(target, check_nonnegative("noise", noise))
@@ -196,7 +193,7 @@ def generalisation_experiment(activation="relu", target="hermite(0, 1, 0.5)", *,
     nn = np.empty((seeds, len(widths)))
     rf = np.empty((seeds, len(widths)))
     kern = {"k0": [], "k1_target": [], "k1_hhat": []}
-    for s, g in enumerate(_rng(rng).spawn(seeds)):
+    for s, g in enumerate(np.random.default_rng(rng).spawn(seeds)):
         r_dir, r1, r2, rt, rnet = g.spawn(5)
         v = random_direction(d, r_dir)
         X1 = sample_inputs(n1, d, r1)

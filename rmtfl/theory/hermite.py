@@ -31,7 +31,7 @@ from numpy.polynomial import hermite_e as H
 from scipy import special
 
 from .._validate import check_int, check_real
-from .activations import Activation, get_activation
+from .activations import Activation, _double_factorial, get_activation
 
 __all__ = [
     "hermite_he",
@@ -149,9 +149,6 @@ def _second_moment(act: Activation) -> float:
     x, w = gauss_hermite_rule(GH_ORDER)
     return float(w @ np.asarray(act(x), dtype=float) ** 2)
 
-
-def _double_factorial(n: int) -> int:
-    return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
 def nonlinear_norm(activation) -> float:

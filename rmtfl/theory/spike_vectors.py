@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive
-from .activations import get_activation
+from .activations import _double_factorial, get_activation
 from .hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .targets import Target, make_target
 
@@ -59,12 +59,9 @@ def gauss_moment_M(r: int, b, tau_h: float):
     b = np.asarray(b, dtype=float)
     out = np.zeros_like(b)
     for q in range(0, r + 1, 2):
-        out = out + math.comb(r, q) * b ** (r - q) * tau_h**q * _dfact(q - 1)
+        out = out + math.comb(r, q) * b ** (r - q) * tau_h**q * _double_factorial(q - 1)
     return out
 
-
-def _dfact(n: int) -> int:
-    return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
 def stein_table(activation, K: int) -> np.ndarray:
@@ -127,7 +124,7 @@ def a_power_gram(K: int, N, law: str = "gaussian") -> np.ndarray:
     for p in range(K + 1):
         for q in range(K + 1):
             if (p + q) % 2 == 0:
-                G[p, q] = N ** (-(p + q) / 2) * (_dfact(p + q + 1) if law == "gaussian" else 1.0)
+                G[p, q] = N ** (-(p + q) / 2) * (_double_factorial(p + q + 1) if law == "gaussian" else 1.0)
     return G
 
 
