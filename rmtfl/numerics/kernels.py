@@ -12,7 +12,7 @@ independent of the eigenvector's sign.
 
 Top eigenpairs (numpy) come from :func:`top_gram_eigenpairs`: block subspace iteration
 validated by its residuals, with the ARPACK solver
-:func:`rmtfl.numerics.spectra.top_eigenpairs` as fallback; never a full ``eigh`` of a
+:func:`rmtfl.numerics.top_eigenpairs` as fallback; never a full ``eigh`` of a
 large Gram matrix on the CPU.
 
 Backends: ``backend="numpy"`` (default) or ``"cupy"`` (:func:`rmtfl.numerics.backend.get_backend`).
@@ -257,7 +257,7 @@ def top_gram_eigenpairs(K, k: int, *, rng=None, oversample: int = 15, tol: float
     Kernel spectra decay fast, so a block of ``k + oversample`` vectors converges
     in a few GEMMs.  Validation: every returned pair has residual
     ``|K v - lambda v| <= tol * lambda_1``; if that is not reached within
-    ``max_iter`` iterations the ARPACK solver :func:`rmtfl.numerics.spectra.top_eigenpairs`
+    ``max_iter`` iterations the ARPACK solver :func:`rmtfl.numerics.top_eigenpairs`
     is used instead.  Returns ``(values (desc), vectors (n x k), method)``.
 
     >>> import numpy as np
@@ -292,7 +292,7 @@ def top_gram_eigenpairs(K, k: int, *, rng=None, oversample: int = 15, tol: float
         if np.all(np.linalg.norm(R, axis=0) <= tol * max(ev[0], 1e-300)):
             return ev, V, "subspace"
         Q = _orthonormalise(Z)
-    top = top_eigenpairs(K, k, rng=g)
+    top = top_eigenpairs(K, k, rng=g, tol=tol)  # a residual tolerance: ARPACK (dense when small)
     return top.values, top.vectors, top.method
 
 

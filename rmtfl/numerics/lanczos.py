@@ -22,8 +22,9 @@ on the larger side are ``M v / s`` from the stored ``M Q`` (so that relation hol
 exactly and the other one has residual ``rho / s``).  A single start vector cannot see an *exactly*
 repeated singular value (a measure-zero event for random matrices; near-repeated
 ones are resolved because their unresolved Ritz pair keeps a large residual);
-:func:`rmtfl.numerics.spectra.top_singular_triplets` uses the dense path for
-small matrices and can be forced to ``method="arpack"`` or ``"dense"``.
+:func:`rmtfl.numerics.top_singular_triplets` uses it (``method="iterative"``) for requests of
+separated outliers above ``MIXED_MAX`` and otherwise the mixed-precision dense solver
+(:mod:`rmtfl.numerics.mixed`), which is not slowed by clustered bulk values.
 
 Examples
 --------

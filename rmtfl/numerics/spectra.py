@@ -12,18 +12,8 @@ smallest singular values lose relative accuracy (absolute error
 ``~ eps ||A||^2 / s``), which is irrelevant for spectral densities and outliers.
 ``method="svd"`` gives the LAPACK SVD instead.
 
-Top-``k`` path (``top_singular_triplets``): Lanczos on the smaller Gram side with
-full reorthogonalisation (:mod:`rmtfl.numerics.lanczos`), start vector drawn from
-``rng`` (reproducible); only the returned triplets are converged, and with
-``edge`` the iteration goes on until the next Ritz value is certainly below it
-(its value plus residual), so no value above ``edge`` is skipped (two_step.md §9).
-At ``4000 x 4000`` with three spikes this takes ~45 products with ``W^T W``
-against ~250 for ARPACK ``svds`` asked for ``k + margin`` values (which converges
-the bulk ones too).  ``method="arpack"`` gives ``svds`` with an explicit start
-vector, asking ``k + margin`` values; with ``edge`` the smallest computed value
-must lie at or below ``edge``, otherwise the request is doubled until it does.
-``top_eigenpairs`` uses ARPACK ``eigsh`` the same way.  Large requests fall back
-to the dense Gram eigendecomposition; on cupy the dense path is always used.
+Top-``k`` spectra (``top_singular_triplets``, ``top_eigenpairs``, with a completeness check at
+the bulk edge) live in :mod:`rmtfl.numerics.topk` and are re-exported here.
 
 Examples
 --------
@@ -41,10 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.sparse import linalg as spla
 
-from .._validate import check_choice, check_finite_array, check_in_range, check_int, check_positive
+from .._validate import check_choice, check_finite_array, check_positive
+from ._blas import gram_upper
 from .backend import get_backend, to_numpy
+from .topk import TopEigenpairs, TopTriplets, dense_spectrum_and_top, top_eigenpairs, top_singular_triplets
 
 __all__ = [
     "singular_values",
@@ -58,12 +49,8 @@ __all__ = [
     "ESD",
     "empirical_spectral_density",
     "ks_distance_mp",
+    "dense_spectrum_and_top",
 ]
-
-#: Use the dense path when ``k + margin`` exceeds this fraction of ``min(N, d)``
-#: or when ``min(N, d)`` is below ``_DENSE_MIN``.
-DENSE_FRACTION = 0.15
-_DENSE_MIN = 1200
 
 
 def _is_device(A) -> bool:
@@ -99,254 +86,15 @@ def gram_eigenvalues(A, backend="numpy") -> np.ndarray:
     """
     be = get_backend(backend)
     A = be.asarray(A)
-    G = A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A
-    ev = to_numpy(be.eigvalsh(G)).astype(np.float64, copy=False)
-    return ev[::-1].copy()
-
-
-@dataclass(frozen=True)
-class TopTriplets:
-    """Top singular triplets: ``A ≈ U diag(s) V^T`` on the returned part.
-
-    ``s`` descending (length ``n``), ``U`` ``N x n`` (left, N side), ``V`` ``d x n``
-    (right, d side).  ``complete`` is True when it is certified that every
-    singular value above ``edge`` is among ``s`` (always True on the dense path);
-    ``n_above`` counts the returned values above ``edge`` (None without edge);
-    ``n_computed`` is how many values were computed in the last solve.
-    """
-
-    s: np.ndarray
-    U: np.ndarray
-    V: np.ndarray
-    complete: bool
-    edge: float | None
-    n_above: int | None
-    n_computed: int
-    method: str
-
-
-@dataclass(frozen=True)
-class TopEigenpairs:
-    """Top eigenpairs of a symmetric PSD matrix: ``values`` descending, ``vectors`` columns.
-
-    ``complete``, ``edge``, ``n_above``, ``n_computed``, ``method`` as in :class:`TopTriplets`.
-    """
-
-    values: np.ndarray
-    vectors: np.ndarray
-    complete: bool
-    edge: float | None
-    n_above: int | None
-    n_computed: int
-    method: str
-
-
-def _dense_eigh(G, kk: int, edge2, be):
-    """Top eigenpairs of symmetric ``G``: the top ``kk`` and, with ``edge2``, every one above it."""
-    m = G.shape[0]
-    if be.name == "numpy":
-        ev, vec = sla.eigh(G, subset_by_index=[m - kk, m - 1], driver="evr")
-        if edge2 is not None and ev[0] > edge2:
-            ev, vec = sla.eigh(G, subset_by_value=[edge2, np.inf], driver="evr")
+    left = A.shape[0] <= A.shape[1]
+    if be.name == "numpy" and A.dtype in (np.float32, np.float64) and A.size:
+        # scipy's BLAS and LAPACK: one thread pool for the product and the solve (see rmtfl.numerics._blas)
+        ev = sla.eigh(gram_upper(A if left else A.T), lower=False, eigvals_only=True, driver="evr",
+                      check_finite=False).astype(np.float64, copy=False)
     else:
-        ev, vec = be.xp.linalg.eigh(G)
-        take = kk if edge2 is None else max(kk, int((ev > edge2).sum()))
-        ev, vec = ev[m - take:], vec[:, m - take:]
-    return ev[::-1], vec[:, ::-1]
-
-
-def _dense_triplets(A, kk: int, edge, be):
-    """Top triplets from the eigendecomposition of the smaller Gram side."""
-    N, d = A.shape
-    left = N <= d
-    G = A @ A.T if left else A.T @ A
-    ev, vec = _dense_eigh(G, kk, None if edge is None else edge * edge, be)
-    s = be.xp.sqrt(be.xp.clip(ev, 0.0, None))
-    safe = be.xp.where(s > 0, s, 1.0)
-    other = (A.T @ vec if left else A @ vec) / safe[None, :]
-    U, V = (vec, other) if left else (other, vec)
-    return to_numpy(s).astype(np.float64), to_numpy(U), to_numpy(V)
-
-
-def dense_spectrum_and_top(A, kk: int, backend="numpy"):
-    """All singular values (host float64, descending) and the top ``kk`` triplets from ONE dense
-    ``eigh`` of the smaller Gram side (the device path of a full-spectrum measurement: one Gram
-    product and one eigendecomposition instead of ``eigvalsh`` plus ``eigh``).
-
-    Returns ``(s_all, s_top, U, V)`` (host arrays).
-
-    >>> s_all, s, U, V = dense_spectrum_and_top(np.diag([3.0, 2.0, 1.0]), 1)
-    >>> s_all.tolist(), s.tolist(), U.shape
-    ([3.0, 2.0, 1.0], [3.0], (3, 1))
-    """
-    be = get_backend(backend)
-    A = be.asarray(A)
-    N, d = A.shape
-    kk = check_int("kk", kk, 1, min(N, d))
-    left = N <= d
-    G = A @ A.T if left else A.T @ A
-    ev, vec = be.xp.linalg.eigh(G)
-    del G
-    s_dev = be.xp.sqrt(be.xp.clip(ev[::-1], 0.0, None))
-    top = vec[:, ::-1][:, :kk]
-    del vec
-    s = s_dev[:kk]
-    other = (A.T @ top if left else A @ top) / be.xp.where(s > 0, s, 1.0)[None, :]
-    U, V = (top, other) if left else (other, top)
-    s_all = to_numpy(s_dev).astype(np.float64)
-    return s_all, s_all[:kk].copy(), to_numpy(U), to_numpy(V)
-
-
-__all__.append("dense_spectrum_and_top")
-
-
-def _finish(s, edge, k):
-    if edge is None:
-        return min(k, s.size), None
-    n_above = int(np.count_nonzero(s > edge))
-    return min(max(k, n_above), s.size), n_above
-
-
-def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, backend="numpy",
-                          method: str = "auto", tol: float = 0.0, maxiter: int | None = None) -> TopTriplets:
-    """Largest singular triplets of ``A`` (``N x d``), with an optional completeness guarantee.
-
-    Parameters
-    ----------
-    A : array (numpy, or cupy with ``backend="cupy"``)
-    k : int, number of triplets wanted (at least ``k`` are returned when ``k <= min(N, d)``).
-    rng : seed or Generator for ARPACK's start vector ``v0`` (same seed => same output).
-    edge : float, optional. If given, every singular value above ``edge`` is returned
-        (``n = max(k, n_above)`` triplets) and ``complete`` certifies that none was
-        skipped: the smallest computed value is ``<= edge``, else ``k + margin`` is
-        doubled and the solve repeated.  Pass e.g. the bulk edge plus a Tracy–Widom
-        margin (:func:`rmtfl.theory.edge_margin`).
-    margin : int, extra values computed beyond the request by ARPACK (two_step.md §9: ``>= 5``);
-        it also sets the dense/iterative switch.  The Lanczos path needs no margin: it certifies
-        the value after the last one above ``edge`` directly.
-    backend : ``"numpy"`` (Lanczos, dense fallback) or ``"cupy"`` (dense on device).
-    method : ``"auto"`` (rule below), ``"iterative"`` (Lanczos whenever ``k + margin < min(N, d) - 1``;
-        ARPACK if it does not converge within ``maxiter`` steps), ``"arpack"`` (``svds``) or ``"dense"``.
-    tol : float, residual tolerance ``||A^T u - s v|| <= tol * s_1`` (Lanczos; ``0``: ``1e-10``)
-        or ARPACK's ``tol`` (``0``: machine precision).
-    maxiter : int, optional, most Lanczos steps / ARPACK iterations.
-
-    Notes
-    -----
-    The dense fallback (Gram-side ``eigh``) is used when ``k + margin`` exceeds
-    ``DENSE_FRACTION * min(N, d)``, when ``min(N, d) < 1200`` (there the dense
-    Gram-side ``eigh`` beats ARPACK, whose convergence on the clustered bulk edge
-    is slow), or on cupy.
-
-    >>> import numpy as np
-    >>> W = np.random.default_rng(1).standard_normal((300, 200)) / np.sqrt(200)
-    >>> W += 3.0 * np.outer(np.eye(300)[0], np.eye(200)[0])
-    >>> t = top_singular_triplets(W, 1, rng=2, edge=2.3)
-    >>> t.n_above, t.complete, round(float(t.s[0]), 1)
-    (1, True, 3.4)
-    """
-    k = check_int("k", k, 1)
-    margin = check_int("margin", margin, 0)
-    check_choice("method", method, ("auto", "iterative", "arpack", "dense"))
-    if edge is not None:
-        edge = check_in_range("edge", edge, 0.0, None)
-    be = get_backend(backend)
-    A = be.asarray(A)
-    if A.ndim != 2:
-        raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
-    N, d = A.shape
-    m = min(N, d)
-    if k > m:
-        raise ValueError(f"k must be in [1, min(N, d)] = [1, {m}], got {k}")
-    rng = np.random.default_rng(rng)
-    kk = min(k + margin, m)
-    dense = be.name != "numpy" or kk >= m - 1 or method == "dense" or (
-        method == "auto" and (m < _DENSE_MIN or kk > DENSE_FRACTION * m))
-    if not dense and method != "arpack":
-        from .lanczos import lanczos_triplets
-
-        lz = lanczos_triplets(A, k, edge=edge, rng=rng, tol=tol, maxiter=maxiter)
-        if lz is not None:
-            n_above = None if edge is None else int(np.count_nonzero(lz.s > edge))
-            return TopTriplets(lz.s.copy(), np.ascontiguousarray(lz.U), np.ascontiguousarray(lz.V),
-                               bool(edge is not None and lz.certified), None if edge is None else float(edge),
-                               n_above, int(lz.s.size + (edge is not None)), "lanczos")
-    while True:
-        dense = be.name != "numpy" or kk >= m - 1 or method == "dense" or (
-            method == "auto" and (m < _DENSE_MIN or kk > DENSE_FRACTION * m))
-        if dense:
-            # with an edge the dense path returns every value above it, so it is always complete
-            s, U, V = _dense_triplets(A, kk, edge, be)
-            method = "dense"
-        else:
-            v0 = rng.standard_normal(m)
-            U, s, Vt = spla.svds(A, k=kk, v0=v0, tol=tol, maxiter=maxiter, solver="arpack")
-            order = np.argsort(s)[::-1]
-            s, U, V = s[order], U[:, order], Vt[order].T
-            method = "svds"
-        computed = s.size
-        certified = dense or edge is None or s[-1] <= edge
-        if certified:
-            break
-        kk = min(2 * kk, m)
-    complete = bool(dense or (edge is not None and certified))
-    n, n_above = _finish(s, edge, k)
-    return TopTriplets(s[:n].copy(), np.ascontiguousarray(U[:, :n]), np.ascontiguousarray(V[:, :n]),
-                       complete, None if edge is None else float(edge), n_above, int(computed), method)
-
-
-def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="numpy",
-                   method: str = "auto", tol: float = 0.0, maxiter: int | None = None) -> TopEigenpairs:
-    """Largest eigenpairs of a symmetric PSD matrix ``S`` (e.g. a kernel Gram matrix).
-
-    Same contract as :func:`top_singular_triplets`: ARPACK ``eigsh(which="LA")``
-    with a start vector from ``rng``; with ``edge`` every eigenvalue above it is
-    returned and ``complete`` certifies none was skipped.  ``S`` may also be a
-    ``scipy.sparse.linalg.LinearOperator`` (then always iterative, numpy only).
-
-    >>> import numpy as np
-    >>> r = top_eigenpairs(np.diag([5.0, 1.0, 0.5]), 1, rng=0)
-    >>> r.values.tolist(), r.vectors.shape
-    ([5.0], (3, 1))
-    """
-    k = check_int("k", k, 1)
-    margin = check_int("margin", margin, 0)
-    check_choice("method", method, ("auto", "iterative", "dense"))
-    if edge is not None:
-        edge = check_in_range("edge", edge, 0.0, None)
-    be = get_backend(backend)
-    is_op = isinstance(S, spla.LinearOperator)
-    if not is_op:
-        S = be.asarray(S)
-    if len(S.shape) != 2 or S.shape[0] != S.shape[1]:
-        raise ValueError(f"S must be a square 2-d array, got shape {tuple(S.shape)}")
-    n_ = S.shape[0]
-    if k > n_:
-        raise ValueError(f"k must be in [1, {n_}], got {k}")
-    rng = np.random.default_rng(rng)
-    kk = min(k + margin, n_)
-    while True:
-        dense = (not is_op) and (be.name != "numpy" or kk >= n_ - 1 or method == "dense" or (
-            method == "auto" and (n_ < _DENSE_MIN or kk > DENSE_FRACTION * n_)))
-        if dense:
-            ev, vec = _dense_eigh(S, kk, edge, be)
-            ev, vec = to_numpy(ev).astype(np.float64), to_numpy(vec)
-            method = "dense"
-        else:
-            v0 = rng.standard_normal(n_)
-            ev, vec = spla.eigsh(S, k=min(kk, n_ - 1), which="LA", v0=v0, tol=tol, maxiter=maxiter)
-            order = np.argsort(ev)[::-1]
-            ev, vec = ev[order], vec[:, order]
-            method = "eigsh"
-        computed = ev.size
-        certified = dense or edge is None or ev[-1] <= edge
-        if certified or kk >= n_ - 1:
-            break
-        kk = min(2 * kk, n_)
-    complete = bool(dense or (edge is not None and certified))
-    n, n_above = _finish(ev, edge, k)
-    return TopEigenpairs(ev[:n].copy(), np.ascontiguousarray(vec[:, :n]), complete,
-                         None if edge is None else float(edge), n_above, int(computed), method)
+        G = A @ A.T if left else A.T @ A
+        ev = to_numpy(be.eigvalsh(G)).astype(np.float64, copy=False)
+    return ev[::-1].copy()
 
 
 def count_outliers(s, N: int, d: int, var: float = 1.0, beta: int = 1, p: float = 0.99) -> int:

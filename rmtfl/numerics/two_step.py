@@ -79,10 +79,6 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
 
     edge = float(edge_margin(N, d, p=p_margin))
     m = min(N, d)
-    # Lanczos ("iterative") for the few top triplets: the dense subset eigh is slower here.  It is
-    # matrix-vector bound, where extra BLAS threads only add synchronisation (much slower on a busy
-    # 2-core machine), so it runs single-threaded.
-    meth = "iterative" if be.name == "numpy" else "auto"
     if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
         s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
         n_out = int(np.count_nonzero(s_all > edge))
@@ -92,13 +88,10 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
     elif k is None:
         s_all = singular_values(W, backend=be)
         n_out = int(np.count_nonzero(s_all > edge))
-        want = min(max(n_vec, n_out), m)
-        with _single_blas_thread(be):
-            top = top_singular_triplets(W, want, rng=rng, backend=be, method=meth)
+        top = top_singular_triplets(W, min(max(n_vec, n_out), m), rng=rng, backend=be)
         s, U, V, complete = s_all, top.U, top.V, True
-    else:
-        with _single_blas_thread(be):
-            top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be, method=meth)
+    else:  # top k (the solver is chosen by top_singular_triplets: mixed precision up to m = 2000)
+        top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
         s, U, V, complete = top.s, top.U, top.V, top.complete
     U = U[:, :n_vec]
     V = V[:, :n_vec]
@@ -114,14 +107,6 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
     cos_a = (U.T.astype(np.float64) @ Apow) ** 2 / np.sum(U.astype(np.float64) ** 2, axis=0)[:, None]
     return (np.asarray(s, dtype=np.float64), cos_t.astype(np.float64), cos_a,
             int(np.count_nonzero(np.asarray(s) > edge)), edge, bool(complete))
-
-
-def _single_blas_thread(be):
-    import contextlib
-
-    from .._threads import blas_threads
-
-    return blas_threads(1) if be.name == "numpy" else contextlib.nullcontext()
 
 
 def _check_common(N, d, n, dtype, backend, k):
@@ -157,7 +142,9 @@ def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused"
     rng : seed or Generator
         Children are spawned for (W0, a, X1, X2, noise, solver start vector).
     k : int, optional
-        Only the top ``k`` singular values (iterative, certified complete above the edge).
+        Only the top ``k`` singular values (and every one above the edge), certified complete
+        (:func:`rmtfl.numerics.top_singular_triplets`: the mixed-precision dense solver up to
+        ``min(N, d) = 2000``, values to float64 accuracy).
     dtype : {"float64", "float32"}
     backend : {"numpy", "cupy"}
         On cupy the steps run on the device and the spectrum is the dense device

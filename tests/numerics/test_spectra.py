@@ -1,4 +1,4 @@
-"""Spectra helpers: dense/iterative agreement, completeness, overlaps, ESD, KS distance."""
+"""Spectra helpers: Gram-side singular values, outlier counts, overlaps, ESD, KS distance."""
 import math
 
 import numpy as np
@@ -7,7 +7,7 @@ from scipy.sparse.linalg import aslinearoperator
 
 from rmtfl.numerics import (
     count_outliers, eigenvalues_of_gram, empirical_spectral_density, gaussian_matrix, ks_distance_mp,
-    singular_values, spiked_matrix, squared_overlaps, top_eigenpairs, top_singular_triplets,
+    singular_values, spiked_matrix, squared_overlaps,
 )
 from rmtfl.theory import edge_margin, mp_atom, mp_density, mp_sv_edges
 
@@ -21,75 +21,6 @@ def test_singular_values_gram_matches_svd(shape):
     assert np.all(np.diff(s) <= 0)
     np.testing.assert_allclose(s, s_svd, atol=1e-6)  # smallest values: absolute error ~ eps ||A||^2 / s
     np.testing.assert_allclose(s[:10], s_svd[:10], rtol=1e-12)
-
-
-def _check_triplets(A, top):
-    for i in range(top.s.size):
-        np.testing.assert_allclose(A @ top.V[:, i], top.s[i] * top.U[:, i], atol=1e-8)
-        np.testing.assert_allclose(A.T @ top.U[:, i], top.s[i] * top.V[:, i], atol=1e-8)
-
-
-@pytest.mark.parametrize("method", ["iterative", "arpack", "dense"])
-@pytest.mark.parametrize("shape", [(300, 400), (400, 300)])
-def test_top_triplets_match_dense_svd(method, shape):
-    sp = spiked_matrix(*shape, [4.0, 2.5, 1.8], rng=3)
-    A = sp.W
-    s_all = np.linalg.svd(A, compute_uv=False)
-    top = top_singular_triplets(A, 3, rng=1, method=method)
-    assert top.method == {"iterative": "lanczos", "arpack": "svds", "dense": "dense"}[method]
-    np.testing.assert_allclose(top.s, s_all[:3], rtol=1e-10)
-    assert top.U.shape == (shape[0], 3) and top.V.shape == (shape[1], 3)
-    _check_triplets(A, top)
-
-
-def test_top_triplets_reproducible_and_edge_complete():
-    sp = spiked_matrix(300, 300, [5.0, 3.0, 2.2, 1.6], rng=4)
-    A = sp.W
-    s_all = np.linalg.svd(A, compute_uv=False)
-    edge = edge_margin(300, 300)
-    n_true = int(np.sum(s_all > edge))
-    # margin 0 and k = 1: the first solve cannot certify completeness, so k is doubled
-    top = top_singular_triplets(A, 1, rng=7, edge=edge, margin=0, method="iterative")
-    assert top.complete and top.n_above == n_true and top.s.size == n_true
-    assert top.n_computed > 1
-    np.testing.assert_allclose(top.s, s_all[:n_true], rtol=1e-10)
-    again = top_singular_triplets(A, 1, rng=7, edge=edge, margin=0, method="iterative")
-    np.testing.assert_array_equal(top.s, again.s)
-    np.testing.assert_array_equal(top.U, again.U)
-    dense = top_singular_triplets(A, 1, edge=edge, method="dense")
-    assert dense.complete and dense.n_above == n_true
-    no_edge = top_singular_triplets(A, 2, rng=0, method="iterative")
-    assert not no_edge.complete and no_edge.n_above is None
-
-
-def test_top_triplets_cases_and_errors():
-    A = np.random.default_rng(0).standard_normal((20, 30))
-    top = top_singular_triplets(A, 20, rng=0)  # k = min(N, d): dense
-    assert top.method == "dense" and top.s.size == 20
-    with pytest.raises(ValueError, match="k must"):
-        top_singular_triplets(A, 21)
-    with pytest.raises(ValueError, match="k must"):
-        top_singular_triplets(A, 0)
-    with pytest.raises(ValueError, match="method"):
-        top_singular_triplets(A, 2, method="lanczos")
-    with pytest.raises(ValueError, match="edge"):
-        top_singular_triplets(A, 2, edge=-1.0)
-
-
-def test_top_eigenpairs():
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((250, 150))
-    S = X @ X.T / 150 + 6.0 * np.outer(np.ones(250), np.ones(250)) / 250
-    ev = np.linalg.eigvalsh(S)[::-1]
-    for method in ("iterative", "dense"):
-        r = top_eigenpairs(S, 2, rng=0, method=method)
-        np.testing.assert_allclose(r.values, ev[:2], rtol=1e-10)
-        np.testing.assert_allclose(S @ r.vectors, r.vectors * r.values[None, :], atol=1e-8)
-    edge = 0.5 * (ev[1] + ev[0])
-    r = top_eigenpairs(aslinearoperator(S), 1, rng=0, edge=edge, margin=0)
-    assert r.complete and r.n_above == 1 and r.method == "eigsh"
-    with pytest.raises(ValueError, match="square"):
-        top_eigenpairs(X, 1)
 
 
 def test_count_outliers_and_pure_noise():

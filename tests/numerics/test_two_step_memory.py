@@ -1,7 +1,8 @@
 """Peak memory of the two-step simulation (issue 8: within 4x the inputs X and W; no N x n x d tensor).
 
-Gradient steps keep W, X, the N x n matrix sigma'(W X^T) (computed in place) and G = S X: four
-N x d-sized arrays at N = d = n, i.e. 2x the inputs; the spectrum adds the Gram matrix.  Measured
+Two steps on one reused batch go through K = X X^T (rmtfl.numerics.model._two_steps_one_batch) and
+keep W_0, X, the pre-activation Z (updated in place to W_1 X^T), S_0 and K: five N x d-sized arrays
+at N = d = n, i.e. 2.5x the inputs; the spectrum comes after them and needs less.  Measured
 with tracemalloc (numpy reports its buffers to it); the benchmark measures the RSS at N = 4000.
 """
 import tracemalloc
@@ -21,6 +22,5 @@ def test_peak_memory_within_bound(k):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     ratio = peak / (2 * n * n * 8)
-    # measured 2.005 (the steps; the Gram matrix comes after S and G are freed); one more
-    # N x n temporary would add 0.5
-    assert ratio <= 2.2, ratio
+    # measured 2.505 (the steps); one more N x n temporary would add 0.5
+    assert ratio <= 2.7, ratio
