@@ -110,8 +110,9 @@ def _refine(V32, apply):
 
 
 def _kato_temple(th, rho, below: float):
-    """``rho_i^2 / gap_i`` with the gap to the neighbouring Ritz values (less their residuals);
-    the last one's lower neighbour is ``below`` (the next float32 value, less slack)."""
+    """``rho_i^2 / gap_i``, the gap measured to the neighbouring eigenvalues: those next to a Ritz
+    value lie within their own residual of it, and the one after the last lies at most at
+    ``below`` (the next float32 value plus slack)."""
     up = np.concatenate([[np.inf], th[:-1] - rho[:-1]])
     lo = np.concatenate([th[1:] + rho[1:], [below]])
     gap = np.minimum(up - th, th - lo)
@@ -207,7 +208,7 @@ def _solve(G32, apply, m, k, edge2, pad, slack_of):
     n_above = 0 if edge2 is None else int(np.count_nonzero(th > edge2))
     n = min(max(k, n_above), th.size)
     fields = dict(values=th[:n].copy(), vectors=np.ascontiguousarray(X[:, :n]), residuals=rho[:n],
-                  error_bounds=_kato_temple(th, rho, nxt - slack)[:n],
+                  error_bounds=_kato_temple(th, rho, nxt + slack)[:n],
                   certified=bool(edge2 is not None and nxt + slack <= edge2), slack=float(slack),
                   n_computed=int(ev32.size))
     return fields, (None if aux is None else aux[:, :n])

@@ -11,8 +11,7 @@ Solvers (``method=``), all validated against the dense float64 solve in ``tests/
   dense solve sees the whole spectrum, so nothing near the bulk edge is skipped.  A request
   for ``k`` values usually includes *bulk* values at the soft edge, spaced ``~ m^{-2/3}``; no
   Krylov method converges those cheaply (~150 products at ``m = 1500``), so this is the
-  default for ``200 <= min(N, d) <= MIXED_MAX`` (2–3x faster than Lanczos at ``k = 10``
-  for ``m`` from 1500 to 4000 on this machine, and 1.4–1.7x at ``k = 3``, one outlier).
+  default for ``200 <= min(N, d) <= MIXED_MAX``.
 * ``"iterative"``: Lanczos on the smaller Gram side (:mod:`rmtfl.numerics.lanczos`), start vector
   from ``rng``; only the returned triplets are converged to ``tol``; with ``edge`` it goes on until
   the next Ritz value is certainly below it (value plus residual).  Cheap when every requested value
@@ -22,11 +21,12 @@ Solvers (``method=``), all validated against the dense float64 solve in ``tests/
 * ``"dense"``: float64 ``eigh`` of the Gram side (``subset_by_index``), every value above ``edge``.
 
 ``"auto"``: dense below ``min(N, d) = 200``, for large requests (``k + margin >
-DENSE_FRACTION * min(N, d)``) and on cupy; ``"mixed"`` up to ``MIXED_MAX``; above it Lanczos
-with a budget of ``max(50, m // 64)`` products (separated outliers need ~35–40 at
-``m = 2500..4000``), then ``"mixed"`` (at ``4000 x 4000``, top 10 with 7 bulk values: 2.3 s
-against 10 s for the dense SVD).  With ``tol > 0`` (a residual tolerance asked for) ``"auto"``
-uses Lanczos (ARPACK on failure).
+DENSE_FRACTION * min(N, d)``) and on cupy; ``"mixed"`` up to ``MIXED_MAX``; Lanczos above it,
+and whenever ``tol > 0`` (a residual tolerance asked for).  Measured crossover for a top-10
+request at the two-step bulk edge (seconds, mixed / Lanczos): 0.15 / 0.24 at ``m = 1500``,
+0.76 / 0.90 at 3000, 1.6 / 2.0 at 4000, 5.1 / 6.3 at 6000 (float32), ~30 / 11 at 8000
+(float32: the dense reduction of a 256 MB matrix is memory bound); and for separated outliers
+only Lanczos needs just ~40 products (0.3 s at 4000), so above 2000 it is the better bet.
 
 Examples
 --------
@@ -55,7 +55,7 @@ __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpa
 #: or when ``min(N, d)`` is below ``_DENSE_MIN``.
 DENSE_FRACTION = 0.15
 _DENSE_MIN = 200
-#: ``"auto"`` uses the mixed-precision dense solver up to this ``min(N, d)`` (Lanczos first above).
+#: ``"auto"`` uses the mixed-precision dense solver up to this ``min(N, d)`` (Lanczos above).
 MIXED_MAX = 2000
 
 @dataclass(frozen=True)
@@ -230,20 +230,17 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     rng = np.random.default_rng(rng)
     kk = min(k + margin, m)
     host_float = be.name == "numpy" and A.dtype in (np.float32, np.float64)
-    auto = method == "auto"
     method = _auto_method(method, be, m, kk, tol, host_float)
     if method == "iterative":
         from .lanczos import lanczos_triplets
 
-        over_budget_to_mixed = auto and tol == 0 and maxiter is None
-        budget = max(50, m // 64) if over_budget_to_mixed else maxiter
-        lz = lanczos_triplets(A, k, edge=edge, rng=rng, tol=tol, maxiter=budget)
+        lz = lanczos_triplets(A, k, edge=edge, rng=rng, tol=tol, maxiter=maxiter)
         if lz is not None:
             n_above = None if edge is None else int(np.count_nonzero(lz.s > edge))
             return TopTriplets(lz.s.copy(), np.ascontiguousarray(lz.U), np.ascontiguousarray(lz.V),
                                bool(edge is not None and lz.certified), None if edge is None else float(edge),
                                n_above, int(lz.s.size + (edge is not None)), "lanczos", lz.residuals * lz.s)
-        method = "mixed" if over_budget_to_mixed else "arpack"  # over the budget: bulk values were asked for
+        method = "arpack"
     if method == "mixed":
         from .mixed import mixed_top_triplets
 

@@ -143,18 +143,17 @@ def test_auto_rule():
     assert MIXED_MAX >= 1500
 
 
-def test_auto_above_mixed_max_falls_back_to_mixed_when_lanczos_runs_over_budget(monkeypatch):
-    """Above MIXED_MAX, 'auto' tries Lanczos with a step budget (enough for separated outliers)
-    and takes the mixed solver when bulk values make it run over (checked at a small size by
-    lowering MIXED_MAX)."""
+def test_auto_above_mixed_max_is_lanczos(monkeypatch):
+    """Above MIXED_MAX 'auto' is Lanczos (checked at a small size by lowering MIXED_MAX); it returns
+    the same values as the mixed solver below it, bulk values included."""
     import rmtfl.numerics.topk as topk
 
-    monkeypatch.setattr(topk, "MIXED_MAX", 250)
     sp = spiked_matrix(400, 300, [5.0], rng=2)
     s_all = np.linalg.svd(sp.W, compute_uv=False)
     edge = edge_margin(400, 300)
-    out = top_singular_triplets(sp.W, 1, rng=0, edge=edge)  # one separated outlier: Lanczos suffices
-    assert out.method == "lanczos" and out.complete
-    bulk = top_singular_triplets(sp.W, 8, rng=0, edge=edge)  # 7 clustered bulk values: over budget
-    assert bulk.method == "mixed" and bulk.complete
-    np.testing.assert_allclose(bulk.s, s_all[:8], rtol=1e-10)
+    below = top_singular_triplets(sp.W, 8, rng=0, edge=edge)
+    monkeypatch.setattr(topk, "MIXED_MAX", 250)
+    above = top_singular_triplets(sp.W, 8, rng=0, edge=edge)
+    assert (below.method, above.method) == ("mixed", "lanczos") and below.complete and above.complete
+    np.testing.assert_allclose(above.s, s_all[:8], rtol=1e-10)
+    np.testing.assert_allclose(below.s, s_all[:8], rtol=1e-11)
