@@ -25,7 +25,7 @@ Rows (``run() -> list[dict]``; ``python -m benchmarks two_step``):
 """
 from __future__ import annotations
 
-import time
+import numpy as np
 
 from . import best_of
 
@@ -34,49 +34,36 @@ __all__ = ["run"]
 
 
 
-def _plain_script(N, d, n, eta1, eta2, seed):
-    """The floor: the bare work of two reused-batch steps and a full SVD, written directly in numpy."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    W = rng.standard_normal((N, d)) / np.sqrt(d)
-    a = rng.standard_normal(N) / np.sqrt(N)
-    X = rng.standard_normal((n, d))
-    y = X[:, 0].copy()
-    for eta in (eta1, eta2):
-        S = 1.0 - np.tanh(W @ X.T) ** 2
-        S *= y[None, :]
-        W = W + (eta / n) * a[:, None] * (S @ X)
-    return np.linalg.svd(W, compute_uv=False)
-
-
-def _plain_steps(n, seed):
-    """The script's sampling and two steps, without the SVD."""
-    import numpy as np
-
+def _inputs(n, seed):
+    """``W0, a, X, y`` at ``N = d = n``, drawn exactly as the plain script and ``simulate_two_step``'s
+    law (``W0 ~ N(0, 1/d)``, ``a ~ N(0, 1/N)``, ``x ~ N(0, I)``, linear target)."""
     rng = np.random.default_rng(seed)
     W = rng.standard_normal((n, n)) / np.sqrt(n)
     a = rng.standard_normal(n) / np.sqrt(n)
     X = rng.standard_normal((n, n))
-    y = X[:, 0].copy()
-    for eta in (1.5, 1.5):
+    return W, a, X, X[:, 0].copy()
+
+
+def _plain_steps(n, seed, eta1=1.5, eta2=1.5):
+    """The floor's gradient part: sampling and two reused-batch steps, written directly in numpy."""
+    W, a, X, y = _inputs(n, seed)
+    for eta in (eta1, eta2):
         S = 1.0 - np.tanh(W @ X.T) ** 2
         S *= y[None, :]
         W = W + (eta / n) * a[:, None] * (S @ X)
     return W
 
 
+def _plain_script(n, eta1, eta2, seed):
+    """The floor: the bare work of two reused-batch steps and a full SVD, written directly in numpy."""
+    return np.linalg.svd(_plain_steps(n, seed, eta1, eta2), compute_uv=False)
+
+
 def _rmtfl_steps(n, seed):
     """The same sampling and steps through :func:`rmtfl.numerics.gd_steps`."""
-    import numpy as np
-
     from rmtfl.numerics import gd_steps
 
-    rng = np.random.default_rng(seed)
-    W = rng.standard_normal((n, n)) / np.sqrt(n)
-    a = rng.standard_normal(n) / np.sqrt(n)
-    X = rng.standard_normal((n, n))
-    y = X[:, 0].copy()
+    W, a, X, y = _inputs(n, seed)
     return gd_steps(W, a, (X, y), [1.5, 1.5], "tanh")
 
 
@@ -91,7 +78,7 @@ def run(quick: bool = False) -> list[dict]:
     kw = dict(activation="tanh", target="linear", eta1=1.5, eta2=1.5)
     rows = []
 
-    t_floor, s_ref = best_of(lambda: _plain_script(n1, n1, n1, 1.5, 1.5, 0), repeat)
+    t_floor, s_ref = best_of(lambda: _plain_script(n1, 1.5, 1.5, 0), repeat)
     t_full, r = best_of(lambda: simulate_two_step(**kw, N=n1, d=n1, n=n1, rng=0), repeat)
     rows.append({"name": f"simulate_two_step full spectrum N=d=n={n1}", "seconds": t_full,
                  "floor_seconds": t_floor, "ratio": t_full / t_floor,
