@@ -49,7 +49,8 @@ __all__ = ["LanczosResult", "lanczos_triplets"]
 @dataclass(frozen=True)
 class LanczosResult:
     """``s`` (descending), ``U`` (N side), ``V`` (d side); ``certified``: a converged Ritz value lies
-    certainly below ``edge`` after the returned ones; ``steps``: products with ``M^T M``;
+    certainly below ``edge`` after the returned ones; ``steps``: products with ``M^T M`` (beyond 100 the
+    convergence test runs every 5th step, so longer runs stop at a multiple of 5);
     ``residuals``: ``||M^T M v_i - s_i^2 v_i|| / s_i`` of the returned triplets (the residual of
     the one triplet relation that is not exact by construction)."""
 
