@@ -9,6 +9,16 @@ so the count beyond 1 + sqrt(psi) plus a Tracy-Widom margin over-counts), eta_t 
 (c) where a reused batch learns the He3 direction (information exponent 3), tanh network.
 Finite-N counts near the boundaries and for large steps are approximate (two_step.md §9).
 
+Why (b) only roughly matches (a) at N = 800 (measured on this grid, 2-3 seeds): the phase boundaries
+are statements about exponents, and N^0.05 = 1.4 here.  (i) The library's own finite-N prediction,
+``two_step(sigma, target, 1, 2, eta1, eta2, N=800)`` (BGN on the spikes at this N, MP bulk), already
+has a second outlier wherever alpha1 + alpha2 >= 0.25, not 0.5: the second spike is above the BBP
+threshold long before its asymptotic boundary.  (ii) Large steps widen the bulk far beyond the MP
+edge (at alpha1 = alpha2 = 0.4 its top is ~2.4 (1 + sqrt psi) and ~140 values exceed the MP edge plus
+the Tracy-Widom margin), so counts against the MP edge mean nothing there; a weak outlier just above
+a widened bulk (e.g. 2.41 over a bulk top of 2.09 at (0.3, 0.1)) escapes the 25% gap count.  The
+asymptotic map is seen only at much larger N (``rmtfl sweep --scheduler``).
+
 Usage: ``python figures/phase_diagram.py --out DIR [--quick]``.
 """
 from __future__ import annotations
