@@ -105,6 +105,19 @@ def get_backend(name: str | Backend = "numpy") -> Backend:
     raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
 
 
+def require_finite(name: str, a, backend: Backend | None = None):
+    """``a`` unchanged if every entry is finite (checked where ``a`` lives), else ``ValueError``
+    naming ``name`` (LAPACK and the Krylov solvers fail obscurely on NaN/inf).
+
+    >>> require_finite("A", np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    xp = backend.xp if backend is not None else np
+    if not bool(xp.isfinite(a).all()):
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
+    return a
+
+
 def resolve_dtype(dtype) -> np.dtype:
     """``"float64"`` (default for comparisons) or ``"float32"``; anything else is refused."""
     dt = np.dtype(dtype)

@@ -44,6 +44,7 @@ import scipy.linalg as sla
 
 from .._validate import check_in_range, check_int
 from ._blas import gram_upper, matmul
+from .backend import require_finite
 
 __all__ = ["MixedResult", "mixed_top_eigh", "mixed_top_triplets"]
 
@@ -140,6 +141,7 @@ def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10) -> MixedResult:
     S = np.asarray(S)
     if S.ndim != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square 2-d array, got shape {S.shape}")
+    require_finite("S", S)
     m = S.shape[0]
     k = check_int("k", k, 1, m)
     pad = check_int("pad", pad, 0)
@@ -169,6 +171,7 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10) -> MixedResult:
     A = np.asarray(A)
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-d array, got shape {A.shape}")
+    require_finite("A", A)
     N, d = A.shape
     left = N <= d
     M = A if left else A.T  # G = M M^T, m x m with m = min(N, d)

@@ -34,7 +34,7 @@ import scipy.linalg as sla
 
 from .._validate import check_choice, check_finite_array, check_positive
 from ._blas import gram_upper
-from .backend import get_backend, to_numpy
+from .backend import get_backend, require_finite, to_numpy
 from .topk import TopEigenpairs, TopTriplets, dense_spectrum_and_top, top_eigenpairs, top_singular_triplets
 
 __all__ = [
@@ -73,7 +73,7 @@ def singular_values(A, backend="numpy", *, method: str = "auto") -> np.ndarray:
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
     if method == "svd":
-        return to_numpy(be.svdvals(A)).astype(np.float64, copy=False)
+        return to_numpy(be.svdvals(require_finite("A", A, be))).astype(np.float64, copy=False)
     ev = gram_eigenvalues(A, backend=be)
     return np.sqrt(np.clip(ev, 0.0, None))
 
@@ -85,7 +85,7 @@ def gram_eigenvalues(A, backend="numpy") -> np.ndarray:
     [2.0]
     """
     be = get_backend(backend)
-    A = be.asarray(A)
+    A = require_finite("A", be.asarray(A), be)
     left = A.shape[0] <= A.shape[1]
     if be.name == "numpy" and A.dtype in (np.float32, np.float64) and A.size:
         # scipy's BLAS and LAPACK: one thread pool for the product and the solve (see rmtfl.numerics._blas)

@@ -46,7 +46,7 @@ from scipy.sparse import linalg as spla
 
 from .._validate import check_choice, check_in_range, check_int
 from ._blas import gram_upper
-from .backend import get_backend, to_numpy
+from .backend import get_backend, require_finite, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
            "DENSE_FRACTION", "MIXED_MAX"]
@@ -223,6 +223,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     A = be.asarray(A)
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
+    require_finite("A", A, be)
     N, d = A.shape
     m = min(N, d)
     if k > m:
@@ -301,6 +302,8 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
         S = be.asarray(S)
     if len(S.shape) != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square 2-d array, got shape {tuple(S.shape)}")
+    if not is_op:
+        require_finite("S", S, be)
     n_ = S.shape[0]
     if k > n_:
         raise ValueError(f"k must be in [1, {n_}], got {k}")

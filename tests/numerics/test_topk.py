@@ -157,3 +157,25 @@ def test_auto_above_mixed_max_is_lanczos(monkeypatch):
     assert (below.method, above.method) == ("mixed", "lanczos") and below.complete and above.complete
     np.testing.assert_allclose(above.s, s_all[:8], rtol=1e-10)
     np.testing.assert_allclose(below.s, s_all[:8], rtol=1e-11)
+
+
+def test_non_finite_input_is_refused_by_name():
+    from rmtfl.numerics import singular_values
+    from rmtfl.numerics.mixed import mixed_top_eigh, mixed_top_triplets
+
+    A = np.random.default_rng(0).standard_normal((220, 230))
+    A[3, 4] = np.nan
+    for method in ("auto", "mixed", "iterative", "arpack", "dense"):
+        with pytest.raises(ValueError, match="A must contain only finite values"):
+            top_singular_triplets(A, 2, method=method)
+    for method in ("svd", "gram"):
+        with pytest.raises(ValueError, match="A must contain only finite values"):
+            singular_values(A, method=method)
+    with pytest.raises(ValueError, match="A must contain only finite"):
+        mixed_top_triplets(A, 2)
+    S = np.eye(220)
+    S[0, 0] = np.inf
+    with pytest.raises(ValueError, match="S must contain only finite values"):
+        top_eigenpairs(S, 2)
+    with pytest.raises(ValueError, match="S must contain only finite"):
+        mixed_top_eigh(S, 2)
