@@ -25,6 +25,13 @@ priori bound on ``|lambda_i(G_32) - lambda_i(G)|``:
 
 ``certified`` means the next float32 eigenvalue plus ``slack`` is at most ``edge2``.
 
+Where float32 cannot deliver, the pairs come from a float64 dense solve instead
+(``solve_dtype = "float64"``, about twice the cost): when a returned value's Kato–Temple bound
+exceeds ``rtol`` (1e-8) relative to the value -- float32 resolves eigenvalues only to
+``~u_32 ||G||``, so a dynamic range ``lambda_1 / lambda_k`` beyond ~1e4 (a spike of strength
+100 over a unit bulk) or a near-degenerate pair -- and when ``slack`` exceeds a tenth of
+``edge2`` (the float32 spectrum cannot tell what lies above the edge).
+
 Examples
 --------
 >>> import numpy as np
@@ -49,6 +56,7 @@ from .backend import require_finite
 __all__ = ["MixedResult", "mixed_top_eigh", "mixed_top_triplets"]
 
 _U32 = float(np.finfo(np.float32).eps) / 2  # unit roundoff 2^-24
+_U64 = float(np.finfo(np.float64).eps) / 2
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,8 @@ class MixedResult:
     ``residuals``: ``||G x_i - theta_i x_i||``; ``error_bounds``: Kato–Temple bounds
     ``rho_i^2 / gap_i`` on ``|theta_i - lambda_i|`` (``inf`` where the gap is not resolved);
     ``certified``: every eigenvalue above ``edge2`` is returned; ``slack``: the a priori float32
-    error bound used for it; ``n_computed``: float32 eigenpairs computed.
+    error bound used for it; ``n_computed``: eigenpairs computed by the dense solve;
+    ``solve_dtype``: ``"float32"`` (refined) or ``"float64"`` (the fallback, module notes).
     """
 
     values: np.ndarray
@@ -71,6 +80,7 @@ class MixedResult:
     certified: bool
     slack: float
     n_computed: int
+    solve_dtype: str = "float32"
     U: np.ndarray | None = None
     V: np.ndarray | None = None
 
@@ -121,7 +131,7 @@ def _kato_temple(th, rho, below: float):
         return np.where(gap > 0, rho**2 / gap, np.inf)
 
 
-def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10) -> MixedResult:
+def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10, rtol: float = 1e-8) -> MixedResult:
     """Top ``k`` (and every one above ``edge2``) eigenpairs of a symmetric host matrix ``S``.
 
     Parameters
@@ -133,6 +143,8 @@ def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10) -> MixedResult:
         whether that is guaranteed (see the module notes).
     pad : int, extra float32 pairs in the Rayleigh–Ritz basis (they make the returned
         ones' residuals smaller; ``k + pad`` pairs are refined).
+    rtol : float, the relative Kato–Temple bound every returned value must meet after the
+        refinement; otherwise the pairs come from a float64 dense solve (``solve_dtype``).
 
     >>> S = np.diag(np.arange(1.0, 201.0))
     >>> mixed_top_eigh(S, 2).values.tolist()
@@ -145,23 +157,26 @@ def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10) -> MixedResult:
     m = S.shape[0]
     k = check_int("k", k, 1, m)
     pad = check_int("pad", pad, 0)
+    rtol = check_in_range("rtol", rtol, 0.0, 1.0, lo_open=True)
     if edge2 is not None:
         edge2 = check_in_range("edge2", edge2, None, None)
     G32 = np.asfortranarray(S, dtype=np.float32)
     fro = float(np.linalg.norm(S))  # ||S||_F >= ||S||_2 (S need not be PSD)
     # slack: rounding S to float32 (u ||S||_F) plus the solver's backward error (m u ||S||_2)
-    fields, _ = _solve(G32, lambda Q: (matmul(S, Q.astype(S.dtype, copy=False)), None), m, k, edge2, pad,
-                       lambda top: _U32 * (1 + m) * fro)
+    fields, _ = _solve(G32, lambda: np.asfortranarray(S, dtype=np.float64),
+                       lambda Q: (matmul(S, Q.astype(S.dtype, copy=False)), None), m, k, edge2, pad,
+                       lambda top: _U32 * (1 + m) * fro, rtol)
     return MixedResult(**fields)
 
 
-def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10) -> MixedResult:
+def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-8) -> MixedResult:
     """Top ``k`` (and every one above ``edge``) singular triplets of a host matrix ``A`` (N x d).
 
     The eigenpairs of the smaller Gram side ``G = M M^T`` (``M = A`` if ``N <= d``, else
     ``A^T``) come from :func:`mixed_top_eigh`'s scheme with ``G_32 = M_32 M_32^T``; products
     with ``G`` in the refinement are ``M (M^T Q)`` (never forming ``G`` in float64).  The other
     side's vectors are ``M^T x / s`` from the same products, so ``A v = s u`` holds to rounding.
+    ``pad``, ``rtol`` as in :func:`mixed_top_eigh`; ``edge`` on the singular-value scale.
 
     >>> A = np.diag([3.0, 2.0, 1.0])
     >>> r = mixed_top_triplets(A, 1)
@@ -178,6 +193,7 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10) -> MixedResult:
     m, inner = M.shape
     k = check_int("k", k, 1, m)
     pad = check_int("pad", pad, 0)
+    rtol = check_in_range("rtol", rtol, 0.0, 1.0, lo_open=True)
     if edge is not None:
         edge = check_in_range("edge", edge, 0.0, None)
     G32 = gram_upper(M.astype(np.float32))
@@ -190,28 +206,49 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10) -> MixedResult:
         Y = matmul(M.T, Q.astype(M.dtype, copy=False))
         return matmul(M, Y), Y
 
-    fields, Y = _solve(G32, apply, m, k, None if edge is None else edge * edge, pad, slack)
+    fields, Y = _solve(G32, lambda: gram_upper(M.astype(np.float64)), apply, m, k,
+                       None if edge is None else edge * edge, pad, slack, rtol)
     s = np.sqrt(np.clip(fields["values"], 0.0, None))
     other = Y / np.where(s > 0, s, 1.0)[None, :]  # M^T x / s
     U, V = (fields["vectors"], other) if left else (other, fields["vectors"])
     return MixedResult(**fields, U=np.ascontiguousarray(U), V=np.ascontiguousarray(V))
 
 
-def _solve(G32, apply, m, k, edge2, pad, slack_of):
-    """Dense float32 solve, float64 refinement; returns the fields of :class:`MixedResult` and ``aux``.
+def _solve(G32, G64_of, apply, m, k, edge2, pad, slack_of, rtol):
+    """Dense float32 solve and float64 refinement, or a float64 dense solve where float32 cannot
+    deliver (see the module notes); returns the fields of :class:`MixedResult` and ``aux``.
 
     ``slack_of(top)`` is the a priori float32 error bound given ``top``, the largest float32
-    eigenvalue (``||G||_2`` for a PSD ``G``, to float32 accuracy)."""
+    eigenvalue (``||G||_2`` for a PSD ``G``, to float32 accuracy); ``G64_of()`` builds the float64
+    upper triangle for the fallback."""
     p = min(k + pad, m)
-    ev32, V32, nxt = _dense32(G32, p, None)
-    slack = float(slack_of(max(float(ev32[0]), 0.0)))
-    if edge2 is not None and nxt > float(edge2) - slack:  # more values near or above the edge: take them by value
-        ev32, V32, nxt = _dense32(G32, p, float(edge2) - slack)
-    th, X, rho, aux = _refine(V32, apply)
+    ev, V, nxt = _dense32(G32, p, None)
+    top = max(float(ev[0]), 0.0)
+    slack = float(slack_of(top))
+    if edge2 is None or nxt <= edge2 - slack or slack <= 0.1 * abs(edge2):
+        if edge2 is not None and nxt > edge2 - slack:  # more values near or above the edge: take them by value
+            ev, V, nxt = _dense32(G32, p, edge2 - slack)
+        out = _finish(ev, V, nxt, slack, apply, k, edge2, rtol, "float32")
+        if out is not None:
+            return out
+    # float32 cannot resolve these values (a large dynamic range or a near-degenerate pair): float64
+    G64 = G64_of()
+    slack = 4.0 * m * _U64 * top
+    ev, V, nxt = _dense32(G64, p, None)
+    if edge2 is not None and nxt > edge2 - slack:
+        ev, V, nxt = _dense32(G64, p, edge2 - slack)
+    return _finish(ev, V, nxt, slack, apply, k, edge2, None, "float64")
+
+
+def _finish(ev, V, nxt, slack, apply, k, edge2, rtol, solve):
+    """Refine, select and bound; ``None`` when a returned value misses ``rtol`` (relative bound)."""
+    th, X, rho, aux = _refine(V, apply)
     n_above = 0 if edge2 is None else int(np.count_nonzero(th > edge2))
     n = min(max(k, n_above), th.size)
+    bounds = _kato_temple(th, rho, nxt + slack)[:n]
+    if rtol is not None and not np.all(bounds <= rtol * np.maximum(np.abs(th[:n]), np.finfo(float).tiny)):
+        return None
     fields = dict(values=th[:n].copy(), vectors=np.ascontiguousarray(X[:, :n]), residuals=rho[:n],
-                  error_bounds=_kato_temple(th, rho, nxt + slack)[:n],
-                  certified=bool(edge2 is not None and nxt + slack <= edge2), slack=float(slack),
-                  n_computed=int(ev32.size))
+                  error_bounds=bounds, certified=bool(edge2 is not None and nxt + slack <= edge2),
+                  slack=float(slack), n_computed=int(ev.size), solve_dtype=solve)
     return fields, (None if aux is None else aux[:, :n])

@@ -8,7 +8,9 @@ Solvers (``method=``), all validated against the dense float64 solve in ``tests/
 * ``"mixed"`` (:mod:`rmtfl.numerics.mixed`): dense float32 eigen-solve of the smaller Gram side,
   refined by one float64 Rayleigh–Ritz step.  Values to float64 accuracy (Kato–Temple bound
   ``rho^2/gap``, ~1e-13 relative against dense), vectors with residual ``~ u_32 ||A||^2``.  The
-  dense solve sees the whole spectrum, so nothing near the bulk edge is skipped.  A request
+  dense solve sees the whole spectrum, so nothing near the bulk edge is skipped.  Where float32
+  cannot resolve a value to 1e-8 (a dynamic range beyond ~1e4) it solves in float64 instead
+  (``method`` then reads ``"dense"``).  A request
   for ``k`` values usually includes *bulk* values at the soft edge, spaced ``~ m^{-2/3}``; no
   Krylov method converges those cheaply (~150 products at ``m = 1500``), so this is the
   default for ``200 <= min(N, d) <= MIXED_MAX``.
@@ -249,7 +251,8 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
         n_above = None if edge is None else int(np.count_nonzero(r.s > edge))
         s = r.s
         return TopTriplets(s, r.U, r.V, bool(edge is not None and r.certified),
-                           None if edge is None else float(edge), n_above, r.n_computed, "mixed",
+                           None if edge is None else float(edge), n_above, r.n_computed,
+                           "mixed" if r.solve_dtype == "float32" else "dense",
                            r.residuals / np.where(s > 0, s, 1.0))
     while True:
         dense = method == "dense"
@@ -317,7 +320,8 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
         r = mixed_top_eigh(S, k, edge2=edge, pad=max(margin, 10))
         n_above = None if edge is None else int(np.count_nonzero(r.values > edge))
         return TopEigenpairs(r.values, r.vectors, bool(edge is not None and r.certified),
-                             None if edge is None else float(edge), n_above, r.n_computed, "mixed", r.residuals)
+                             None if edge is None else float(edge), n_above, r.n_computed,
+                             "mixed" if r.solve_dtype == "float32" else "dense", r.residuals)
     while True:
         dense = method == "dense"
         if dense:
