@@ -242,7 +242,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
             n_above = None if edge is None else int(np.count_nonzero(lz.s > edge))
             return TopTriplets(lz.s.copy(), np.ascontiguousarray(lz.U), np.ascontiguousarray(lz.V),
                                bool(edge is not None and lz.certified), None if edge is None else float(edge),
-                               n_above, int(lz.s.size + (edge is not None)), "lanczos", lz.residuals * lz.s)
+                               n_above, int(lz.s.size + (edge is not None)), "lanczos", lz.residuals.copy())
         method = "arpack"
     if method == "mixed":
         from .mixed import mixed_top_triplets

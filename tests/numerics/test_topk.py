@@ -25,6 +25,9 @@ def _check_triplets(A, top):
             assert top.residuals[i] <= 16 * U32 * top.s[0] ** 2 / top.s[i]
         else:
             assert max(r1, r2) <= 1e-8
+            if top.method == "lanczos":  # the reported residual is that of the non-exact relation
+                assert min(r1, r2) <= 1e-12 * top.s[0]
+                assert max(r1, r2) <= 1.01 * top.residuals[i] + 1e-13 * top.s[0]
 
 
 @pytest.mark.parametrize("method", ["mixed", "iterative", "arpack", "dense"])
