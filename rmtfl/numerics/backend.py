@@ -43,6 +43,8 @@ class Backend:
 
     def asarray(self, a, dtype=None):
         """Move ``a`` (host or device) onto this backend."""
+        if self.name == "numpy":  # np.asarray of a cupy array raises; .get() it first
+            return np.asarray(to_numpy(a), dtype=dtype)
         return self.xp.asarray(a, dtype=dtype)
 
     def to_numpy(self, a) -> np.ndarray:

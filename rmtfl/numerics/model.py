@@ -37,7 +37,7 @@ import numpy as np
 from .._validate import check_choice, check_int, check_real
 from ..theory.activations import Activation, get_activation
 from ._blas import gram_upper, matmul
-from .backend import get_backend, resolve_dtype
+from .backend import get_backend, resolve_dtype, to_numpy
 from .sampling import device_normal
 
 __all__ = [
@@ -189,7 +189,12 @@ def _sigma_prime(act: Activation, Z):
         Z *= Z.dtype.type(2 * c[2])
         Z += Z.dtype.type(c[1])
         return Z
-    return act.derivative(1, Z).astype(Z.dtype, copy=False)
+    try:
+        return act.derivative(1, Z).astype(Z.dtype, copy=False)
+    except TypeError:  # a cupy Z and a derivative cupy cannot evaluate (scipy.special.eval_hermite, np.asarray)
+        if not type(Z).__module__.startswith("cupy"):
+            raise
+        return get_backend("cupy").asarray(np.asarray(act.derivative(1, to_numpy(Z))), dtype=Z.dtype)
 
 
 def correlation_grad(W, a, X, y, activation):
