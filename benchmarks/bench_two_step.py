@@ -11,6 +11,8 @@ Rows (``run() -> list[dict]``; ``python -m benchmarks two_step``):
 * ``simulate_two_step k=10``: the same with the top 10 singular values only (mixed-precision
   solver, :mod:`rmtfl.numerics.mixed`: float32 dense Gram solve + float64 Rayleigh–Ritz,
   completeness certified at the Tracy–Widom edge).  Target ``ratio <= 0.5`` of the script.
+* ``simulate_one_step`` full spectrum / ``k=10`` (``eta = 3``) against the same script with one
+  step; the targets of the two-step rows (1.25x, 0.5x) applied.
 * ``two reused-batch steps``: :func:`rmtfl.numerics.gd_steps` alone (three GEMMs and a SYRK
   through ``K = X X^T``) against the script's four GEMMs — the part of the floor no spectrum
   solver can touch.
@@ -45,9 +47,10 @@ def _inputs(n, seed):
 
 
 def _plain_steps(n, seed, eta1=1.5, eta2=1.5):
-    """The floor's gradient part: sampling and two reused-batch steps, written directly in numpy."""
+    """The floor's gradient part: sampling and two reused-batch steps (one if ``eta2`` is None),
+    written directly in numpy."""
     W, a, X, y = _inputs(n, seed)
-    for eta in (eta1, eta2):
+    for eta in (eta1, eta2)[: 1 if eta2 is None else 2]:
         S = 1.0 - np.tanh(W @ X.T) ** 2
         S *= y[None, :]
         W = W + (eta / n) * a[:, None] * (S @ X)
@@ -70,7 +73,7 @@ def _rmtfl_steps(n, seed):
 def run(quick: bool = False) -> list[dict]:
     """Time simulate_two_step against the plain script; measure its peak memory."""
 
-    from rmtfl.numerics.two_step import simulate_two_step
+    from rmtfl.numerics.two_step import simulate_one_step, simulate_two_step
 
     n1 = 1000 if quick else 1500
     nm = 2000 if quick else 4000
@@ -88,6 +91,15 @@ def run(quick: bool = False) -> list[dict]:
     rows.append({"name": f"simulate_two_step k=10 N=d=n={n1}", "seconds": t_k, "floor_seconds": t_floor,
                  "ratio": t_k / t_floor, "floor": "plain numpy: 2 GEMM steps + svd(compute_uv=False)",
                  "target_ratio": 0.5, "complete": rk.complete, "ok": rk.complete and t_k / t_floor <= 0.5})
+
+    t_one_floor, _ = best_of(lambda: np.linalg.svd(_plain_steps(n1, 0, 3.0, None), compute_uv=False), repeat)
+    kw1 = dict(activation="tanh", target="linear", eta=3.0, N=n1, d=n1, n=n1, rng=0)
+    for k1, target in ((None, 1.25), (10, 0.5)):
+        t_one, r1 = best_of(lambda k1=k1: simulate_one_step(**kw1, k=k1), repeat)
+        rows.append({"name": f"simulate_one_step {'full spectrum' if k1 is None else f'k={k1}'} N=d=n={n1}",
+                     "seconds": t_one, "floor_seconds": t_one_floor, "ratio": t_one / t_one_floor,
+                     "floor": "plain numpy: 1 GEMM step + svd(compute_uv=False)", "target_ratio": target,
+                     "complete": r1.complete, "ok": r1.complete and t_one / t_one_floor <= target})
 
     t_steps_floor, _ = best_of(lambda: _plain_steps(n1, 0), repeat)
     t_steps, _ = best_of(lambda: _rmtfl_steps(n1, 0), repeat)
