@@ -81,7 +81,7 @@ def _cmd_two_step(args) -> int:
            "Lambda": None if lam is None else {"count": int(lam.count), "critical": bool(lam.critical)}}
     lines = [f"two steps ({args.batch}): sigma={args.activation}, target={' + '.join(args.target)}, "
              f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, mode={p.mode}, K={p.K}",
-             f"  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
+             "  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
              f"  bulk edge: {p.bulk_edge:.6f}"]
     for i, o in enumerate(p.outliers, 1):
         lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, cos^2 target = {o.cos2_target:.6f}, "

@@ -53,10 +53,6 @@ __all__ = [
 ]
 
 
-def _is_device(A) -> bool:
-    return type(A).__module__.startswith("cupy")
-
-
 def singular_values(A, backend="numpy", *, method: str = "auto") -> np.ndarray:
     """All ``min(N, d)`` singular values of ``A``, descending, as a host float64 array.
 

@@ -31,7 +31,7 @@ from ..theory.activations import get_activation
 from ..theory.targets import make_target
 from .backend import get_backend, resolve_dtype, to_numpy
 from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
-from .spectra import count_outliers, dense_spectrum_and_top, singular_values, top_singular_triplets
+from .spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "empirical_phase_diagram",
            "taylor_term_weights", "separated_count"]
@@ -319,7 +319,7 @@ def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3)
     act = get_activation(activation)
     kmax = check_int("kmax", kmax, lo=1, hi=8)
     if X2 is None:
-        X2, y2 = X1, y1
+        X2 = X1
     n1 = X1.shape[0]
     S = _sigma_prime(act, W0 @ X1.T)
     S *= y1[None, :]
