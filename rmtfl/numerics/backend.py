@@ -108,12 +108,16 @@ def get_backend(name: str | Backend = "numpy") -> Backend:
 
 
 def require_finite(name: str, a, backend: Backend | None = None):
-    """``a`` unchanged if every entry is finite (checked where ``a`` lives), else ``ValueError``
-    naming ``name`` (LAPACK and the Krylov solvers fail obscurely on NaN/inf).
+    """``a`` unchanged if it is real and every entry is finite (checked where ``a`` lives), else
+    ``ValueError`` naming ``name``: LAPACK and the Krylov solvers fail obscurely on NaN/inf, and
+    the spectra here use ``A A^T`` (real Gram matrices), which would be silently wrong for complex input.
 
     >>> require_finite("A", np.ones(2)).tolist()
     [1.0, 1.0]
     """
+    if np.dtype(a.dtype).kind not in "fiub":
+        raise ValueError(f"{name} must be a real array (float32/float64; integers and booleans are "
+                         f"converted), got dtype {a.dtype}")
     xp = backend.xp if backend is not None else np
     if not bool(xp.isfinite(a).all()):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")

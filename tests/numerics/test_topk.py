@@ -182,3 +182,19 @@ def test_non_finite_input_is_refused_by_name():
         top_eigenpairs(S, 2)
     with pytest.raises(ValueError, match="S must contain only finite"):
         mixed_top_eigh(S, 2)
+
+
+def test_complex_input_is_refused_by_name():
+    """The spectra use real Gram matrices A A^T; complex input used to give silently wrong values
+    (e.g. 14.98 for a top singular value of 20.84)."""
+    from rmtfl.numerics import singular_values
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, 60)) + 1j * rng.standard_normal((50, 60))
+    for f in (lambda: singular_values(A), lambda: singular_values(A, method="svd"),
+              lambda: top_singular_triplets(A, 2), lambda: top_eigenpairs(A @ A.conj().T, 2)):
+        with pytest.raises(ValueError, match="must be a real array"):
+            f()
+    # integers are fine (converted)
+    B = rng.integers(-3, 4, size=(40, 30))
+    np.testing.assert_allclose(singular_values(B), np.linalg.svd(B.astype(float), compute_uv=False), rtol=1e-10)
