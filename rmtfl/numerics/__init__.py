@@ -57,13 +57,14 @@ __all__ += ["FlowRun", "active_count", "find_plateaus", "is_zero_preserving", "k
 from .two_step import (  # noqa: E402
     StepSimulation,
     empirical_phase_diagram,
+    quadratic_bulk,
     separated_count,
     simulate_one_step,
     simulate_two_step,
     taylor_term_weights,
 )
 
-__all__ += ["StepSimulation", "empirical_phase_diagram", "separated_count", "simulate_one_step",
+__all__ += ["StepSimulation", "empirical_phase_diagram", "quadratic_bulk", "separated_count", "simulate_one_step",
             "simulate_two_step", "taylor_term_weights"]
 from .sampling import SpikedMeasurement, measure_spiked  # noqa: E402
 

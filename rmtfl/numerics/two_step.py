@@ -34,7 +34,7 @@ from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs,
 from .spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "empirical_phase_diagram",
-           "taylor_term_weights", "separated_count"]
+           "taylor_term_weights", "separated_count", "quadratic_bulk"]
 
 
 @dataclass(frozen=True)
@@ -207,21 +207,10 @@ def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, ba
     if t.rank > d:
         raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
     be = get_backend(backend)
-    g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
     dev = bool(device_rng)
-    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be, device_rng=dev)
-    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be, device_rng=dev)
-    eps1, eps2 = g_eps.spawn(2)
-    y1 = sample_targets(X1, t, rng=eps1)
-    if batch == "fresh":
-        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be, device_rng=dev)
-        batches = [(X1, y1), (X2, sample_targets(X2, t, rng=eps2))]
-    else:
-        batches = (X1, y1)
-    # W_0 is not named here, so gd_steps can free it after the first step (peak: W, X, W X^T, G)
-    W = gd_steps(init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be, device_rng=dev),
-                 a, batches, etas, act)
-    del batches, X1, y1
+    W, a, batches, g_solve = _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer,
+                                              second_layer, dev)
+    del batches
     nv = n_vectors if n_vectors is not None else 3
     nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
     s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
@@ -233,6 +222,60 @@ def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, ba
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
               "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
     return StepSimulation(s, cos_t, cos_a, n_out, edge, complete, params)
+
+
+def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer, second_layer, dev):
+    """Draw ``W_0, a`` and the batches from ``rng`` (children: W0, a, X1, X2, noise, solver) and take
+    the steps; returns ``(W_T, a, batches, solver rng)``.  ``W_0`` is not kept, so ``gd_steps`` may
+    free it after the first step."""
+    g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
+    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be, device_rng=dev)
+    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be, device_rng=dev)
+    eps1, eps2 = g_eps.spawn(2)
+    y1 = sample_targets(X1, t, rng=eps1)
+    if batch == "fresh":
+        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be, device_rng=dev)
+        batches = [(X1, y1), (X2, sample_targets(X2, t, rng=eps2))]
+    else:
+        batches = (X1, y1)
+    W = gd_steps(init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be, device_rng=dev),
+                 a, batches, etas, act)
+    return W, a, batches, g_solve
+
+
+def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int = 5, noise=0.0):
+    """Top singular values of the bulk ``H = W_2 - P`` of two reused-batch steps, quadratic ``sigma``.
+
+    For ``sigma = c0 + He1 + c2 He2`` (``mu1 = 1``) the low-rank part of ``W_2`` is exactly
+    ``P = (eta1 + eta2) a beta_hat^T + 2 c2 eta1 eta2 a^{⊙2} (M beta_hat)^T`` with
+    ``beta_hat = X^T y / n`` and ``M = X^T diag(y) X / n`` (two_step.md §5.4), computed here from
+    the sample itself; ``W_2`` comes from real gradient steps (same draws as
+    :func:`simulate_two_step` with the same ``rng``).  Normalisation as in the module.  Compare
+    with :func:`rmtfl.theory.two_step_bulk_edge` (the deterministic edge of ``H``).
+
+    >>> s = quadratic_bulk(activation="hermite(0, 1, 0.5)", target="linear", N=150, d=150, n=300,
+    ...                    eta1=2.0, eta2=2.0, rng=0, k=2)
+    >>> s.shape, bool(s[0] < 3.0)
+    ((2,), True)
+    """
+    act = get_activation(activation)
+    if act.herme is None or act.degree is None or act.degree > 2 or abs(act.herme[1] - 1.0) > 1e-12:
+        raise ValueError(f"activation must be c0 + He1 + c2 He2 (a polynomial of degree <= 2 with mu1 = 1), "
+                         f"got {act.name!r}")
+    c2 = (list(act.herme) + [0.0, 0.0])[2]
+    t = make_target(target)
+    noise = check_nonnegative("noise", noise)
+    if noise:
+        t = make_target(t, noise=math.hypot(noise, t.noise))
+    N, d, n, k = _check_common(N, d, n, "float64", "numpy", k)
+    eta1, eta2 = check_real("eta1", eta1), check_real("eta2", eta2)
+    be = get_backend("numpy")
+    W, a, (X, y), _ = _sample_and_step([eta1, eta2], "reused", act, t, N, d, n, None, rng, "float64", be,
+                                       "gaussian", "gaussian", False)
+    beta_hat = X.T @ y / n
+    m_beta = X.T @ (y * (X @ beta_hat)) / n
+    W -= (eta1 + eta2) * np.outer(a, beta_hat) + 2.0 * c2 * eta1 * eta2 * np.outer(a * a, m_beta)
+    return singular_values(W)[:k]
 
 
 def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,

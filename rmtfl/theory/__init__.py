@@ -115,3 +115,8 @@ __all__ += ["SpikedGamma", "arccos_kernel", "dk_dB", "dk_dB_relu", "kernel_from_
 from .rf_kernel import gram_block  # noqa: E402  (Gram block on any array namespace)
 
 __all__ += ["gram_block"]
+
+# two-step bulk edge (deterministic, quadratic sigma, reused batch)
+from .two_step_edge import two_step_bulk_edge  # noqa: E402
+
+__all__ += ["two_step_bulk_edge"]

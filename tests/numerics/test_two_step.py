@@ -118,3 +118,32 @@ def test_acceptance_quadratic_two_outliers():
     for i in range(2):
         mean = np.mean([r.singular_values[i] for r in rs])
         assert abs(mean / p.outliers[i].singular_value - 1) < 0.05, (i, mean, p.outliers[i].singular_value)
+
+
+def test_quadratic_bulk_is_w2_minus_its_exact_low_rank_part():
+    """quadratic_bulk removes P = (eta1+eta2) a beta_hat^T + 2 c2 eta1 eta2 a^2 (M beta_hat)^T from W2 built by
+    real gradient steps; what is left must be H = W0 + s1 D_a W0 M + s2 D_a^2 W0 M^2 (two_step.md §5.4,
+    s1 = 2 c2 (eta1+eta2), s2 = 4 c2^2 eta1 eta2), rebuilt here from the same draws (rng children in the
+    order W0, a, X1, X2, noise, solver)."""
+    from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.numerics.two_step import quadratic_bulk
+
+    N, d, n, e1, e2, c2 = 60, 50, 80, 2.5, 1.5, 0.3
+    act = f"hermite(0.2, 1, {c2})"
+    s = quadratic_bulk(activation=act, target="tanh", N=N, d=d, n=n, eta1=e1, eta2=e2, rng=7, k=10)
+    g_w, g_a, g_x1, _, g_eps, _ = np.random.default_rng(7).spawn(6)
+    a = init_second_layer(N, "gaussian", g_a)
+    X = sample_inputs(n, d, g_x1)
+    y = sample_targets(X, "tanh", rng=g_eps.spawn(2)[0])
+    W0 = init_first_layer(N, d, "gaussian", g_w)
+    M = X.T @ (y[:, None] * X) / n
+    s1, s2 = 2 * c2 * (e1 + e2), 4 * c2**2 * e1 * e2
+    H = W0 + s1 * a[:, None] * (W0 @ M) + s2 * (a * a)[:, None] * (W0 @ M @ M)
+    np.testing.assert_allclose(s, np.linalg.svd(H, compute_uv=False)[:10], rtol=1e-10)
+    # no steps: the bulk is W0 itself
+    s0 = quadratic_bulk(activation=act, target="tanh", N=N, d=d, n=n, eta1=0.0, eta2=0.0, rng=7, k=3)
+    np.testing.assert_allclose(s0, np.linalg.svd(W0, compute_uv=False)[:3], rtol=1e-12)
+    with pytest.raises(ValueError, match="activation must be c0 \\+ He1 \\+ c2 He2"):
+        quadratic_bulk(activation="tanh", target="linear", N=N, d=d, n=n, eta1=1.0, eta2=1.0, rng=0)
+    with pytest.raises(ValueError, match="activation must be"):
+        quadratic_bulk(activation="hermite(0, 2, 0.5)", target="linear", N=N, d=d, n=n, eta1=1.0, eta2=1.0)
