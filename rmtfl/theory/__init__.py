@@ -84,11 +84,11 @@ __all__ += ["FeedForward", "FlowProblem", "QuadraticModel", "TwoLayer", "ebar", 
 # two-step part (issue 3): one and two large gradient steps
 from .one_step import OneStepPrediction, one_step  # noqa: E402
 from .outliers import CountResult, one_step_spike_count, outlier_count, phase_boundary, step_size  # noqa: E402
-from .phase import PhaseDiagram, phase_diagram  # noqa: E402
+from .phase import PhaseDiagram, finite_n_outlier_map, phase_diagram  # noqa: E402
 from .two_step import TwoStepOutlier, TwoStepPrediction, two_step  # noqa: E402
 
 __all__ += ["OneStepPrediction", "one_step", "CountResult", "one_step_spike_count", "outlier_count",
-            "phase_boundary", "step_size", "PhaseDiagram", "phase_diagram", "TwoStepOutlier",
+            "phase_boundary", "step_size", "PhaseDiagram", "phase_diagram", "finite_n_outlier_map", "TwoStepOutlier",
             "TwoStepPrediction", "two_step"]
 
 # spiked-kernel part (issue 4): random-features kernels, sphere spectra, zonal problem, one-step spike
