@@ -16,8 +16,9 @@ eta_t = c N^alpha_t, psi = 1, phi = 2:
 Why (a) and (c) differ at N = 800 (measured): the boundaries are statements about exponents, and
 N^0.05 = 1.4 here.  The second spike is above the BBP threshold wherever alpha1 + alpha2 >= 0.25
 or so, long before its asymptotic boundary 0.5, while the bulk widens (at alpha1 = alpha2 = 0.4 its
-edge is ~2.6 (1 + sqrt psi) and ~140 values exceed the MP edge plus the Tracy-Widom margin, so
-counts against the MP edge mean nothing there).  (b) is much closer to (c) than (a) is: they agree
+predicted edge is 20.5, ten times 1 + sqrt psi, for this target (5.3 for a linear one; simulated
+19.96 +- 1.09 and 5.36 +- 0.08), and ~140 values exceed the MP edge plus the Tracy-Widom margin,
+so counts against the MP edge mean nothing there).  (b) is much closer to (c) than (a) is: they agree
 at 18 of the 25 points of the gallery run (the sidecar records the fraction); where they differ the
 simulation has the second outlier one grid step earlier, since the MP-bulk BGN location
 under-predicts a spike just above a widened bulk (as for outlier 2 of the quadratic case, where
