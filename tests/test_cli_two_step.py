@@ -35,6 +35,15 @@ def test_theory_phase_diagram(capsys):
     assert r["Lambda"] == [[1, 2]] and r["learnable"] == [[False, True]]
 
 
+def test_theory_phase_diagram_at_finite_n(capsys):
+    """--N adds the map at that width (reference: rmtfl.theory.finite_n_outlier_map, test_phase.py)."""
+    r = _json(capsys, ["theory", "phase-diagram", "--alpha1", "0", "0.3", "--alpha2", "0.3", "--target", "linear",
+                       "--N", "400", "--json"])
+    assert r["finite_N"]["count"] == [[1, 2]] and r["finite_N"]["activation"] == "hermite(0, 1, 0.5)"
+    assert 2.05 < r["finite_N"]["bulk_edge"][0][0] < r["finite_N"]["bulk_edge"][0][1]
+    assert r["Lambda"] == [[0, 1]]  # asymptotic: sigma generic here, Lambda = floor(0.3 / 0.2) = 1 at alpha1 = 0.3
+
+
 def test_simulate_two_step(capsys, tmp_path):
     r = _json(capsys, ["simulate", "two-step", "--N", "120", "--d", "120", "--n", "240", "--eta1", "1.5",
                        "--eta2", "1.5", "--batch", "fresh", "--n2", "240", "--k", "4", "--json",

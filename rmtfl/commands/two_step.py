@@ -5,7 +5,7 @@
     rmtfl theory one-step --activation A --target T [T ...] --psi P --phi F --eta E [--noise S] [--json]
     rmtfl theory two-step --activation A --target T [T ...] --psi P --phi F --eta1 E1 --eta2 E2
                           [--batch reused|fresh] [--phi2 F2] [--N N] [--mode M] [--seed S] [--json]
-    rmtfl theory phase-diagram --alpha1 A [A ...] --alpha2 A [A ...] [--activation A] [--target T]
+    rmtfl theory phase-diagram --alpha1 A [A ...] --alpha2 A [A ...] [--activation A] [--target T] [--N N]
                                [--degree L] [--batch B] [--json]
     rmtfl simulate two-step --activation A --target T [T ...] --N N --d D --n n --eta1 E1 --eta2 E2
                             [--batch B] [--n2 n2] [--k K] [--dtype D] [--backend B] [--seed S]
@@ -105,6 +105,19 @@ def _cmd_phase(args) -> int:
         cells = [f"{pd.Lambda[i, j]}{'*' if pd.critical[i, j] else ''}{'L' if pd.learnable[i, j] else ''}"
                  for j in range(pd.alpha1.size)]
         lines.append(f"  alpha2={a2:<6g} " + " ".join(f"{c:>4}" for c in cells))
+    if args.N is not None:  # the map one sees at this width (quadratic sigma, reused batch)
+        from ..theory.phase import finite_n_outlier_map
+
+        act = args.activation or "hermite(0, 1, 0.5)"
+        fin = finite_n_outlier_map(args.alpha1, args.alpha2, target=args.target, N=args.N, psi=args.psi,
+                                   phi=args.phi, c1=args.c1, c2=args.c2, activation=act)
+        res["finite_N"] = {"N": args.N, "activation": act, "count": fin["count"].tolist(),
+                           "bulk_edge": fin["edge"].tolist(), "outliers": fin["outliers"]}
+        lines.append(f"outliers of W2 at N={args.N} (sigma={act}, eta_t = c_t N^alpha_t): BGN spike locations "
+                     f"above the finite-N bulk edge (the edge in brackets)")
+        for i, a2 in enumerate(fin["alpha2"]):
+            cells = [f"{fin['count'][i, j]} ({fin['edge'][i, j]:.3g})" for j in range(fin["alpha1"].size)]
+            lines.append(f"  alpha2={a2:<6g} " + " ".join(f"{c:>11}" for c in cells))
     emit(res, args, "\n".join(lines))
     return 0
 
@@ -191,6 +204,12 @@ def register(groups, top) -> None:
     p.add_argument("--target", default="he3n")
     p.add_argument("--degree", type=int, default=None, help="polynomial degree L of sigma")
     p.add_argument("--batch", default="reused", choices=["reused", "fresh"])
+    p.add_argument("--N", type=int, default=None,
+                   help="also the finite-N map at this width (sigma = c0 + He1 + c2 He2, reused; ~1 s per point)")
+    p.add_argument("--psi", type=float, default=1.0, help="N/d for --N (default 1)")
+    p.add_argument("--phi", type=float, default=2.0, help="n/d for --N (default 2)")
+    p.add_argument("--c1", type=float, default=1.0, help="eta1 = c1 N^alpha1 for --N")
+    p.add_argument("--c2", type=float, default=1.0, help="eta2 = c2 N^alpha2 for --N")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_phase)
 
