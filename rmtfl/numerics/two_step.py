@@ -258,11 +258,10 @@ def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int 
     >>> s.shape, bool(s[0] < 3.0)
     ((2,), True)
     """
+    from ..theory.two_step_edge import quadratic_c2
+
+    c2 = quadratic_c2(activation)
     act = get_activation(activation)
-    if act.herme is None or act.degree is None or act.degree > 2 or abs(act.herme[1] - 1.0) > 1e-12:
-        raise ValueError(f"activation must be c0 + He1 + c2 He2 (a polynomial of degree <= 2 with mu1 = 1), "
-                         f"got {act.name!r}")
-    c2 = (list(act.herme) + [0.0, 0.0])[2]
     t = make_target(target)
     noise = check_nonnegative("noise", noise)
     if noise:

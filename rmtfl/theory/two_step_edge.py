@@ -78,15 +78,18 @@ _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 n
 _GRID = 1500        # grid for the density of M
 
 
-def _quadratic_c2(activation) -> float:
+def quadratic_c2(activation) -> float:
+    """``c2`` of ``sigma = c0 + He1 + c2 He2``; ``ValueError`` for any other ``sigma`` (the exact
+    two-step algebra of the module docstring needs ``mu1 = 1`` and degree ``<= 2``).
+
+    >>> quadratic_c2("hermite(0, 1, 0.5)")
+    0.5
+    """
     act = get_activation(activation)
-    c = act.herme
-    if c is None or act.degree is None or act.degree > 2:
-        raise ValueError("activation must be a polynomial c0 + He1 + c2 He2 of degree <= 2, "
-                         f"got {act.name!r}")
-    c = list(c) + [0.0, 0.0, 0.0]
-    if abs(c[1] - 1.0) > 1e-12:
-        raise ValueError(f"activation must have mu1 = 1 (coefficient of He1), got {c[1]!r}")
+    c = None if act.herme is None else list(act.herme) + [0.0, 0.0, 0.0]
+    if c is None or act.degree is None or act.degree > 2 or abs(c[1] - 1.0) > 1e-12:
+        raise ValueError("activation must be c0 + He1 + c2 He2 (a polynomial of degree <= 2 with mu1 = 1, the "
+                         f"He1 coefficient), got {act.name!r}")
     return float(c[2])
 
 
@@ -260,7 +263,7 @@ def two_step_bulk_edge(target, psi, phi, eta1, eta2, N, *, activation="hermite(0
     N = check_int("N", N, lo=2)
     noise = check_nonnegative("noise", noise)
     check_choice("nodes", nodes, ("quantile",))
-    c2 = _quadratic_c2(activation)
+    c2 = quadratic_c2(activation)
     s1, s2 = 2 * c2 * (eta1 + eta2), 4 * c2 ** 2 * eta1 * eta2
     d = max(int(round(N / psi)), 1)
     a = special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
