@@ -12,10 +12,10 @@ Rows (``run() -> list[dict]``; ``python -m benchmarks classical``):
   the same LAPACK call at the same size).  Target ``>= 5x`` faster (``ratio <= 0.2``) and the
   same outliers (``same_outliers``: counts equal, values within 1e-8).  The default solver at this
   size (``method="auto"``, above ``MIXED_MAX``) is Lanczos with full reorthogonalisation
-  (:mod:`rmtfl.numerics.lanczos`); a reference row times ARPACK ``svds`` (``method="arpack"``,
+  (:mod:`rmtfl.numerics._classical.lanczos`); a reference row times ARPACK ``svds`` (``method="arpack"``,
   ``k + 5`` values) on the same matrix.
 * ``top-10 N x N``: the same matrix with ``k = 10``, i.e. seven clustered bulk values too, by
-  Lanczos (``auto``) and by the mixed-precision solver (:mod:`rmtfl.numerics.mixed`); values must
+  Lanczos (``auto``) and by the mixed-precision solver (:mod:`rmtfl.numerics._classical.mixed`); values must
   equal the dense ones to 1e-10 relative.
 * ``MP density 1e6 points``: :func:`rmtfl.theory.mp_density` versus the bare numpy
   expression ``sqrt((b-x)(x-a))/(2 pi psi x)``.  Target ``< 50 ms``.
@@ -40,11 +40,11 @@ def run(quick: bool = False) -> list[dict]:
     """Time the classical spectra against their LAPACK/numpy floors."""
     import numpy as np
 
-    from rmtfl.numerics.sampling import gaussian_matrix, spiked_matrix
-    from rmtfl.numerics.spectra import singular_values, top_singular_triplets
-    from rmtfl.theory.bgn import bgn_outlier
-    from rmtfl.theory.mp import mp_density
-    from rmtfl.theory.tracy_widom import edge_margin
+    from rmtfl.numerics import gaussian_matrix, spiked_matrix
+    from rmtfl.numerics import singular_values, top_singular_triplets
+    from rmtfl.theory import bgn_outlier
+    from rmtfl.theory import mp_density
+    from rmtfl.theory import edge_margin
 
     n = 2000 if quick else 4000
     repeat = 2 if quick else 2

@@ -27,10 +27,10 @@ def run(quick: bool = False) -> list[dict]:
     """Time the flow to the end of the first plateau against bare gradient evaluations."""
     import numpy as np
 
-    from rmtfl.numerics.flow import simulate_flow
+    from rmtfl.numerics import simulate_flow
     from rmtfl.theory import first_saddle
-    from rmtfl.theory.flow_examples import flow_example
-    from rmtfl.theory.flow_problem import make_problem
+    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.theory import make_problem
 
     ex = flow_example("square5")
     X, y, w0 = ex["X"], ex["y"], ex["w0"]

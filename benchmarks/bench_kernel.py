@@ -2,12 +2,12 @@
 
 Rows (``run() -> list[dict]``, see ``python -m benchmarks``):
 
-* ``relu Gram n x n, d``: :func:`rmtfl.theory.rf_kernel.rf_kernel` for a spiked ``Gamma = (A, B, v)``
+* ``relu Gram n x n, d``: :func:`rmtfl.theory.rf_kernel` for a spiked ``Gamma = (A, B, v)``
   (``n = 8000, d = 100``).  Floor: one ``n x n x d`` GEMM (``Xn @ Xn.T`` of row-normalised inputs
   into a preallocated output) plus one elementwise pass (``np.arcsin`` in place over the ``n x n``
   result), measured in the same process.  Target ``ratio <= 2``.  (The implementation does the
   GEMM in 2048-row blocks and its ~10 elementwise passes on 32-row chunks that stay in L2.)
-* ``top-k Gram eigenpairs``: :func:`rmtfl.numerics.kernels.top_gram_eigenpairs` (block subspace
+* ``top-k Gram eigenpairs``: :func:`rmtfl.numerics.top_gram_eigenpairs` (block subspace
   iteration, validated residuals) for the top 65 eigenpairs of the relu ``K/n`` at ``n = 8000,
   d = 10``; floor: the same number of GEMM matvec blocks is not a fair floor, so the floor is the
   time of ``numpy.linalg.eigh`` (all eigenpairs) on a smaller ``n_small = 2000`` matrix, reported
@@ -30,8 +30,8 @@ def run(quick: bool = False) -> list[dict]:
     """Time the relu Gram matrix against its GEMM + elementwise floor, and top-k against eigh."""
     import numpy as np
 
-    from rmtfl.numerics.kernels import kernel_gram, sample_sphere, top_gram_eigenpairs
-    from rmtfl.theory.rf_kernel import rf_kernel
+    from rmtfl.numerics import kernel_gram, sample_sphere, top_gram_eigenpairs
+    from rmtfl.theory import rf_kernel
 
     rng = np.random.default_rng(0)
     n, d = (3000, 100) if quick else (8000, 100)

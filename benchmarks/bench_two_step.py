@@ -9,7 +9,7 @@ Rows (``run() -> list[dict]``; ``python -m benchmarks two_step``):
   (``(1 - tanh(W X^T)^2) * y`` then ``@ X``), then ``svd(compute_uv=False)``.
   Target ``ratio <= 1.25``.
 * ``simulate_two_step k=10``: the same with the top 10 singular values only (mixed-precision
-  solver, :mod:`rmtfl.numerics.mixed`: float32 dense Gram solve + float64 Rayleigh–Ritz,
+  solver, :mod:`rmtfl.numerics._classical.mixed`: float32 dense Gram solve + float64 Rayleigh–Ritz,
   completeness certified at the Tracy–Widom edge).  Target ``ratio <= 0.5`` of the script.
 * ``simulate_one_step`` full spectrum / ``k=10`` (``eta = 3``) against the same script with one
   step; the targets of the two-step rows (1.25x, 0.5x) applied.
@@ -73,7 +73,7 @@ def _rmtfl_steps(n, seed):
 def run(quick: bool = False) -> list[dict]:
     """Time simulate_two_step against the plain script; measure its peak memory."""
 
-    from rmtfl.numerics.two_step import simulate_one_step, simulate_two_step
+    from rmtfl.numerics import simulate_one_step, simulate_two_step
 
     n1 = 1000 if quick else 1500
     nm = 2000 if quick else 4000
@@ -120,7 +120,7 @@ def run(quick: bool = False) -> list[dict]:
 _PROBE = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np
-from rmtfl.numerics.two_step import simulate_two_step
+from rmtfl.numerics import simulate_two_step
 
 def rss(field):
     try:

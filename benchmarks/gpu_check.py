@@ -100,7 +100,7 @@ def _gpu_visible() -> tuple[bool, str]:
 
 def ensure_cupy(install: bool = True):
     """The cupy backend, installing cupy-cuda12x first if needed; ``(backend, None)`` or ``(None, reason)``."""
-    from rmtfl.numerics.backend import BackendUnavailable, get_backend
+    from rmtfl.numerics import BackendUnavailable, get_backend
 
     try:
         return get_backend("cupy"), None
@@ -175,7 +175,7 @@ def _agreement(be, np_, small):
 
 def _two_step_agreement(be, np_, N):
     """simulate_two_step on the device against numpy, same host rng (bit-identical inputs)."""
-    from rmtfl.numerics.two_step import simulate_two_step
+    from rmtfl.numerics import simulate_two_step
 
     rows = []
     ref = {k: simulate_two_step(**TWO_STEP, N=N, d=N, n=2 * N, rng=11, k=k) for k in (None, 6)}
@@ -196,7 +196,7 @@ def _two_step_agreement(be, np_, N):
 def _verify(backend_name, part, level, out):
     import importlib
 
-    from rmtfl.compare.verify import PARTS, VerifyContext, run_verify
+    from rmtfl.compare._verify import PARTS, VerifyContext, run_verify
 
     try:
         mod = importlib.import_module(PARTS[part])
@@ -214,7 +214,7 @@ def _verify(backend_name, part, level, out):
 
 def _float32_pass(be, np_, N):
     """KS, top edge and one BGN point with float32 matrices on the device (same tolerances as verify)."""
-    from rmtfl.compare.core import mean_stderr
+    from rmtfl.compare import mean_stderr
     from rmtfl.numerics import (eigenvalues_of_gram, gaussian_matrix, ks_distance_mp, measure_spiked,
                                 spiked_matrix)
     from rmtfl.theory import bgn_outlier, largest_sv_scaling, mp_sv_edges
@@ -275,7 +275,7 @@ def _bare_spectrum(be, W):
 
 def _time_size(be, n, dtype):
     from rmtfl.numerics import gaussian_matrix, singular_values
-    from rmtfl.numerics.two_step import simulate_two_step
+    from rmtfl.numerics import simulate_two_step
 
     sync = be.synchronize
     t_sim, r = _timed(lambda: simulate_two_step(**TWO_STEP, N=n, d=n, n=n, rng=0, k=None, dtype=dtype,
@@ -352,7 +352,7 @@ def _run(args) -> int:
 
     import numpy as np
 
-    from rmtfl.numerics.backend import get_backend
+    from rmtfl.numerics import get_backend
 
     if args.dry_run_numpy:
         be = get_backend("numpy")

@@ -14,16 +14,16 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
 
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.flow import simulate_flow
-    from rmtfl.plots.flow import plot_escape_times
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics import simulate_flow
+    from rmtfl.plots._gradient_flow import plot_escape_times
     from rmtfl.theory import escape_time
-    from rmtfl.theory.flow_examples import flow_example
+    from rmtfl.theory._gradient_flow.examples import flow_example
 
     fig, axs = plt.subplots(1, 2, figsize=(10, 4))
     ex = flow_example("check1")

@@ -13,14 +13,14 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
 
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.spiked_features import generalisation_experiment
-    from rmtfl.plots.kernel import plot_test_error
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics import generalisation_experiment
+    from rmtfl.plots._spiked_kernel import plot_test_error
 
     d = 32 if args.quick else 64
     widths = (64, 256, 1024) if args.quick else (64, 128, 256, 512, 1024, 2048, 4096)

@@ -14,17 +14,17 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.flow import find_plateaus, log_time_grid, simulate_flow
-    from rmtfl.plots.flow import plot_loss_collapse, plot_unit_norms, plot_weight_heatmap
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics._gradient_flow.flow import find_plateaus, log_time_grid, simulate_flow
+    from rmtfl.plots._gradient_flow import plot_loss_collapse, plot_unit_norms, plot_weight_heatmap
     from rmtfl.theory import escape_time, first_saddle, limiting_path
-    from rmtfl.theory.flow_examples import flow_example
+    from rmtfl.theory._gradient_flow.examples import flow_example
 
     ex = flow_example("check2")
     X, y, w0 = ex["X"], ex["y"], ex["w0"]

@@ -21,19 +21,19 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.core import mean_stderr
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.kernels import (gram_alignment, gram_degree_eigenvalues, kernel_gram,
+    from rmtfl.compare import mean_stderr
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics._spiked_kernel.kernels import (gram_alignment, gram_degree_eigenvalues, kernel_gram,
                                         random_direction, sample_sphere, top_gram_eigenpairs)
-    from rmtfl.plots.kernel import plot_degree_spectrum, plot_y2_alignment
-    from rmtfl.theory.sphere import linear_sector
-    from rmtfl.theory.zonal import first_order_mixing, zonal_top_eigenfunction
+    from rmtfl.plots._spiked_kernel import plot_degree_spectrum, plot_y2_alignment
+    from rmtfl.theory import linear_sector
+    from rmtfl.theory import first_order_mixing, zonal_top_eigenfunction
 
     out = Path(args.out)
     rng = np.random.default_rng(args.seed)

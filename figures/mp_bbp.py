@@ -16,18 +16,18 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.classical import simulate_bbp
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.sampling import gaussian_matrix
-    from rmtfl.numerics.spectra import eigenvalues_of_gram
-    from rmtfl.plots.classical import plot_bbp_outlier, plot_bbp_overlaps, plot_mp_histogram
-    from rmtfl.theory.bgn import bgn_threshold
+    from rmtfl.compare._classical import simulate_bbp
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics import gaussian_matrix
+    from rmtfl.numerics import eigenvalues_of_gram
+    from rmtfl.plots._classical import plot_bbp_outlier, plot_bbp_overlaps, plot_mp_histogram
+    from rmtfl.theory import bgn_threshold
 
     N = 300 if args.quick else 1000
     seeds = 3 if args.quick else 6

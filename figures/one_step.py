@@ -13,17 +13,17 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.core import mean_stderr
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.two_step import simulate_one_step
-    from rmtfl.plots.two_step import plot_alignment_vs_eta
-    from rmtfl.theory.one_step import one_step
+    from rmtfl.compare import mean_stderr
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics import simulate_one_step
+    from rmtfl.plots._two_step import plot_alignment_vs_eta
+    from rmtfl.theory import one_step
 
     N = 300 if args.quick else 1000
     seeds = 2 if args.quick else 3

@@ -38,7 +38,7 @@ def _own_bulk_count(sig, tgt, N, alpha1, alpha2, c, seeds):
     import numpy as np
 
     from rmtfl.numerics import quadratic_bulk, simulate_two_step
-    from rmtfl.theory.outliers import step_size
+    from rmtfl.theory import step_size
 
     out = np.zeros((len(alpha2), len(alpha1)))
     for i, a2 in enumerate(alpha2):
@@ -55,15 +55,15 @@ def _own_bulk_count(sig, tgt, N, alpha1, alpha2, c, seeds):
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.plots.two_step import plot_phase_map
-    from rmtfl.theory.phase import finite_n_outlier_map, phase_diagram
+    from rmtfl.compare import save_figure
+    from rmtfl.plots._two_step import plot_phase_map
+    from rmtfl.theory import finite_n_outlier_map, phase_diagram
 
     N = 300 if args.quick else 800
     n_seeds = 1 if args.quick else 2

@@ -14,16 +14,16 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from rmtfl.compare.figures import figure_args
+    from rmtfl.compare._figures import figure_args
 
     args = figure_args(__doc__, argv)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rmtfl.compare.figures import save_figure
-    from rmtfl.numerics.two_step import simulate_two_step
-    from rmtfl.plots.two_step import plot_spectrum
-    from rmtfl.theory.two_step import two_step
+    from rmtfl.compare import save_figure
+    from rmtfl.numerics import simulate_two_step
+    from rmtfl.plots._two_step import plot_spectrum
+    from rmtfl.theory import two_step
 
     N = 500 if args.quick else 1500
     g1, g2 = np.random.default_rng(args.seed).spawn(2)

@@ -30,7 +30,7 @@ import sys
 
 from threadpoolctl import ThreadpoolController
 
-from ._validate import check_int
+from rmtfl._validate import check_int
 
 __all__ = ["blas_threads", "blas_thread_control", "blas_thread_info"]
 

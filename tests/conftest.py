@@ -4,7 +4,7 @@ import pytest
 
 def _gpu_available() -> bool:
     try:
-        from rmtfl.numerics.backend import get_backend
+        from rmtfl.numerics import get_backend
 
         get_backend("cupy")
         return True

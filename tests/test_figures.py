@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from rmtfl.cli import main
-from rmtfl.commands.figures import available_figures
+from rmtfl.cli._main import main
+from rmtfl.cli._figures import available_figures
 
 EXPECTED = {"mp_bbp", "one_step", "two_step", "phase_diagram", "kernel_spectrum", "generalisation",
             "gradient_flow", "escape_time"}

@@ -28,7 +28,7 @@ rng = np.random.default_rng(2)
 measured = []
 for theta, child in zip(thetas, rng.spawn(len(thetas))):
     sp = nm.spiked_matrix(N, d, theta, rng=child)          # W0 + θ u vᵀ
-    top = nm.top_singular_triplets(sp.W, 1, rng=child)     # top-k solver (rmtfl.numerics.topk)
+    top = nm.top_singular_triplets(sp.W, 1, rng=child)     # top-k solver (rmtfl.numerics._classical.topk)
     cos2_u = nm.squared_overlaps(top.U, sp.U)[0, 0]
     cos2_v = nm.squared_overlaps(top.V, sp.V)[0, 0]
     measured.append((top.s[0], cos2_u, cos2_v))

@@ -30,8 +30,8 @@ from _lesson import OUT, row, size  # noqa: E402
 
 import rmtfl.numerics as nm  # noqa: E402
 import rmtfl.theory as th  # noqa: E402
-from rmtfl.numerics.lanczos import lanczos_triplets  # noqa: E402
-from rmtfl.theory.tracy_widom import TW_STD  # noqa: E402
+from rmtfl.numerics import lanczos_triplets  # noqa: E402
+from rmtfl.theory._classical.tracy_widom import TW_STD  # noqa: E402
 
 psi = 0.5
 rng = np.random.default_rng(7)

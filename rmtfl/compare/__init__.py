@@ -1,7 +1,13 @@
-"""Prediction beside measurement: comparison rows, reports, figures and ``rmtfl verify``."""
-from .core import Comparison, Report, compare, compare_bool, mean_stderr
-from .figures import save_figure
-from .verify import Check, VerifyContext, run_verify
+"""Prediction beside measurement: comparison rows, reports, figures and ``rmtfl verify``.
 
-__all__ = ["Comparison", "Report", "compare", "compare_bool", "mean_stderr", "save_figure",
+One module per topic behind this flat namespace (``classical``, ``two_step``, ``spiked_kernel``,
+``gradient_flow``), each contributing its checks to :func:`run_verify`.
+"""
+from __future__ import annotations
+
+from ._core import Comparison, Report, compare, compare_bool, mean_stderr
+from ._figures import save_figure, to_jsonable
+from ._verify import Check, VerifyContext, run_verify
+
+__all__ = ["Comparison", "Report", "compare", "compare_bool", "mean_stderr", "save_figure", "to_jsonable",
            "Check", "VerifyContext", "run_verify"]

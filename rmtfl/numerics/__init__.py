@@ -1,10 +1,42 @@
-"""Sampling and measurement on arrays (numpy by default, cupy on request)."""
-from .backend import Backend, BackendUnavailable, get_backend, to_numpy
+"""Sampling and measurement on arrays (numpy by default, ``backend="cupy"`` on request).
 
-__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy"]
+One flat namespace, one block per topic; the modules behind it are private.
+Randomness only through the keyword ``rng=`` (docs/api.md).
+"""
+from __future__ import annotations
 
-# two-step part (issue 3): the two-layer model and its gradient steps
-from .model import (  # noqa: E402
+# --- backends: numpy, or cupy on request (never imported unless asked for)
+from ._backend import Backend, BackendUnavailable, get_backend, to_numpy
+
+# --- classical: sampled matrices, spectra, certified top-k solvers
+from ._classical.spectra import (
+    count_outliers,
+    dense_spectrum_and_top,
+    eigenvalues_of_gram,
+    empirical_spectral_density,
+    ESD,
+    gram_eigenvalues,
+    ks_distance_mp,
+    singular_values,
+    squared_overlaps,
+    top_eigenpairs,
+    top_singular_triplets,
+    TopEigenpairs,
+    TopTriplets,
+)
+from ._classical.sampling import (
+    device_normal,
+    gaussian_matrix,
+    haar_frame,
+    measure_spiked,
+    spiked_matrix,
+    SpikedMatrix,
+    SpikedMeasurement,
+)
+from ._classical.lanczos import lanczos_triplets, LanczosResult
+
+# --- two_step: the two-layer model, its gradient steps, one- and two-step simulations
+from ._two_step.model import (
     correlation_grad,
     gd_steps,
     init_first_layer,
@@ -12,66 +44,20 @@ from .model import (  # noqa: E402
     sample_inputs,
     sample_targets,
 )
-
-__all__ += ["correlation_grad", "gd_steps", "init_first_layer", "init_second_layer",
-            "sample_inputs", "sample_targets"]
-
-# classical part (issue 2): spectra of sampled matrices
-from .spectra import (  # noqa: E402
-    ESD,
-    TopEigenpairs,
-    TopTriplets,
-    count_outliers,
-    eigenvalues_of_gram,
-    empirical_spectral_density,
-    gram_eigenvalues,
-    ks_distance_mp,
-    singular_values,
-    squared_overlaps,
-    top_eigenpairs,
-    top_singular_triplets,
-)
-
-__all__ += ["ESD", "TopEigenpairs", "TopTriplets", "count_outliers", "eigenvalues_of_gram",
-            "empirical_spectral_density", "gram_eigenvalues", "ks_distance_mp", "singular_values",
-            "squared_overlaps", "top_eigenpairs", "top_singular_triplets"]
-from .sampling import SpikedMatrix, gaussian_matrix, haar_frame, spiked_matrix  # noqa: E402
-
-__all__ += ["SpikedMatrix", "gaussian_matrix", "haar_frame", "spiked_matrix"]
-
-# gradient-flow part (issue 5): the flow from small initialisation and its measurements
-from .flow import (  # noqa: E402
-    FlowRun,
-    active_count,
-    find_plateaus,
-    is_zero_preserving,
-    kth_to_max_ratio,
-    simulate_flow,
-    winner_share,
-)
-
-__all__ += ["FlowRun", "active_count", "find_plateaus", "is_zero_preserving", "kth_to_max_ratio",
-            "simulate_flow", "winner_share"]
-
-# two-step part (issue 3): simulations of one and two steps
-from .two_step import (  # noqa: E402
-    StepSimulation,
+from ._two_step.two_step import (
     empirical_phase_diagram,
     quadratic_bulk,
     separated_count,
     simulate_one_step,
     simulate_two_step,
+    StepSimulation,
     taylor_term_weights,
 )
 
-__all__ += ["StepSimulation", "empirical_phase_diagram", "quadratic_bulk", "separated_count", "simulate_one_step",
-            "simulate_two_step", "taylor_term_weights"]
-from .sampling import SpikedMeasurement, measure_spiked  # noqa: E402
-
-__all__ += ["SpikedMeasurement", "measure_spiked"]
-
-# spiked-kernel part (issue 4): kernel Gram matrices and one-step spiked features
-from .kernels import (  # noqa: E402
+# --- spiked_kernel: kernel Gram matrices, one-step spiked features
+from ._spiked_kernel.kernels import (
+    activate,
+    eigvec_alignment,
     empirical_rf_kernel,
     gram_alignment,
     gram_degree_eigenvalues,
@@ -81,22 +67,36 @@ from .kernels import (  # noqa: E402
     sample_sphere,
     top_gram_eigenpairs,
 )
-from .spiked_features import generalisation_experiment, measure_spike, one_step_weights, ridge_predict  # noqa: E402
+from ._spiked_kernel.spiked_features import (
+    generalisation_experiment,
+    measure_spike,
+    one_step_weights,
+    ridge_predict,
+)
 
-__all__ += ["empirical_rf_kernel", "gram_alignment", "gram_degree_eigenvalues", "harmonic_vectors", "kernel_gram",
-            "linear_sector_gram", "sample_sphere", "top_gram_eigenpairs", "generalisation_experiment",
-            "measure_spike", "one_step_weights", "ridge_predict"]
-from .kernels import eigvec_alignment  # noqa: E402
+# --- gradient_flow: the flow from small initialisation and its measurements
+from ._gradient_flow.flow import (
+    active_count,
+    find_plateaus,
+    FlowRun,
+    is_zero_preserving,
+    kth_to_max_ratio,
+    simulate_flow,
+    winner_share,
+)
 
-__all__ += ["eigvec_alignment"]
 
-from .kernels import activate  # noqa: E402  (sigma on numpy or cupy arrays)
-
-__all__ += ["activate"]
-
-# performance / GPU (issue 8): Lanczos top triplets, one-eigh dense spectrum, device-stream normals
-from .lanczos import LanczosResult, lanczos_triplets  # noqa: E402
-from .sampling import device_normal  # noqa: E402
-from .spectra import dense_spectrum_and_top  # noqa: E402
-
-__all__ += ["LanczosResult", "lanczos_triplets", "device_normal", "dense_spectrum_and_top"]
+__all__ = [
+    "Backend", "BackendUnavailable", "get_backend", "to_numpy", "count_outliers", "dense_spectrum_and_top",
+    "eigenvalues_of_gram", "empirical_spectral_density", "ESD", "gram_eigenvalues", "ks_distance_mp",
+    "singular_values", "squared_overlaps", "top_eigenpairs", "top_singular_triplets", "TopEigenpairs",
+    "TopTriplets", "device_normal", "gaussian_matrix", "haar_frame", "measure_spiked", "spiked_matrix",
+    "SpikedMatrix", "SpikedMeasurement", "lanczos_triplets", "LanczosResult", "correlation_grad", "gd_steps",
+    "init_first_layer", "init_second_layer", "sample_inputs", "sample_targets", "empirical_phase_diagram",
+    "quadratic_bulk", "separated_count", "simulate_one_step", "simulate_two_step", "StepSimulation",
+    "taylor_term_weights", "activate", "eigvec_alignment", "empirical_rf_kernel", "gram_alignment",
+    "gram_degree_eigenvalues", "harmonic_vectors", "kernel_gram", "linear_sector_gram", "sample_sphere",
+    "top_gram_eigenpairs", "generalisation_experiment", "measure_spike", "one_step_weights", "ridge_predict",
+    "active_count", "find_plateaus", "FlowRun", "is_zero_preserving", "kth_to_max_ratio", "simulate_flow",
+    "winner_share",
+]

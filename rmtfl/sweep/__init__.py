@@ -1,18 +1,18 @@
 """Parameter sweeps at scale: serial, local processes or a Dask cluster; resumable and lossless.
 
-* :mod:`~rmtfl.sweep.grid` — axes, grids, canonical params, task keys and seeds;
-* :mod:`~rmtfl.sweep.store` — the SQLite result store;
-* :mod:`~rmtfl.sweep.engine` — :func:`run_sweep`;
-* :mod:`~rmtfl.sweep.experiments` — the registry of sweepable experiments;
-* :mod:`~rmtfl.sweep.bigsvd` — top-k singular values of large ``W_2`` with ``dask.array``;
+* :mod:`~rmtfl.sweep._grid` — axes, grids, canonical params, task keys and seeds;
+* :mod:`~rmtfl.sweep._store` — the SQLite result store;
+* :mod:`~rmtfl.sweep._engine` — :func:`run_sweep`;
+* :mod:`~rmtfl.sweep._experiments` — the registry of sweepable experiments;
+* :mod:`~rmtfl.sweep._bigsvd` — top-k singular values of large ``W_2`` with ``dask.array``;
 * ``blas_threads`` (from :mod:`rmtfl._threads`) — pinning BLAS threads (executor-independent numbers).
 
 Dask is imported only when a cluster is used; ``import rmtfl`` never needs it.
 """
-from .engine import SweepResult, execute_task, point_means, run_sweep
-from .experiments import EXPERIMENTS, Experiment, get_experiment, theory_outliers
-from .grid import canonical_params, parse_axis, product_grid, seed_indices, task_key, task_seed
-from .store import ResultStore, TaskResult, to_table
+from ._engine import SweepResult, execute_task, point_means, run_sweep
+from ._experiments import EXPERIMENTS, Experiment, get_experiment, theory_outliers
+from ._grid import canonical_params, parse_axis, product_grid, seed_indices, task_key, task_seed
+from ._store import ResultStore, TaskResult, to_table
 from .._threads import blas_thread_control, blas_threads
 
 __all__ = [

@@ -1,6 +1,13 @@
-"""Analytic predictions (scipy for speed, mpmath for precision; never a random number)."""
-from .activations import Activation, get_activation, hermite_polynomial, known_activations
-from .hermite import (
+"""Analytic predictions: deterministic (never a random number), scipy for speed, mpmath for precision.
+
+One flat namespace, one block per topic; the modules behind it are private.
+Conventions: docs/conventions.md §1; signatures: docs/api.md.
+"""
+from __future__ import annotations
+
+# --- classical: activations, Hermite expansions, targets, Marchenko-Pastur, Tracy-Widom, BGN outliers
+from ._classical.activations import Activation, get_activation, hermite_polynomial, known_activations
+from ._classical.hermite import (
     dual_activation,
     gaussian_moment,
     hermite_coeff,
@@ -11,20 +18,8 @@ from .hermite import (
     nonlinear_norm,
     stein_moment,
 )
-
-__all__ = [
-    "Activation", "get_activation", "hermite_polynomial", "known_activations",
-    "dual_activation", "gaussian_moment", "hermite_coeff", "hermite_coeff_normalised",
-    "hermite_coeffs", "hermite_he", "information_exponent", "nonlinear_norm", "stein_moment",
-]
-
-# two-step part (issue 3): targets
-from .targets import Target, make_target  # noqa: E402
-
-__all__ += ["Target", "make_target"]
-
-# classical part (issue 2): Marchenko–Pastur and Tracy–Widom
-from .mp import (  # noqa: E402
+from ._classical.targets import make_target, Target
+from ._classical.mp import (
     mp_atom,
     mp_cdf,
     mp_density,
@@ -38,7 +33,7 @@ from .mp import (  # noqa: E402
     mp_sv_density,
     mp_sv_edges,
 )
-from .tracy_widom import (  # noqa: E402
+from ._classical.tracy_widom import (
     edge_margin,
     largest_sv_scaling,
     tracy_widom_cdf,
@@ -46,77 +41,80 @@ from .tracy_widom import (  # noqa: E402
     tracy_widom_pdf,
     tracy_widom_quantile,
 )
-
-__all__ += ["mp_atom", "mp_cdf", "mp_density", "mp_edges", "mp_moment", "mp_moments", "mp_quantile",
-            "mp_stieltjes", "mp_sv_atom", "mp_sv_cdf", "mp_sv_density", "mp_sv_edges",
-            "edge_margin", "largest_sv_scaling", "tracy_widom_cdf", "tracy_widom_mean",
-            "tracy_widom_pdf", "tracy_widom_quantile"]
-from .bgn import (  # noqa: E402
-    BGNOutlier,
-    DTransformBulk,
+from ._classical.bgn import (
     bgn_dtransform,
     bgn_outlier,
     bgn_threshold,
+    BGNOutlier,
     dtransform_threshold,
+    DTransformBulk,
 )
 
-__all__ += ["BGNOutlier", "DTransformBulk", "bgn_dtransform", "bgn_outlier", "bgn_threshold",
-            "dtransform_threshold"]
+# --- two_step: one and two large gradient steps, outlier counts, phase diagrams (docs/theory/two_step.md)
+from ._two_step.one_step import one_step, OneStepPrediction
+from ._two_step.outliers import CountResult, one_step_spike_count, outlier_count, phase_boundary, step_size
+from ._two_step.phase import finite_n_outlier_map, phase_diagram, PhaseDiagram
+from ._two_step.two_step import two_step, TwoStepOutlier, TwoStepPrediction
+from ._two_step.bulk_edge import two_step_bulk_edge
 
-# gradient-flow part (issue 5): homogeneous networks, NCF KKT points, escape, limiting path
-from .networks import (  # noqa: E402
-    FeedForward,
-    QuadraticModel,
-    TwoLayer,
-    homogeneity_degree,
-    zero_preserving,
+# --- spiked_kernel: random-features kernels, sphere spectra, the zonal problem (docs/theory/spiked_kernel.md)
+from ._spiked_kernel.rf_kernel import (
+    arccos_kernel,
+    dk_dB,
+    dk_dB_relu,
+    gram_block,
+    kernel_from_scalars,
+    rf_kernel,
+    SpikedGamma,
 )
-from .flow_problem import FlowProblem, ebar, make_problem  # noqa: E402
-from .kkt import KKTResult, KKTSearchError, ncf_kkt  # noqa: E402
-from .escape import EscapePrediction, escape_time  # noqa: E402
-from .saddle import FirstSaddle, LimitingPath, SaddleSearchError, first_saddle, limiting_path  # noqa: E402
-
-__all__ += ["FeedForward", "FlowProblem", "QuadraticModel", "TwoLayer", "ebar", "homogeneity_degree",
-            "make_problem", "zero_preserving", "KKTResult", "KKTSearchError", "ncf_kkt",
-            "EscapePrediction", "escape_time", "FirstSaddle", "LimitingPath", "SaddleSearchError",
-            "first_saddle", "limiting_path"]
-
-# two-step part (issue 3): one and two large gradient steps
-from .one_step import OneStepPrediction, one_step  # noqa: E402
-from .outliers import CountResult, one_step_spike_count, outlier_count, phase_boundary, step_size  # noqa: E402
-from .phase import PhaseDiagram, finite_n_outlier_map, phase_diagram  # noqa: E402
-from .two_step import TwoStepOutlier, TwoStepPrediction, two_step  # noqa: E402
-
-__all__ += ["OneStepPrediction", "one_step", "CountResult", "one_step_spike_count", "outlier_count",
-            "phase_boundary", "step_size", "PhaseDiagram", "phase_diagram", "finite_n_outlier_map", "TwoStepOutlier",
-            "TwoStepPrediction", "two_step"]
-
-# spiked-kernel part (issue 4): random-features kernels, sphere spectra, zonal problem, one-step spike
-from .rf_kernel import SpikedGamma, arccos_kernel, dk_dB, dk_dB_relu, kernel_from_scalars, rf_kernel  # noqa: E402
-from .sphere import (  # noqa: E402
-    LinearSector,
-    SphereSpectrum,
+from ._spiked_kernel.sphere import (
     funk_hecke,
     gegenbauer_P,
     harmonic_multiplicity,
     linear_sector,
+    LinearSector,
     sphere_eigenvalues,
+    SphereSpectrum,
     zonal_harmonic,
 )
-from .spike import SpikeConstants, b_from_eta, eta_from_b, spike_constants  # noqa: E402
-from .zonal import ZonalEigen, first_order_mixing, zonal_limit_operator, zonal_top_eigenfunction  # noqa: E402
+from ._spiked_kernel.spike import b_from_eta, eta_from_b, spike_constants, SpikeConstants
+from ._spiked_kernel.zonal import (
+    first_order_mixing,
+    zonal_limit_operator,
+    zonal_top_eigenfunction,
+    ZonalEigen,
+)
 
-__all__ += ["SpikedGamma", "arccos_kernel", "dk_dB", "dk_dB_relu", "kernel_from_scalars", "rf_kernel",
-            "LinearSector", "SphereSpectrum", "funk_hecke", "gegenbauer_P", "harmonic_multiplicity",
-            "linear_sector", "sphere_eigenvalues", "zonal_harmonic", "SpikeConstants", "b_from_eta",
-            "eta_from_b", "spike_constants", "ZonalEigen", "first_order_mixing", "zonal_limit_operator",
-            "zonal_top_eigenfunction"]
+# --- gradient_flow: homogeneous networks, NCF KKT points, escape, the first saddle (docs/theory/gradient_flow.md)
+from ._gradient_flow.networks import (
+    FeedForward,
+    homogeneity_degree,
+    QuadraticModel,
+    TwoLayer,
+    zero_preserving,
+)
+from ._gradient_flow.problem import ebar, FlowProblem, make_problem
+from ._gradient_flow.kkt import KKTResult, KKTSearchError, ncf_kkt
+from ._gradient_flow.escape import escape_time, EscapePrediction
+from ._gradient_flow.saddle import first_saddle, FirstSaddle, limiting_path, LimitingPath, SaddleSearchError
 
-from .rf_kernel import gram_block  # noqa: E402  (Gram block on any array namespace)
 
-__all__ += ["gram_block"]
-
-# two-step bulk edge (deterministic, quadratic sigma, reused batch)
-from .two_step_edge import two_step_bulk_edge  # noqa: E402
-
-__all__ += ["two_step_bulk_edge"]
+__all__ = [
+    "Activation", "get_activation", "hermite_polynomial", "known_activations", "dual_activation",
+    "gaussian_moment", "hermite_coeff", "hermite_coeff_normalised", "hermite_coeffs", "hermite_he",
+    "information_exponent", "nonlinear_norm", "stein_moment", "make_target", "Target", "mp_atom", "mp_cdf",
+    "mp_density", "mp_edges", "mp_moment", "mp_moments", "mp_quantile", "mp_stieltjes", "mp_sv_atom",
+    "mp_sv_cdf", "mp_sv_density", "mp_sv_edges", "edge_margin", "largest_sv_scaling", "tracy_widom_cdf",
+    "tracy_widom_mean", "tracy_widom_pdf", "tracy_widom_quantile", "bgn_dtransform", "bgn_outlier",
+    "bgn_threshold", "BGNOutlier", "dtransform_threshold", "DTransformBulk", "one_step", "OneStepPrediction",
+    "CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
+    "finite_n_outlier_map", "phase_diagram", "PhaseDiagram", "two_step", "TwoStepOutlier",
+    "TwoStepPrediction", "two_step_bulk_edge", "arccos_kernel", "dk_dB", "dk_dB_relu", "gram_block",
+    "kernel_from_scalars", "rf_kernel", "SpikedGamma", "funk_hecke", "gegenbauer_P", "harmonic_multiplicity",
+    "linear_sector", "LinearSector", "sphere_eigenvalues", "SphereSpectrum", "zonal_harmonic", "b_from_eta",
+    "eta_from_b", "spike_constants", "SpikeConstants", "first_order_mixing", "zonal_limit_operator",
+    "zonal_top_eigenfunction", "ZonalEigen", "FeedForward", "homogeneity_degree", "QuadraticModel",
+    "TwoLayer", "zero_preserving", "ebar", "FlowProblem", "make_problem", "KKTResult", "KKTSearchError",
+    "ncf_kkt", "escape_time", "EscapePrediction", "first_saddle", "FirstSaddle", "limiting_path",
+    "LimitingPath", "SaddleSearchError",
+]

@@ -1,8 +1,8 @@
 """The classical verify checks run, pass at the quick level, and write their figures."""
 import json
 
-from rmtfl.compare.classical import checks
-from rmtfl.compare.verify import VerifyContext, run_verify
+from rmtfl.compare._classical import checks
+from rmtfl.compare import VerifyContext, run_verify
 
 
 def test_quick_verify_passes_and_writes_figures(tmp_path):

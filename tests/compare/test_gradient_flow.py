@@ -1,6 +1,6 @@
 """The gradient-flow verify checks run and pass at the quick level."""
-from rmtfl.compare.gradient_flow import checks
-from rmtfl.compare.verify import VerifyContext
+from rmtfl.compare._gradient_flow import checks
+from rmtfl.compare import VerifyContext
 
 
 def test_quick_checks_pass(tmp_path):

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from rmtfl.compare.spiked_kernel import checks
-from rmtfl.compare.verify import VerifyContext, run_verify
+from rmtfl.compare._spiked_kernel import checks
+from rmtfl.compare import VerifyContext, run_verify
 
 
 def test_checks_are_listed():
@@ -31,8 +31,8 @@ def test_checks_thread_the_backend_through(monkeypatch):
     # paths (GEMM + elementwise map in xp, dense eigh); the rows must match the numpy run to rounding
     import numpy as np
 
-    import rmtfl.numerics.kernels as kernels
-    from rmtfl.numerics.backend import Backend
+    import rmtfl.numerics._spiked_kernel.kernels as kernels
+    from rmtfl.numerics import Backend
 
     class _NumpyProxy:
         __name__ = "numpy_proxy"

@@ -1,6 +1,6 @@
 """The two-step verify checks: structure, and the cheap exact checks run end to end."""
-from rmtfl.compare.two_step import checks
-from rmtfl.compare.verify import VerifyContext
+from rmtfl.compare._two_step import checks
+from rmtfl.compare import VerifyContext
 
 
 def test_checks_listed():

@@ -363,7 +363,7 @@ def fake_cupy_installed(n_devices: int | None = 1):
     global _LOG
     import scipy.special
 
-    from rmtfl.numerics import backend as backend_mod
+    from rmtfl.numerics import _backend as backend_mod
 
     log = _Log()
     fake = _FakeCupy(log, n_devices)

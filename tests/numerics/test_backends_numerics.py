@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from rmtfl.numerics import gaussian_matrix, singular_values, spiked_matrix, top_singular_triplets
-from rmtfl.numerics.backend import Backend, get_backend, to_numpy
-from rmtfl.numerics.model import init_first_layer, init_second_layer, sample_inputs
-from rmtfl.numerics.sampling import device_normal
-from rmtfl.numerics.two_step import simulate_one_step, simulate_two_step
+from rmtfl.numerics import Backend, get_backend, to_numpy
+from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs
+from rmtfl.numerics import device_normal
+from rmtfl.numerics import simulate_one_step, simulate_two_step
 
 
 class _NumpyProxy:

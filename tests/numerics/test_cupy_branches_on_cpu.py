@@ -68,7 +68,7 @@ def _is_host(*arrays):
 
 # ------------------------------------------------------------------------------ the fake itself
 def test_fake_follows_cupys_host_device_rules(cp):
-    from rmtfl.numerics.backend import Backend, get_backend, to_numpy
+    from rmtfl.numerics import Backend, get_backend, to_numpy
 
     be = get_backend("cupy")
     assert isinstance(be, Backend) and be.name == "cupy" and be.xp is cp and get_backend("cupy") is be
@@ -98,8 +98,8 @@ def test_fake_follows_cupys_host_device_rules(cp):
 
 
 def test_fake_install_is_undone_and_real_failures_still_reported():
-    from rmtfl.numerics import backend as backend_mod
-    from rmtfl.numerics.backend import BackendUnavailable, get_backend
+    from rmtfl.numerics import _backend as backend_mod
+    from rmtfl.numerics import BackendUnavailable, get_backend
 
     before = {k: sys.modules.get(k) for k in _FAKE_MODULES}
     with fake_cupy_installed(n_devices=0):
@@ -122,7 +122,7 @@ def test_numpy_backend_takes_device_arrays_back_to_the_host(cp):
     # through .get() (np.asarray of a cupy array raises), e.g. measure_spiked(sp_on_gpu) with its
     # default backend="numpy"
     from rmtfl.numerics import measure_spiked, singular_values, spiked_matrix
-    from rmtfl.numerics.backend import get_backend
+    from rmtfl.numerics import get_backend
 
     h = np.arange(6.0).reshape(2, 3)
     back = get_backend("numpy").asarray(_dev(h))
@@ -209,7 +209,7 @@ def test_top_eigenpairs_match_numpy(cp):
 # ----------------------------------------------------------------------------------- samplers
 def test_host_drawn_samplers_are_bit_identical(cp):
     from rmtfl.numerics import gaussian_matrix, spiked_matrix
-    from rmtfl.numerics.model import init_first_layer, init_second_layer, sample_inputs
+    from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs
 
     for dtype in ("float64", "float32"):
         G = gaussian_matrix(30, 20, var=2.0, rng=4, dtype=dtype, backend="cupy")
@@ -231,8 +231,8 @@ def test_host_drawn_samplers_are_bit_identical(cp):
 
 def test_device_rng_uses_the_device_generator(cp):
     from rmtfl.numerics import gaussian_matrix, spiked_matrix
-    from rmtfl.numerics.model import init_first_layer, init_second_layer, sample_inputs
-    from rmtfl.numerics.sampling import device_normal
+    from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs
+    from rmtfl.numerics import device_normal
 
     def draws():
         return cp.log.generators, cp.log.draws
@@ -268,7 +268,7 @@ def test_device_rng_uses_the_device_generator(cp):
 @pytest.mark.parametrize("activation", ["tanh", "relu", "hermite(0, 1, 0.5)", "he3", "erf", "gelu", "sigmoid",
                                         "softplus", "relu^2", "step"])
 def test_gradient_steps_on_the_device_match_numpy(cp, activation):
-    from rmtfl.numerics.model import (correlation_grad, gd_steps, init_first_layer, init_second_layer,
+    from rmtfl.numerics._two_step.model import (correlation_grad, gd_steps, init_first_layer, init_second_layer,
                                       sample_inputs, sample_targets)
 
     rng = np.random.default_rng(9)
@@ -310,7 +310,7 @@ def _agree(a, b, tol, tol_vec=1e-8):
 
 @pytest.mark.parametrize("k", [None, 5])
 def test_simulations_match_numpy(cp, k):
-    from rmtfl.numerics.two_step import simulate_one_step, simulate_two_step
+    from rmtfl.numerics import simulate_one_step, simulate_two_step
 
     kw = dict(activation="tanh", target="linear", N=120, d=100, n=200, eta1=2.0, eta2=2.0, k=k)
     for extra in ({}, {"batch": "fresh", "n2": 150}, {"second_layer": "rademacher", "first_layer": "sphere"},
@@ -332,7 +332,7 @@ def test_simulations_match_numpy(cp, k):
 
 @pytest.mark.parametrize("k", [None, 5])
 def test_simulations_with_the_device_generator(cp, k):
-    from rmtfl.numerics.two_step import simulate_one_step, simulate_two_step
+    from rmtfl.numerics import simulate_one_step, simulate_two_step
 
     kw = dict(activation="tanh", target="linear", N=120, d=100, n=200, eta1=2.0, eta2=2.0, k=k)
     g0 = cp.log.generators
@@ -350,7 +350,7 @@ def test_simulations_with_the_device_generator(cp, k):
 
 
 def test_phase_diagram_matches_numpy(cp):
-    from rmtfl.numerics.two_step import empirical_phase_diagram
+    from rmtfl.numerics import empirical_phase_diagram
 
     kw = dict(activation="tanh", target="linear", N=60, d=60, n=120, alpha1=[0.0], alpha2=[0.0, 0.2], seeds=2,
               rng=0, k=4)
@@ -364,7 +364,7 @@ def test_phase_diagram_matches_numpy(cp):
 # ------------------------------------------------------------------------------------ kernels
 @pytest.mark.parametrize("act", ["relu", "step", "erf", "relu^2", "identity", "tanh", "hermite(0.5, 1, 0.5)"])
 def test_kernel_gram_and_activations_match_numpy(cp, act):
-    from rmtfl.numerics.kernels import activate, empirical_rf_kernel, kernel_gram, sample_sphere
+    from rmtfl.numerics import activate, empirical_rf_kernel, kernel_gram, sample_sphere
 
     X = sample_sphere(90, 5, rng=0) * 1.5
     v = np.eye(5)[2]
@@ -389,7 +389,7 @@ def test_kernel_gram_and_activations_match_numpy(cp, act):
 
 
 def test_activate_other_names_on_the_device(cp):
-    from rmtfl.numerics.kernels import activate
+    from rmtfl.numerics import activate
 
     Z = np.linspace(-3, 3, 24).reshape(4, 6)
     for act in ("sigmoid", "softplus", "relu^3", "square", "he3n", "gelu", "linear"):
@@ -399,7 +399,7 @@ def test_activate_other_names_on_the_device(cp):
 
 
 def test_kernel_spectra_and_experiments_match_numpy(cp):
-    from rmtfl.numerics.kernels import (eigvec_alignment, gram_alignment, gram_degree_eigenvalues, kernel_gram,
+    from rmtfl.numerics._spiked_kernel.kernels import (eigvec_alignment, gram_alignment, gram_degree_eigenvalues, kernel_gram,
                                         linear_sector_gram, sample_sphere, top_gram_eigenpairs)
 
     X = sample_sphere(200, 6, rng=0)
@@ -436,7 +436,7 @@ def test_kernel_spectra_and_experiments_match_numpy(cp):
 
 # -------------------------------------------------------------------------- spiked features
 def test_spiked_features_match_numpy(cp):
-    from rmtfl.numerics.spiked_features import generalisation_experiment, one_step_weights, ridge_predict
+    from rmtfl.numerics import generalisation_experiment, one_step_weights, ridge_predict
 
     for act in ("relu", "tanh"):
         a = one_step_weights(act, "hermite(0, 1, 0.5)", 20, 30, 40, 2.0, rng=3)
@@ -461,9 +461,9 @@ def test_spiked_features_match_numpy(cp):
 
 # ------------------------------------------------------------------------------------- sweeps
 def test_sweep_tasks_match_numpy(cp, tmp_path, capsys):
-    from rmtfl.cli import main
+    from rmtfl.cli._main import main
     from rmtfl.sweep import run_sweep
-    from rmtfl.sweep.experiments import bbp_task, get_experiment, kernel_task, one_step_task, two_step_task
+    from rmtfl.sweep._experiments import bbp_task, get_experiment, kernel_task, one_step_task, two_step_task
 
     cases = [(bbp_task, {"theta": 2.0, "N": 60, "psi": 1.5}),
              (two_step_task, {"N": 60, "alpha1": 0.2, "alpha2": 0.3}),
@@ -491,7 +491,7 @@ def test_sweep_tasks_match_numpy(cp, tmp_path, capsys):
 
 # ---------------------------------------------------------------------------------------- CLI
 def test_cli_simulate_commands_with_backend_cupy(cp, capsys):
-    from rmtfl.cli import main
+    from rmtfl.cli._main import main
 
     def run(argv):
         rc = main(argv + ["--json"])
@@ -532,8 +532,8 @@ def test_cli_simulate_commands_with_backend_cupy(cp, capsys):
 
 
 def test_verify_quick_with_backend_cupy(cp, tmp_path, capsys):
-    from rmtfl.cli import main
-    from rmtfl.compare.verify import VerifyContext, run_verify
+    from rmtfl.cli._main import main
+    from rmtfl.compare import VerifyContext, run_verify
 
     rc = main(["verify", "--quick", "--backend", "cupy", "--out", str(tmp_path), "--json"])
     out = capsys.readouterr().out

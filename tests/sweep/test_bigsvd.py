@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from rmtfl.numerics.model import gd_steps
-from rmtfl.theory.targets import make_target
-from rmtfl.sweep.bigsvd import materialise_inputs, top_singular_values_dask, two_step_w2_dask
+from rmtfl.numerics import gd_steps
+from rmtfl.theory import make_target
+from rmtfl.sweep._bigsvd import materialise_inputs, top_singular_values_dask, two_step_w2_dask
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,7 @@ def test_two_step_task_is_deterministic_and_measures():
 
 def test_one_step_sweep_crosses_bbp_threshold():
     """Below eta_c no outlier, well above it one (two_step.md §3.3: tanh, linear target, psi=1, phi=2)."""
-    from rmtfl.theory.one_step import one_step
+    from rmtfl.theory import one_step
 
     exp = get_experiment("one-step")
     eta_c = one_step("tanh", "linear", 1.0, 2.0, 1.0).threshold
@@ -53,7 +53,7 @@ def test_one_step_sweep_crosses_bbp_threshold():
 
 def _has_gpu():
     try:
-        from rmtfl.numerics.backend import get_backend
+        from rmtfl.numerics import get_backend
 
         get_backend("cupy")
         return True
@@ -63,7 +63,7 @@ def _has_gpu():
 
 @pytest.mark.skipif(_has_gpu(), reason="checks the no-GPU error path")
 def test_cupy_backend_without_gpu_is_a_clear_error(tmp_path, capsys):
-    from rmtfl.cli import main
+    from rmtfl.cli._main import main
 
     rc = main(["sweep", "two-step", "--N", "40", "--seeds", "1", "--backend", "cupy", "--workers", "0",
                "--store", str(tmp_path / "g.sqlite"), "--no-progress"])

@@ -1,8 +1,8 @@
-"""Grids, canonical parameters, task keys and per-task seeds (rmtfl.sweep.grid)."""
+"""Grids, canonical parameters, task keys and per-task seeds (rmtfl.sweep._grid)."""
 import numpy as np
 import pytest
 
-from rmtfl.sweep.grid import (canonical_params, normalise_params, parse_axis, product_grid, seed_indices,
+from rmtfl.sweep._grid import (canonical_params, normalise_params, parse_axis, product_grid, seed_indices,
                               task_key, task_seed)
 
 

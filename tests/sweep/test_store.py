@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rmtfl.sweep.store import APPLICATION_ID, ResultStore, TaskResult, to_table
+from rmtfl.sweep._store import APPLICATION_ID, ResultStore, TaskResult, to_table
 
 
 def _res(key, status="ok", m=1.0, **kw):
@@ -95,7 +95,7 @@ def test_directory_and_empty_file(tmp_path):
 
 _WRITER = textwrap.dedent("""
     import sys
-    from rmtfl.sweep.store import ResultStore, TaskResult
+    from rmtfl.sweep import ResultStore, TaskResult
     path, start, stop = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     st = ResultStore(path)
     wrote = 0
@@ -127,7 +127,7 @@ def test_retry_locked_waits_out_an_unwaited_lock():
     # "database is locked" without calling its busy handler (seen in CI); the open is retried.
     import sqlite3
 
-    from rmtfl.sweep.store import _retry_locked
+    from rmtfl.sweep._store import _retry_locked
 
     calls = []
 

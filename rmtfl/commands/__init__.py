@@ -1,1 +1,0 @@
-"""Subcommands of the ``rmtfl`` CLI, one module per part; each has ``register(groups, top)``."""

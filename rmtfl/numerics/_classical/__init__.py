@@ -1,0 +1,3 @@
+"""Sampled matrices, spectra and certified top-k solvers.
+
+Private: import from ``rmtfl.numerics``."""

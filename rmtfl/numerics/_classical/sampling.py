@@ -1,0 +1,192 @@
+"""Gaussian and spiked random matrices (the classical random-matrix samples).
+
+Normalisation: ``W0`` is ``N x d`` with iid ``N(0, var/d)`` entries
+(conventions.md §4, ``var = 1``), so its singular values fill
+``sqrt(var) [|1 - sqrt(psi)|, 1 + sqrt(psi)]`` with ``psi = N/d``.  The spiked
+matrix is ``W = W0 + sum_i theta_i u_i v_i^T`` (two_step.md §2) with ``U``
+(``N x r``) and ``V`` (``d x r``) random orthonormal frames, drawn
+independently of ``W0`` and of each other (Haar, via QR of a Gaussian matrix
+with sign-fixed ``R`` diagonal).
+
+Randomness: ``rng`` is a seed or ``numpy.random.Generator``; numbers are drawn
+on the host and moved to the backend with ``Backend.asarray`` (same seed =>
+same matrix on every backend).  With ``device_rng=True`` the Gaussian noise is
+drawn by the backend's own generator instead (cupy's ``default_rng`` on the
+device, seeded by one integer drawn from ``rng``): reproducible for a given
+seed and backend, but a *different stream* from the host one, so numpy and cupy
+then see different matrices (faster on a GPU: no host draw, no transfer).
+``spiked_matrix`` spawns three children (noise, U, V), so the noise does not
+depend on the number of spikes.
+
+Examples
+--------
+>>> W = gaussian_matrix(4, 8, rng=0)
+>>> W.shape, W.dtype.name
+((4, 8), 'float64')
+>>> sp = spiked_matrix(50, 40, [3.0, 2.0], rng=1)
+>>> sp.W.shape, sp.U.shape, sp.V.shape
+((50, 40), (50, 2), (40, 2))
+>>> bool(abs(sp.U.T @ sp.U - np.eye(2)).max() < 1e-12)
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rmtfl._validate import check_finite_array, check_int, check_positive
+from .._backend import get_backend, resolve_dtype
+
+__all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix", "device_normal"]
+
+
+def device_normal(rng, shape, dtype, backend):
+    """Standard normals of ``shape``/``dtype`` drawn by ``backend``'s own generator.
+
+    The generator (``Backend.device_rng``: cupy's ``default_rng`` on cupy, numpy's on
+    numpy) is seeded with one integer drawn from the host ``rng``, so a seed gives the
+    same numbers on a given backend; it is a different stream from the host draws.
+
+    >>> device_normal(0, (2, 3), "float32", "numpy").dtype.name
+    'float32'
+    """
+    be = get_backend(backend)
+    dt = resolve_dtype(dtype)
+    seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
+    return be.device_rng(seed).standard_normal(shape, dtype=dt)
+
+
+def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64", backend="numpy",
+                    device_rng: bool = False):
+    """``N x d`` matrix with iid ``N(0, var/d)`` entries, on ``backend`` in ``dtype``.
+
+    ``device_rng=True``: drawn by the backend's generator (a different stream, see the module notes).
+
+    >>> float(abs(gaussian_matrix(200, 300, rng=0)).max()) < 1.0
+    True
+    """
+    N = check_int("N", N, 1)
+    d = check_int("d", d, 1)
+    var = check_positive("var", var)
+    dt = resolve_dtype(dtype)
+    be = get_backend(backend)
+    rng = np.random.default_rng(rng)
+    if device_rng:
+        Z = device_normal(rng, (N, d), dt, be)
+        Z *= dt.type(np.sqrt(var / d))
+        return Z
+    Z = rng.standard_normal((N, d), dtype=dt)
+    Z *= dt.type(np.sqrt(var / d))
+    return be.asarray(Z)
+
+
+def haar_frame(n: int, r: int, rng=None) -> np.ndarray:
+    """``n x r`` matrix with orthonormal columns, Haar distributed (host float64).
+
+    >>> Q = haar_frame(5, 2, rng=0)
+    >>> bool(np.allclose(Q.T @ Q, np.eye(2)))
+    True
+    """
+    n = check_int("n", n, 1)
+    r = check_int("r", r, 0, n)
+    rng = np.random.default_rng(rng)
+    if r == 0:
+        return np.zeros((n, 0))
+    Q, R = np.linalg.qr(rng.standard_normal((n, r)))
+    return Q * np.sign(np.diag(R))[None, :]
+
+
+@dataclass(frozen=True)
+class SpikedMatrix:
+    """``W = W0 + U diag(theta) V^T``: ``W`` on the requested backend, ``U``/``V``/``theta`` on the host."""
+
+    W: object
+    U: np.ndarray
+    V: np.ndarray
+    theta: np.ndarray
+
+    @property
+    def rank(self) -> int:
+        return int(self.theta.size)
+
+
+def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="float64",
+                  backend="numpy", device_rng: bool = False) -> SpikedMatrix:
+    """Spiked matrix ``W0 + sum_i theta_i u_i v_i^T`` (two_step.md §2; ``u_i`` on the N side).
+
+    ``theta`` is a scalar or a 1-d array of ``r <= min(N, d)`` non-negative strengths.
+    ``device_rng=True``: the noise ``W0`` is drawn by the backend's generator (a different
+    stream); the frames ``U``, ``V`` are always drawn on the host.
+
+    >>> sp = spiked_matrix(30, 20, 2.0, rng=0)
+    >>> sp.rank, sp.theta.tolist()
+    (1, [2.0])
+    """
+    N = check_int("N", N, 1)
+    d = check_int("d", d, 1)
+    th = np.atleast_1d(check_finite_array("theta", theta, dtype_kind="f")).astype(np.float64)
+    if th.ndim != 1:
+        raise ValueError(f"theta must be a scalar or a 1-d array, got shape {th.shape}")
+    if np.any(th < 0):
+        raise ValueError(f"theta must be >= 0, got {theta!r}")
+    if th.size > min(N, d):
+        raise ValueError(f"the number of spikes must be <= min(N, d) = {min(N, d)}, got {th.size}")
+    be = get_backend(backend)
+    dt = resolve_dtype(dtype)
+    r_noise, r_u, r_v = np.random.default_rng(rng).spawn(3)
+    U = haar_frame(N, th.size, r_u)
+    V = haar_frame(d, th.size, r_v)
+    if device_rng:
+        W = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend=be, device_rng=True)
+        W += be.asarray(U * th[None, :], dtype=dt) @ be.asarray(V.T, dtype=dt)
+        return SpikedMatrix(W, U, V, th)
+    W0 = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend="numpy")
+    W = W0 + ((U * th[None, :]) @ V.T).astype(dt)
+    return SpikedMatrix(be.asarray(W), U, V, th)
+
+
+@dataclass(frozen=True)
+class SpikedMeasurement:
+    """Measured outliers of a :class:`SpikedMatrix`.
+
+    ``s``: the top ``r`` singular values (descending); ``cos2_left[i]`` /
+    ``cos2_right[i]``: squared overlap of the ``i``-th top left (N side) / right
+    (d side) singular vector with the planted ``u_i`` / ``v_i`` of the
+    ``i``-th largest ``theta``; ``n_outliers``: values above ``edge``, the MP edge
+    plus a Tracy–Widom margin (:func:`rmtfl.theory.edge_margin`); ``complete``
+    as in :class:`rmtfl.numerics.TopTriplets`.
+    """
+
+    s: np.ndarray
+    cos2_left: np.ndarray
+    cos2_right: np.ndarray
+    n_outliers: int
+    edge: float
+    complete: bool
+
+
+def measure_spiked(sp: SpikedMatrix, rng=None, var: float = 1.0, p: float = 0.99, backend="numpy",
+                   method: str = "auto") -> SpikedMeasurement:
+    """Top singular triplets of ``sp.W`` matched to the planted spikes (sorted by decreasing ``theta``).
+
+    >>> m = measure_spiked(spiked_matrix(400, 200, [4.0], rng=0), rng=1)
+    >>> m.n_outliers, bool(m.cos2_left[0] > 0.8)
+    (1, True)
+    """
+    from rmtfl.theory import edge_margin
+    from .spectra import squared_overlaps, top_singular_triplets
+
+    N, d = sp.W.shape
+    r = max(sp.rank, 1)
+    edge = edge_margin(N, d, var=var, p=p)
+    top = top_singular_triplets(sp.W, min(r, min(N, d)), rng=rng, edge=edge, backend=backend, method=method)
+    order = np.argsort(-sp.theta, kind="stable")
+    U, V = sp.U[:, order], sp.V[:, order]
+    k = sp.rank
+    cl = np.array([squared_overlaps(top.U[:, i], U[:, i])[0, 0] for i in range(k)])
+    cr = np.array([squared_overlaps(top.V[:, i], V[:, i])[0, 0] for i in range(k)])
+    return SpikedMeasurement(top.s[:k].copy(), cl, cr, int(top.n_above), float(edge), bool(top.complete))
+
+
+__all__ += ["SpikedMeasurement", "measure_spiked"]

@@ -1,0 +1,3 @@
+"""The gradient flow from small initialisation and its measurements.
+
+Private: import from ``rmtfl.numerics``."""

@@ -1,0 +1,3 @@
+"""Kernel Gram matrices and one-step spiked features.
+
+Private: import from ``rmtfl.numerics``."""

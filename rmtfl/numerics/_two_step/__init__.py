@@ -1,0 +1,3 @@
+"""The two-layer model, its gradient steps and the one- and two-step simulations.
+
+Private: import from ``rmtfl.numerics``."""

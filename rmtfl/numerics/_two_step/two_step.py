@@ -1,0 +1,377 @@
+"""Sampling and measuring one and two large gradient steps (two_step.md §3, §5, §9).
+
+Normalisation as in :mod:`rmtfl.numerics._two_step.model` (conventions.md §4–§5):
+``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``x ~ N(0, I_d)``,
+correlation-loss steps ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)`` with ``a`` fixed.
+Target directions are ``e_1, ..., e_R`` (the first coordinates).
+
+Measured: the singular values of ``W_T`` (all, or the top ``k`` with a
+completeness check at the bulk edge plus a Tracy–Widom margin, two_step.md §9),
+the squared cosines of the top singular vectors with each ``beta*_r`` (right,
+d side) and with ``a^{⊙(j+1)}`` (left, N side), and the number of singular
+values beyond ``1 + sqrt(psi)`` plus the Tracy–Widom margin
+(:func:`rmtfl.numerics.count_outliers`).
+
+Examples
+--------
+>>> r = simulate_two_step(activation="tanh", target="linear", N=200, d=200, n=400,
+...                       eta1=1.5, eta2=1.5, rng=0, k=5)
+>>> r.singular_values.shape, r.cos2_target.shape[1]
+((5,), 1)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rmtfl._validate import check_choice, check_int, check_nonnegative, check_real
+from rmtfl.theory import get_activation
+from rmtfl.theory import make_target
+from .._backend import get_backend, resolve_dtype, to_numpy
+from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+from .._classical.spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
+
+__all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "empirical_phase_diagram",
+           "taylor_term_weights", "separated_count", "quadratic_bulk"]
+
+
+@dataclass(frozen=True)
+class StepSimulation:
+    """Measurements on ``W_T`` after one or two steps.
+
+    Attributes
+    ----------
+    singular_values : ndarray
+        All ``min(N, d)`` singular values (``k=None``) or the top ones (at least ``k``,
+        more if more lie above the edge), descending.
+    cos2_target : ndarray (n_vec, R)
+        ``cos^2(v_i, beta*_r)`` for the top right singular vectors ``v_i``.
+    cos2_a_powers : ndarray (n_vec, J)
+        ``cos^2(u_i, a^{⊙(j+1)})``, ``j = 0..J-1`` (column 0 is the alignment with ``a``).
+    outlier_count : int
+        Singular values above ``edge``.
+    edge : float
+        ``1 + sqrt(N/d)`` plus the Tracy–Widom margin at ``p = 0.99``.
+    complete : bool
+        Every singular value above ``edge`` is among ``singular_values``.
+    params : dict
+        Resolved parameters (JSON-friendly).
+    """
+
+    singular_values: np.ndarray
+    cos2_target: np.ndarray
+    cos2_a_powers: np.ndarray
+    outlier_count: int
+    edge: float
+    complete: bool
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"singular_values": self.singular_values.tolist(), "cos2_target": self.cos2_target.tolist(),
+                "cos2_a_powers": self.cos2_a_powers.tolist(), "outlier_count": self.outlier_count,
+                "edge": self.edge, "complete": self.complete, "params": self.params}
+
+
+def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
+    from rmtfl.theory import edge_margin
+
+    edge = float(edge_margin(N, d, p=p_margin))
+    m = min(N, d)
+    if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
+        s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
+        n_out = int(np.count_nonzero(s_all > edge))
+        if n_out > U.shape[1]:
+            s_all, _, U, V = dense_spectrum_and_top(W, min(n_out, m), backend=be)
+        s, complete = s_all, True
+    elif k is None:
+        s_all = singular_values(W, backend=be)
+        n_out = int(np.count_nonzero(s_all > edge))
+        top = top_singular_triplets(W, min(max(n_vec, n_out), m), rng=rng, backend=be)
+        s, U, V, complete = s_all, top.U, top.V, True
+    else:  # top k (the solver is chosen by top_singular_triplets: mixed precision up to m = 2000)
+        top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
+        s, U, V, complete = top.s, top.U, top.V, top.complete
+    U = U[:, :n_vec]
+    V = V[:, :n_vec]
+    R = target.rank
+    B = target.direction_matrix(d)
+    if target.directions is None:
+        cos_t = (V[:R, :].T) ** 2 / np.sum(V**2, axis=0)[:, None]
+    else:
+        cos_t = (V.T @ B.T) ** 2 / np.sum(V**2, axis=0)[:, None]
+    a_h = to_numpy(a).astype(np.float64)
+    Apow = np.stack([a_h ** (j + 1) for j in range(a_powers)], axis=1)
+    Apow /= np.linalg.norm(Apow, axis=0)
+    cos_a = (U.T.astype(np.float64) @ Apow) ** 2 / np.sum(U.astype(np.float64) ** 2, axis=0)[:, None]
+    return (np.asarray(s, dtype=np.float64), cos_t.astype(np.float64), cos_a,
+            int(np.count_nonzero(np.asarray(s) > edge)), edge, bool(complete))
+
+
+def _check_common(N, d, n, dtype, backend, k):
+    N = check_int("N", N, lo=1)
+    d = check_int("d", d, lo=1)
+    n = check_int("n", n, lo=1)
+    resolve_dtype(dtype)
+    get_backend(backend)
+    if k is not None:
+        k = check_int("k", k, lo=1, hi=min(N, d))
+    return N, d, n, k
+
+
+def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused", rng=None, k=None,
+                      dtype="float64", backend="numpy", n2=None, noise=0.0, first_layer="gaussian",
+                      second_layer="gaussian", n_vectors=None, a_powers=3,
+                      device_rng: bool = False) -> StepSimulation:
+    """Sample ``W_0, a``, the data and two steps; measure the spectrum and alignments of ``W_2``.
+
+    Parameters
+    ----------
+    activation, target
+        ``sigma`` and the target (:func:`rmtfl.theory.make_target`; links centred).
+    N, d, n : int
+        Width, input dimension, first-batch size (sizes up to 8000 are fine in float32).
+    eta1, eta2 : float
+        Step sizes (``eta = c N^alpha``, see :func:`rmtfl.theory.step_size`).
+    batch : {"reused", "fresh"}
+        ``"fresh"`` draws an independent second batch of size ``n2`` (required).
+    n2 : int
+        Size of the fresh second batch (its own parameter; ``phi2 = n2/d``).
+        Must be ``None`` or equal to ``n`` for a reused batch.
+    rng : seed or Generator
+        Children are spawned for (W0, a, X1, X2, noise, solver start vector).
+    k : int, optional
+        Only the top ``k`` singular values (and every one above the edge), certified complete
+        (:func:`rmtfl.numerics.top_singular_triplets`: the mixed-precision dense solver up to
+        ``min(N, d) = 2000``, values to float64 accuracy).
+    dtype : {"float64", "float32"}
+    backend : {"numpy", "cupy"}
+        On cupy the steps run on the device and the spectrum is the dense device
+        ``eigvalsh``/``eigh`` of the smaller Gram side (no iterative device solver).
+    device_rng : bool
+        ``False`` (default): every random number is drawn on the host, so the same
+        ``rng`` gives bit-identical inputs on numpy and cupy.  ``True``: ``W0``, ``a``
+        (gaussian law) and ``X`` come from the backend's own generator
+        (:func:`rmtfl.numerics.device_normal`), a *different stream*.
+    noise : float
+        Extra label-noise standard deviation.
+    first_layer, second_layer : laws of ``W_0`` and ``a``.
+    n_vectors : int, optional
+        How many top singular vectors to measure (default ``max(3, outliers + 1)``).
+    a_powers : int
+        Number of powers ``a^{⊙(j+1)}`` for the left alignments.
+
+    Returns
+    -------
+    StepSimulation
+    """
+    check_choice("batch", batch, ("reused", "fresh"))
+    N, d, n, k = _check_common(N, d, n, dtype, backend, k)
+    if batch == "fresh":
+        if n2 is None:
+            raise ValueError("n2 (the fresh second batch size, an integer >= 1) must be given for batch='fresh'")
+        n2 = check_int("n2", n2, lo=1)
+    elif n2 is not None and check_int("n2", n2, lo=1) != n:
+        raise ValueError(f"n2 must be None (or equal n) for batch='reused', got {n2!r}")
+    return _simulate([eta1, eta2], batch, activation=activation, target=target, N=N, d=d, n=n, n2=n2,
+                     rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
+                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
+
+
+def simulate_one_step(*, activation, target, N, d, n, eta, rng=None, k=None, dtype="float64",
+                      backend="numpy", noise=0.0, first_layer="gaussian", second_layer="gaussian",
+                      n_vectors=None, a_powers=3, device_rng: bool = False) -> StepSimulation:
+    """One step ``W_1 = W_0 + eta G``; same measurements (and ``backend``/``device_rng``) as
+    :func:`simulate_two_step`.
+
+    >>> r = simulate_one_step(activation="tanh", target="linear", N=150, d=150, n=300, eta=3.0, rng=1, k=3)
+    >>> r.outlier_count
+    1
+    """
+    N, d, n, k = _check_common(N, d, n, dtype, backend, k)
+    return _simulate([eta], "reused", activation=activation, target=target, N=N, d=d, n=n, n2=None,
+                     rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
+                     second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
+
+
+def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, backend, noise,
+              first_layer, second_layer, n_vectors, a_powers, device_rng=False):
+    act = get_activation(activation)
+    t = make_target(target)
+    noise = check_nonnegative("noise", noise)
+    if noise:
+        t = make_target(t, noise=math.hypot(noise, t.noise))
+    etas = [check_real(f"eta{i + 1}", e) for i, e in enumerate(etas)]
+    a_powers = check_int("a_powers", a_powers, lo=1, hi=8)
+    if t.rank > d:
+        raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
+    be = get_backend(backend)
+    dev = bool(device_rng)
+    W, a, batches, g_solve = _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer,
+                                              second_layer, dev)
+    del batches
+    nv = n_vectors if n_vectors is not None else 3
+    nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
+    s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
+                                                      max(nv, 1), a_powers)
+    if n_vectors is None and n_out + 1 > nv:  # measure every outlier's vectors
+        s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
+                                                          min(n_out + 1, min(N, d)), a_powers)
+    params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
+              "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
+              "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
+    return StepSimulation(s, cos_t, cos_a, n_out, edge, complete, params)
+
+
+def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer, second_layer, dev):
+    """Draw ``W_0, a`` and the batches from ``rng`` (children: W0, a, X1, X2, noise, solver) and take
+    the steps; returns ``(W_T, a, batches, solver rng)``.  ``W_0`` is not kept, so ``gd_steps`` may
+    free it after the first step."""
+    g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
+    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be, device_rng=dev)
+    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be, device_rng=dev)
+    eps1, eps2 = g_eps.spawn(2)
+    y1 = sample_targets(X1, t, rng=eps1)
+    if batch == "fresh":
+        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be, device_rng=dev)
+        batches = [(X1, y1), (X2, sample_targets(X2, t, rng=eps2))]
+    else:
+        batches = (X1, y1)
+    W = gd_steps(init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be, device_rng=dev),
+                 a, batches, etas, act)
+    return W, a, batches, g_solve
+
+
+def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int = 5, noise=0.0):
+    """Top singular values of the bulk ``H = W_2 - P`` of two reused-batch steps, quadratic ``sigma``.
+
+    For ``sigma = c0 + He1 + c2 He2`` (``mu1 = 1``) the low-rank part of ``W_2`` is exactly
+    ``P = (eta1 + eta2) a beta_hat^T + 2 c2 eta1 eta2 a^{⊙2} (M beta_hat)^T`` with
+    ``beta_hat = X^T y / n`` and ``M = X^T diag(y) X / n`` (two_step.md §5.4), computed here from
+    the sample itself; ``W_2`` comes from real gradient steps (same draws as
+    :func:`simulate_two_step` with the same ``rng``).  Normalisation as in the module.  Compare
+    with :func:`rmtfl.theory.two_step_bulk_edge` (the deterministic edge of ``H``).
+
+    >>> s = quadratic_bulk(activation="hermite(0, 1, 0.5)", target="linear", N=150, d=150, n=300,
+    ...                    eta1=2.0, eta2=2.0, rng=0, k=2)
+    >>> s.shape, bool(s[0] < 3.0)
+    ((2,), True)
+    """
+    from rmtfl.theory._two_step.bulk_edge import quadratic_c2
+
+    c2 = quadratic_c2(activation)
+    act = get_activation(activation)
+    t = make_target(target)
+    noise = check_nonnegative("noise", noise)
+    if noise:
+        t = make_target(t, noise=math.hypot(noise, t.noise))
+    N, d, n, k = _check_common(N, d, n, "float64", "numpy", k)
+    eta1, eta2 = check_real("eta1", eta1), check_real("eta2", eta2)
+    be = get_backend("numpy")
+    W, a, (X, y), _ = _sample_and_step([eta1, eta2], "reused", act, t, N, d, n, None, rng, "float64", be,
+                                       "gaussian", "gaussian", False)
+    beta_hat = X.T @ y / n
+    m_beta = X.T @ (y * (X @ beta_hat)) / n
+    W -= (eta1 + eta2) * np.outer(a, beta_hat) + 2.0 * c2 * eta1 * eta2 * np.outer(a * a, m_beta)
+    return singular_values(W)[:k]
+
+
+def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,
+                            batch="reused", n2=None, seeds=2, rng=None, k=12, dtype="float64",
+                            backend="numpy", rel_gap=0.15, device_rng: bool = False):
+    """Outlier counts of ``W_2`` over an ``(alpha1, alpha2)`` grid, averaged over seeds.
+
+    ``eta_t = c_t N^{alpha_t}``.  Returns a dict with ``alpha1``, ``alpha2`` (1-d grids),
+    ``mean_count`` and ``stderr`` (shape ``(len(alpha2), len(alpha1))``): the mean number of
+    singular values beyond the edge plus Tracy–Widom margin, and ``extra`` = ``mean_count - 1``
+    (outliers beyond the first direction, comparable with ``Lambda``), and ``mean_separated``:
+    the mean :func:`separated_count` (values split from the bulk by a relative gap ``rel_gap``),
+    the better finite-``N`` proxy when large steps widen the bulk.
+
+    >>> r = empirical_phase_diagram(activation="tanh", target="linear", N=120, d=120, n=240,
+    ...                             alpha1=[0.0], alpha2=[0.0], seeds=1, rng=0, k=4)
+    >>> r["mean_count"].shape
+    (1, 1)
+    """
+    from rmtfl.theory import step_size
+
+    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
+    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
+    seeds = check_int("seeds", seeds, lo=1)
+    kids = np.random.default_rng(rng).spawn(a1.size * a2.size)
+    counts = np.zeros((a2.size, a1.size, seeds))
+    sep = np.zeros_like(counts)
+    for i, al2 in enumerate(a2):
+        for j, al1 in enumerate(a1):
+            e1, e2 = step_size(c1, N, al1), step_size(c2, N, al2)
+            for s_, g in enumerate(kids[i * a1.size + j].spawn(seeds)):
+                r = simulate_two_step(activation=activation, target=target, N=N, d=d, n=n, eta1=e1, eta2=e2,
+                                      batch=batch, n2=n2, rng=g, k=k, dtype=dtype, backend=backend,
+                                      n_vectors=1, device_rng=device_rng)
+                counts[i, j, s_] = r.outlier_count
+                sep[i, j, s_] = separated_count(r.singular_values, rel_gap=rel_gap)
+    mean = counts.mean(axis=2)
+    se = counts.std(axis=2, ddof=1) / math.sqrt(seeds) if seeds > 1 else np.zeros_like(mean)
+    return {"alpha1": a1, "alpha2": a2, "mean_count": mean, "stderr": se, "extra": mean - 1.0,
+            "mean_separated": sep.mean(axis=2), "rel_gap": rel_gap,
+            "N": N, "d": d, "n": n, "batch": batch, "seeds": seeds}
+
+
+def separated_count(s, rel_gap: float = 0.15) -> int:
+    """Number of top singular values separated from the rest by a relative gap.
+
+    ``max{i : s_i / s_{i+1} > 1 + rel_gap}`` (0 if none) over the values given (descending).
+    Unlike the count beyond ``1 + sqrt(psi)`` plus a Tracy–Widom margin, it is insensitive
+    to a bulk widened by the ``O(eta N^{-1/2})`` remainder of large steps (two_step.md §5.4, §9),
+    whose top values are packed at relative spacing ``~N^{-2/3}``.
+
+    >>> separated_count([20.0, 4.5, 2.6, 2.55, 2.5])
+    2
+    >>> separated_count([2.05, 2.0, 1.98])
+    0
+    """
+    v = np.asarray(s, dtype=float)
+    v = v[v > 0]
+    if v.size < 2:
+        return 0
+    ratio = v[:-1] / v[1:]
+    idx = np.nonzero(ratio > 1.0 + rel_gap)[0]
+    return int(idx[-1] + 1) if idx.size else 0
+
+
+def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3):
+    """Exact per-sample weights of the Taylor terms of ``W_2`` (two_step.md §5.1), averaged over neurons.
+
+    Returns an array ``(kmax, n2)`` with row ``k - 1`` equal to
+    ``(1/N) sum_j sigma^(k+1)(Z_ji) D_ji^k``, ``Z = W0 X2^T`` and
+    ``D = (1/n1) sigma'(W0 X1^T) diag(y1) X1 X2^T`` (reused when ``X2`` is None).
+    Since ``D`` does not involve ``a``, the ``k``-th Taylor term is
+    ``diag(a^{⊙(k+1)}) (...)``, whose projection on ``a^{⊙(k+1)}`` has exactly these
+    weights; §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory._two_step.spike_vectors.P_k`).
+    A diagnostic of the mean-replacement step; costs ``O(N n d)``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> W0 = init_first_layer(30, 20, rng=rng); X = sample_inputs(40, 20, rng=rng)
+    >>> float(np.abs(taylor_term_weights("hermite(0, 1, 0.5)", W0, X, X[:, 0], kmax=2)[1]).max())
+    0.0
+    """
+    from .model import _sigma_prime
+
+    act = get_activation(activation)
+    kmax = check_int("kmax", kmax, lo=1, hi=8)
+    if X2 is None:
+        X2 = X1
+    n1 = X1.shape[0]
+    S = _sigma_prime(act, W0 @ X1.T)
+    S *= y1[None, :]
+    D = (S @ X1) @ X2.T
+    D /= n1
+    del S
+    Z = W0 @ X2.T
+    out = np.zeros((kmax, X2.shape[0]))
+    Dk = np.ones_like(D)
+    for k in range(1, kmax + 1):
+        Dk *= D
+        out[k - 1] = to_numpy((act.derivative(k + 1, Z) * Dk).mean(axis=0))
+    return out

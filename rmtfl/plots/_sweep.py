@@ -1,0 +1,88 @@
+"""Plots of sweep results: (alpha1, alpha2) phase maps and the two-step phase boundaries.
+
+Axes are the step-size exponents of ``eta_t = c_t N^{alpha_t}`` (conventions.md §5);
+colour is an outlier count (two_step.md §6), theoretical or the mean over seeds.
+
+Examples
+--------
+>>> import numpy as np, matplotlib
+>>> matplotlib.use("Agg")
+>>> a = np.linspace(0, 0.45, 4)
+>>> ax = plot_phase_map(a, a, np.zeros((4, 4)), title="demo")
+>>> ax.get_title()
+'demo'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_phase_map", "plot_phase_boundaries"]
+
+
+def _edges(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    if v.size == 1:
+        return np.array([v[0] - 0.025, v[0] + 0.025])
+    mid = (v[1:] + v[:-1]) / 2
+    return np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
+
+
+def plot_phase_map(alpha1, alpha2, values, ax=None, *, title: str = "", vmax=None, cmap="viridis",
+                   label: str = "outliers beyond the first", annotate: bool = False):
+    """Colour map of ``values[i, j]`` at ``(alpha1[i], alpha2[j])`` (``alpha1`` on x, ``alpha2`` on y).
+
+    ``values`` has shape ``(len(alpha1), len(alpha2))``; NaN cells stay blank.
+    ``annotate`` writes each cell's value (for coarse empirical grids).
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.2, 3.6))
+    a1, a2 = np.asarray(alpha1, float), np.asarray(alpha2, float)
+    V = np.asarray(values, float)
+    if V.shape != (a1.size, a2.size):
+        raise ValueError(f"values must have shape {(a1.size, a2.size)}, got {V.shape}")
+    vmax = np.nanmax(V) if vmax is None else vmax
+    vmax = max(float(vmax) if np.isfinite(vmax) else 1.0, 1.0)
+    mesh = ax.pcolormesh(_edges(a1), _edges(a2), V.T, cmap=cmap, vmin=0, vmax=vmax, shading="flat")
+    over = bool(np.any(V[np.isfinite(V)] > vmax))
+    ax.figure.colorbar(mesh, ax=ax, label=label, extend="max" if over else "neither")
+    if annotate:
+        for i, x in enumerate(a1):
+            for j, y in enumerate(a2):
+                if np.isfinite(V[i, j]):
+                    ax.text(x, y, f"{V[i, j]:.2g}", ha="center", va="center", fontsize=7, color="w")
+    ax.set_xlabel(r"$\alpha_1$")
+    ax.set_ylabel(r"$\alpha_2$")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_phase_boundaries(ax=None, kmax: int = 6, *, alpha_max: float = 0.5, **line_kw):
+    """Draw the lines ``k alpha1 + alpha2 = k/2`` for ``k = 1..kmax`` (two_step.md §6)."""
+    import matplotlib.pyplot as plt
+
+    from rmtfl.theory import phase_boundary
+
+    if ax is None:
+        _, ax = plt.subplots()
+    had_data = ax.has_data()
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    a1 = np.linspace(0.0, alpha_max - 1e-9, 200)
+    kw = {"color": "w", "lw": 0.8, "ls": "--", **line_kw}
+    for k in range(1, kmax + 1):
+        a2 = phase_boundary(k, a1)
+        keep = a2 <= alpha_max
+        if np.any(keep):
+            ax.plot(a1[keep], a2[keep], **kw)
+            i = int(np.argmax(keep))
+            ax.annotate(f"k={k}", (a1[i], a2[i]), fontsize=6, color=kw["color"],
+                        xytext=(2, -8), textcoords="offset points")
+    if had_data:  # keep the map's extent
+        ax.set_xlim(xlim)
+        ax.set_ylim(ylim)
+    else:
+        ax.set_xlim(0, alpha_max)
+        ax.set_ylim(0, alpha_max)
+    return ax

@@ -1,0 +1,413 @@
+"""KKT points of the constrained neural correlation function (gradient_flow.md §3–§5).
+
+``max N(u)`` subject to ``|u| = 1``; KKT: ``grad N(u*) = L N(u*) u*``.  The
+margin ``Delta = -lambda_max`` of the Riemannian Hessian
+``B^T (grad^2 N(u*) - L N* I) B`` (``B`` an orthonormal basis of ``u*^perp``,
+``grad^2 N`` by central differences of the analytic gradient).
+
+Closed forms (§5): two-layer linear (``N* = |X^T ebar| / 2``), the quadratic
+model (``N* = lambda_max(M)``), two-layer square (``N* = 2/(3 sqrt 3) max|lambda(M)|``),
+two-layer ``L > 2`` single neuron (``N* = C_L max_|w|=1 |q(w)|``), deep linear
+(``N* = K^{-K/2} s_1(Ebar^T X)``), deep ``sigma = z^p`` with ``p`` even (single
+path), and plain ReLU (active-set enumeration; outside the theory).  The
+numerical search (L-BFGS on ``-N(u)/|u|^L`` from Gaussian restarts, then
+Riemannian Newton polishing) must reach a KKT residual below ``1e-9``; when no
+restart does, :class:`KKTSearchError` is raised.
+
+Examples
+--------
+>>> import numpy as np
+>>> res = ncf_kkt(np.eye(3), [1.0, -0.5, -0.3], activation="square", width=2, rng=0)
+>>> round(res.value, 7), res.degree, round(res.margin / res.value, 6)
+(0.3849002, 3, 3.0)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+
+from rmtfl._validate import check_choice, check_int
+from .problem import FlowProblem, make_problem
+from .networks import FeedForward, QuadraticModel, TwoLayer
+
+__all__ = ["ncf_kkt", "KKTResult", "KKTPoint", "KKTSearchError", "kkt_closed_form",
+           "riemannian_hessian_eigs", "single_neuron_constant", "tangent_basis"]
+
+RESIDUAL_TOL = 1e-9
+
+
+class KKTSearchError(RuntimeError):
+    """The numerical KKT search did not reach the residual tolerance."""
+
+
+@dataclass(frozen=True)
+class KKTPoint:
+    """One KKT point: value ``N(u)``, unit vector ``point`` (packed), margin, residual."""
+
+    value: float
+    point: np.ndarray = field(repr=False)
+    margin: float
+    residual: float
+    active_units: int
+    hits: int = 1
+
+
+@dataclass(frozen=True)
+class KKTResult:
+    """The maximal KKT point of the constrained NCF and what was found around it.
+
+    ``value`` = ``N(u*)``; ``point`` = ``u*`` (packed, ``|u*| = 1``, canonical
+    representative); ``margin`` = ``Delta``; ``degree`` = ``L``; ``all`` = the
+    distinct local maxima found by the search (canonicalised, by decreasing
+    value); ``method`` names the closed form used, or ``"search"``;
+    ``search_value`` is the best value the numerical search found (``nan`` if
+    no search ran); ``tangent_eigs`` the Riemannian Hessian eigenvalues.
+    """
+
+    value: float
+    point: np.ndarray = field(repr=False)
+    margin: float
+    degree: int
+    all: tuple = field(repr=False)
+    residual: float
+    method: str
+    search_value: float
+    tangent_eigs: np.ndarray = field(repr=False)
+    architecture: str
+    smooth: bool = True  # False for plain ReLU: outside the theory (no locally Lipschitz gradient)
+
+    @property
+    def positive(self) -> bool:
+        """``N* > 0``: the flow escapes from the origin along ``u*``."""
+        return self.value > 0
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "point": self.point.tolist(), "margin": self.margin,
+                "degree": self.degree, "residual": self.residual, "method": self.method,
+                "search_value": self.search_value, "architecture": self.architecture,
+                "smooth": self.smooth, "tangent_eigs": self.tangent_eigs.tolist(),
+                "all": [{"value": p.value, "margin": p.margin, "active_units": p.active_units,
+                         "hits": p.hits, "point": p.point.tolist()} for p in self.all]}
+
+
+# ----------------------------------------------------------------- geometry
+def tangent_basis(u) -> np.ndarray:
+    """Orthonormal basis (columns) of ``u^perp`` via a Householder reflection."""
+    u = np.asarray(u, dtype=float) / np.linalg.norm(u)
+    P = u.size
+    v = u.copy()
+    v[0] += 1.0 if u[0] >= 0 else -1.0
+    Hh = np.eye(P) - 2.0 * np.outer(v, v) / (v @ v)
+    return Hh[:, 1:]
+
+
+def riemannian_hessian_eigs(pb: FlowProblem, u, eps=None) -> np.ndarray:
+    """Eigenvalues (descending) of ``B^T (grad^2 N(u) - L N(u) I) B`` at the unit vector ``u``."""
+    u = np.asarray(u, dtype=float) / np.linalg.norm(u)
+    B = tangent_basis(u)
+    A = pb.ncf_hessian(u, eps) - pb.degree * pb.ncf(u) * np.eye(pb.P)
+    return np.sort(np.linalg.eigvalsh(B.T @ A @ B))[::-1]
+
+
+def single_neuron_constant(L: float) -> float:
+    """``C_L = L^{-1/2} ((L-1)/L)^{(L-1)/2}`` (``C_3 = 2/(3 sqrt 3)``)."""
+    return L ** -0.5 * ((L - 1) / L) ** ((L - 1) / 2)
+
+
+def _margin(eigs, scale) -> float:
+    lam = float(eigs[0]) if eigs.size else -np.inf
+    return 0.0 if abs(lam) <= 1e-7 * max(1.0, scale) else -lam
+
+
+# ---------------------------------------------------------------- sphere max
+def _sphere_argmax(f, g, deg, x0, maxiter=3000):
+    """Maximise the ``deg``-homogeneous ``f`` on the unit sphere from ``x0`` (L-BFGS)."""
+
+    def obj(u):
+        r2 = u @ u
+        rl = r2 ** (deg / 2)
+        fu = f(u)
+        return -fu / rl, -(g(u) / rl - deg * fu * u / (rl * r2))
+
+    sol = optimize.minimize(obj, x0, jac=True, method="L-BFGS-B",
+                            options={"gtol": 1e-14, "ftol": 1e-16, "maxiter": maxiter, "maxcor": 30})
+    return sol.x / np.linalg.norm(sol.x)
+
+
+def _poly_sphere_max(X, c, m):
+    """``max_{|a|=1} |sum_i c_i <a, x_i>^m|`` and the maximiser (signed value), deterministic starts."""
+    d = X.shape[1]
+    M = X.T @ (c[:, None] * X)
+    starts = list(np.eye(d)) + [x / np.linalg.norm(x) for x in X if np.linalg.norm(x) > 0]
+    starts += list(np.linalg.eigh(M)[1].T)
+    for i, j in itertools.combinations(range(min(len(X), 12)), 2):
+        for sgn in (1.0, -1.0):
+            v = X[i] / max(np.linalg.norm(X[i]), 1e-300) + sgn * X[j] / max(np.linalg.norm(X[j]), 1e-300)
+            if np.linalg.norm(v) > 1e-12:
+                starts.append(v / np.linalg.norm(v))
+    best = (-np.inf, None, 0.0)
+    for sign in (1.0, -1.0):
+        f = lambda a, s=sign: s * float(c @ (X @ a) ** m)  # noqa: E731
+        g = lambda a, s=sign: s * m * X.T @ (c * (X @ a) ** (m - 1))  # noqa: E731
+        for x0 in starts:
+            for s0 in (1.0, -1.0):
+                a = _sphere_argmax(f, g, m, s0 * x0)
+                v = f(a)
+                if v > best[0] + 1e-13:
+                    best = (v, a, sign)
+    return best[0], best[1], best[2]
+
+
+def _relu_enumeration(X, c):
+    """Exact single-unit ReLU NCF maximum by active/boundary-set enumeration (§5.4)."""
+    n, d = X.shape
+    if n > 14:
+        return None
+    best = (0.0, None, 1.0)
+    idx = range(n)
+    for sgn in (1.0, -1.0):
+        for ks in range(1, n + 1):
+            for S in itertools.combinations(idx, ks):
+                rest = [i for i in idx if i not in S]
+                for kb in range(0, min(d - 1, len(rest)) + 1):
+                    for Bset in itertools.combinations(rest, kb):
+                        v = sgn * (c[list(S)] @ X[list(S)])
+                        if kb:
+                            Q, _ = np.linalg.qr(X[list(Bset)].T)
+                            v = v - Q @ (Q.T @ v)
+                        nv = np.linalg.norm(v)
+                        if nv <= best[0] * 2 + 1e-300:
+                            continue
+                        z = X @ (v / nv)
+                        tol = 1e-10 * max(1.0, np.abs(X).max())
+                        ok = all(z[i] > tol for i in S) and all(abs(z[i]) <= tol for i in Bset) and \
+                            all(z[i] < -tol for i in rest if i not in Bset)
+                        if ok:
+                            best = (nv / 2.0, v / nv, sgn)
+    return best
+
+
+@dataclass(frozen=True)
+class _Closed:
+    value: float
+    point: np.ndarray
+    method: str
+    margin: float | None = None
+
+
+def kkt_closed_form(pb: FlowProblem):
+    """The closed-form maximal KKT point for the cases of §5, or ``None`` if there is none."""
+    arch, X, c = pb.arch, pb.X, pb.ebar
+    if isinstance(arch, QuadraticModel):
+        lam, V = np.linalg.eigh(X.T @ (c[:, None] * X))
+        W = np.zeros((arch.h, arch.d))
+        W[0] = V[:, -1]
+        marg = 2 * (lam[-1] - lam[-2]) if (arch.h == 1 and arch.d > 1) else (0.0 if arch.d > 1 or arch.h > 1 else None)
+        return _Closed(float(lam[-1]), arch.pack(W), "quadratic_model", marg)
+    if isinstance(arch, TwoLayer):
+        a, W = np.zeros(arch.h), np.zeros((arch.h, arch.d))
+        name = arch.act.name
+        if name in ("identity", "linear"):
+            m = X.T @ c
+            nm = float(np.linalg.norm(m))
+            a[0], W[0] = 2 ** -0.5, m / (nm * 2 ** 0.5) if nm > 0 else np.eye(arch.d)[0] / 2 ** 0.5
+            return _Closed(nm / 2, arch.pack(a, W), "linear", nm if arch.h == 1 else 0.0)
+        if name == "relu":
+            best = _relu_enumeration(X, c)
+            if best is None or best[1] is None:
+                return None
+            a[0], W[0] = best[2] / 2 ** 0.5, best[1] / 2 ** 0.5
+            return _Closed(float(best[0]), arch.pack(a, W), "relu_enumeration", float("nan"))
+        L = arch.degree
+        CL = single_neuron_constant(L)
+        if name == "square":
+            lam, V = np.linalg.eigh(X.T @ (c[:, None] * X))
+            k = int(np.argmax(np.abs(lam)))
+            s = 1.0 if lam[k] >= 0 else -1.0
+            a[0], W[0] = s / math.sqrt(3), math.sqrt(2 / 3) * V[:, k]
+            others = np.delete(s * lam, k)
+            lam2 = float(others.max()) if others.size else -np.inf
+            ratio = 1 - lam2 / abs(lam[k]) if np.isfinite(lam2) else np.inf
+            Nst = CL * abs(float(lam[k]))
+            marg = 3 * Nst * (min(1.0, ratio) if arch.h >= 2 else ratio)
+            return _Closed(Nst, arch.pack(a, W), "square", marg if np.isfinite(marg) else None)
+        # general p-homogeneous sigma, single active neuron (§5.2)
+        best_v, best_w = -np.inf, None
+        for sign in (1.0, -1.0):
+            f = lambda w, s=sign: s * float(c @ arch._s(X @ w))  # noqa: E731
+            g = lambda w, s=sign: s * X.T @ (c * arch._ds(X @ w))  # noqa: E731
+            starts = list(np.eye(arch.d)) + list(-np.eye(arch.d)) + \
+                [x / np.linalg.norm(x) for x in np.r_[X, -X] if np.linalg.norm(x) > 0]
+            for x0 in starts:
+                w = _sphere_argmax(f, g, arch.p, x0)
+                v = f(w)
+                if v > best_v + 1e-13:
+                    best_v, best_w, best_s = v, w, sign
+        a[0], W[0] = best_s / math.sqrt(L), math.sqrt((L - 1) / L) * best_w
+        return _Closed(CL * best_v, arch.pack(a, W), "single_neuron", None)
+    if isinstance(arch, FeedForward):
+        K, L = arch.K, arch.degree
+        Ws = [np.zeros(s) for s in arch.shapes]
+        if arch.act.name in ("identity", "linear"):
+            Y = c.reshape(pb.n, arch.n_outputs)
+            U, S, Vt = np.linalg.svd(Y.T @ X)
+            r = K ** -0.5
+            Ws[0][0] = r * Vt[0]
+            for k in range(1, K - 1):
+                Ws[k][0, 0] = r
+            Ws[-1][:, 0] = r * U[:, 0]
+            return _Closed(float(S[0]) * K ** (-K / 2), arch.pack(*Ws), "deep_linear", None)
+        p = arch.p
+        if arch.n_outputs == 1 and abs(p - round(p)) < 1e-12 and int(round(p)) % 2 == 0 and \
+                arch.act.name not in ("relu",) and not arch.act.name.startswith("relu^"):
+            p = int(round(p))
+            e = [p ** (K - 1 - k) for k in range(K)]  # exponents of layers 1..K
+            val, ahat, sign = _poly_sphere_max(X, c, p ** (K - 1))
+            r = [math.sqrt(ek / L) for ek in e]
+            Ws[0][0] = r[0] * ahat
+            for k in range(1, K - 1):
+                Ws[k][0, 0] = r[k]
+            Ws[-1][0, 0] = sign * r[-1]
+            coef = math.prod((ek / L) ** (ek / 2) for ek in e)
+            return _Closed(coef * val, arch.pack(*Ws), "deep_single_path", None)
+    return None
+
+
+# ------------------------------------------------------------------- search
+def _newton_polish(pb: FlowProblem, u, iters=8):
+    u = u / np.linalg.norm(u)
+    L = pb.degree
+    for _ in range(iters):
+        r = pb.ncf_grad(u) - L * pb.ncf(u) * u
+        if np.linalg.norm(r) < 1e-14 * max(1.0, abs(pb.ncf(u))):
+            break
+        B = tangent_basis(u)
+        A = B.T @ (pb.ncf_hessian(u) - L * pb.ncf(u) * np.eye(pb.P)) @ B
+        step = np.linalg.lstsq(A, -(B.T @ r), rcond=1e-10)[0]
+        un = u + B @ step
+        un /= np.linalg.norm(un)
+        if pb.kkt_residual(un) >= pb.kkt_residual(u):
+            break
+        u = un
+    return u
+
+
+def _same(pb, u1, v1, u2, v2):
+    scale = max(1.0, abs(v1))
+    if abs(v1 - v2) > 1e-7 * scale:
+        return False
+    f1, f2 = pb.arch.forward(pb.X, u1), pb.arch.forward(pb.X, u2)
+    return np.linalg.norm(f1 - f2) <= 1e-6 * max(1.0, np.linalg.norm(f1))
+
+
+def _active(pb, u, tol=1e-6):
+    return int(np.sum(pb.arch.unit_norms(u) > tol))
+
+
+def _search(pb: FlowProblem, restarts: int, rng):
+    L = pb.degree
+    act = getattr(pb.arch, "act", None)
+    maxiter = 300 if (act is not None and act.name == "relu") else 3000  # non-smooth: stalls at kinks
+    raw = []
+    for child in rng.spawn(restarts):
+        u = _sphere_argmax(pb.ncf, pb.ncf_grad, L, pb.arch.random_point(child), maxiter)
+        raw.append((pb.ncf(u), u))
+    clusters = []
+    for v, u in sorted(raw, key=lambda t: -t[0]):
+        for cl in clusters:
+            if _same(pb, cl[1], cl[0], u, v):
+                cl[2] += 1
+                break
+        else:
+            clusters.append([v, u, 1])
+    points = []
+    scale = max(1e-300, max(abs(c[0]) for c in clusters)) * L
+    for v, u, hits in clusters:
+        u = _newton_polish(pb, u)
+        res = pb.kkt_residual(u)
+        if not res < RESIDUAL_TOL * max(1.0, scale) or abs(pb.ncf(u)) <= 1e-12 * scale:
+            continue  # not converged, or a trivial N = 0 point (dead units)
+        eigs = riemannian_hessian_eigs(pb, u)
+        if eigs.size and eigs[0] > 1e-7 * max(1.0, scale):
+            continue  # a saddle of N on the sphere, not a local maximum
+        u = pb.arch.canonical(u)
+        pt = KKTPoint(pb.ncf(u), u, _margin(eigs, scale), pb.kkt_residual(u), _active(pb, u), hits)
+        if not any(_same(pb, q.point, q.value, pt.point, pt.value) for q in points):
+            points.append(pt)
+    return sorted(points, key=lambda q: -q.value), len(clusters)
+
+
+def ncf_kkt(X, y, *, activation, width, loss="square", depth=2, restarts=20, rng=None,
+            method="auto", reduction="sum", logistic_scale=1.0) -> KKTResult:
+    """Maximal non-negative KKT point of ``max N(u) s.t. |u| = 1`` (gradient_flow.md §3–§5).
+
+    Parameters
+    ----------
+    X, y : data (one row per sample), targets.
+    activation : homogeneous activation name (identity, square, relu, relu^p, ...) or
+        ``"quadratic"`` for the quadratic model ``sum_j <w_j, x>^2``.
+    width : hidden width ``h``; ``depth``: number of weight layers (2 = two-layer).
+    loss : ``"square"`` or ``"logistic"`` (summed; ``ebar`` of conventions §9).
+    restarts, rng : Gaussian restarts of the numerical search (``rng`` seeds them).
+    method : ``"auto"`` (closed form if one exists, else search), ``"search"``, ``"closed"``.
+
+    Returns
+    -------
+    KKTResult
+        ``.value``, ``.point`` (packed: two-layer ``(a, W)``), ``.margin`` (Delta),
+        ``.degree`` (L), ``.all`` (distinct local maxima found, canonicalised).
+
+    Raises
+    ------
+    KKTSearchError
+        When no restart reaches a KKT residual below ``1e-9`` (and no closed form applies).
+
+    >>> r = ncf_kkt([[1.0, 0.0], [0.0, 1.0]], [3.0, 4.0], activation="identity", width=1, rng=1)
+    >>> round(r.value, 12), r.method
+    (2.5, 'linear')
+    """
+    check_choice("method", method, ("auto", "search", "closed"))
+    restarts = check_int("restarts", restarts, 1)
+    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+                      reduction=reduction, logistic_scale=logistic_scale)
+    return kkt_from_problem(pb, restarts=restarts, rng=rng, method=method)
+
+
+def kkt_from_problem(pb: FlowProblem, *, restarts=20, rng=None, method="auto") -> KKTResult:
+    """:func:`ncf_kkt` on an already-built :class:`FlowProblem`."""
+    rng = np.random.default_rng(rng)
+    act = getattr(pb.arch, "act", None)
+    smooth = act is None or act.name != "relu"  # locally Lipschitz gradient (inside the theory)
+    closed = kkt_closed_form(pb) if method in ("auto", "closed") else None
+    if method == "closed" and closed is None:
+        raise ValueError(f"method='closed' but no closed form exists for {pb.arch.describe()}")
+    points, nclusters = ([], 0)
+    if method != "closed":
+        points, nclusters = _search(pb, restarts, rng)
+    if closed is None and not points:
+        raise KKTSearchError(
+            f"KKT search did not converge for {pb.arch.describe()}: none of {restarts} restarts reached a "
+            f"residual |grad N - L N u| < {RESIDUAL_TOL:g}; no point is returned")
+    search_value = points[0].value if points else float("nan")
+    L = pb.degree
+    if closed is not None:
+        u = closed.point
+        if closed.method in ("single_neuron", "deep_single_path"):
+            u = _newton_polish(pb, u)  # the d-dimensional maximiser is numerical: refine it
+        value = pb.ncf(u)
+        if not smooth:
+            eigs = np.full(pb.P - 1, np.nan)
+            margin = float("nan")
+        else:
+            eigs = riemannian_hessian_eigs(pb, u)
+            margin = _margin(eigs, abs(value) * L)
+        return KKTResult(value, pb.arch.canonical(u), margin, L, tuple(points), pb.kkt_residual(u),
+                         closed.method, search_value, eigs, pb.arch.describe(), smooth)
+    best = points[0]
+    eigs = riemannian_hessian_eigs(pb, best.point)
+    return KKTResult(best.value, best.point, best.margin, L, tuple(points), best.residual, "search",
+                     search_value, eigs, pb.arch.describe(), smooth)

@@ -1,0 +1,305 @@
+"""The limiting path ``p(t)`` and the first saddle ``lim p(t)`` (gradient_flow.md §8–§9).
+
+Convention (rmtfl's, §8): ``p(t) = lim_{eps->0} w(t + tau_eps; eps u*)`` with
+``tau_eps = ln(1/eps)/(2N*)`` (L = 2) or ``1/(L(L-2) N* eps^(L-2))`` (L > 2)
+(``convention="blowup"``); ``convention="unit_norm"`` shifts by the time the NCF
+flow from ``eps u*`` needs to reach norm 1, i.e. ``p_unit(t) = p(t - 1/(L(L-2)N*))``
+(the two coincide for L = 2).  The path is built from ``eps = 1e-4`` for ``L <= 3``
+(:func:`default_eps` for larger ``L``) (DOP853, rtol
+``1e-12``, atol ``1e-13 eps`` (L > 2) / ``1e-16 eps`` (L = 2)); for
+``t + tau_eps < 0`` the small-norm NCF asymptote along ``u*`` is used.  Paths from
+different ``eps`` differ by ``O(eps^2)``; ``accuracy`` is the measured
+``sup|p_eps - p_2eps| / 3`` (the ``eps``-path error if it is ``C eps^2``).
+
+To compare with a flow from ``delta w0``: ``w(t + T_delta(w0); delta w0) ~ p(t)`` with
+``T_delta = ln(1/(delta gamma))/(2N*)`` (L = 2) or ``T*(w0)/delta^(L-2)`` (L > 2)
+(:func:`rmtfl.theory.escape_time` ``.time``), for ``u*`` the KKT point selected by ``w0``.
+
+Examples
+--------
+>>> import numpy as np
+>>> s = first_saddle(np.eye(3), [1.0, -0.5, -0.3], activation="square", width=2, rng=0)
+>>> round(s.loss, 10), round(float(s.point[0]), 6), round(float(s.point[2]), 6)
+(0.17, 0.793701, 1.122462)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from rmtfl._validate import check_choice, check_finite_array, check_positive
+from .escape import blowup_time, growth_amplitude
+from .kkt import kkt_from_problem
+from .problem import FlowProblem, check_direction, make_problem
+
+__all__ = ["default_eps", "limiting_path", "LimitingPath", "first_saddle", "FirstSaddle", "SaddleSearchError",
+           "path_shift", "selected_kkt_direction"]
+
+
+class SaddleSearchError(RuntimeError):
+    """The limiting path did not become stationary within the horizon."""
+
+
+@dataclass(frozen=True)
+class LimitingPath:
+    """``p(t)`` on a time grid (see module docstring for the convention).
+
+    ``points`` has shape ``(len(t), P)`` (packed parameters); ``loss`` and
+    ``unit_norms`` are evaluated along it; ``shift`` = ``tau_eps`` used;
+    ``accuracy`` = estimated sup error (nan if not estimated).
+    """
+
+    t: np.ndarray = field(repr=False)
+    points: np.ndarray = field(repr=False)
+    loss: np.ndarray = field(repr=False)
+    unit_norms: np.ndarray = field(repr=False)
+    u_star: np.ndarray = field(repr=False)
+    ncf_value: float
+    degree: int
+    eps: float
+    shift: float
+    convention: str
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class FirstSaddle:
+    """``p* = lim p(t)``: ``loss``, ``point``, ``residual`` = ``|grad L(p*)|``.
+
+    ``at_infinity``: ``|p(t)|`` diverges while the loss levels off (logistic: detected as
+    ``|grad L| -> 0`` with the norm still growing between doubling windows); then
+    ``point`` is the last point computed, ``loss`` the limiting value and ``time`` the
+    (path-convention) time it was reached.  ``active_units`` counts units above 1e-8.
+    """
+
+    loss: float
+    point: np.ndarray = field(repr=False)
+    residual: float
+    at_infinity: bool
+    time: float
+    active_units: int
+    ncf_value: float
+    degree: int
+    measured_loss: float
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+
+def _clean(pb: FlowProblem, u):
+    """Set inactive units (norm < 1e-8 of the largest) exactly to zero; renormalise."""
+    u = np.array(u, dtype=float)
+    nu = pb.arch.unit_norms(u)
+    for j, sl in enumerate(pb.arch.unit_slices()):
+        if nu[j] < 1e-8 * nu.max():
+            u[sl] = 0.0
+    u[np.abs(u) < 1e-15] = 0.0
+    return u / np.linalg.norm(u)
+
+
+def selected_kkt_direction(pb: FlowProblem, w0=None, *, restarts=20, rng=None):
+    """``(u*, N*)``: the KKT point selected by ``w0`` (or the maximal one when ``w0`` is None)."""
+    if w0 is None:
+        k = kkt_from_problem(pb, restarts=restarts, rng=rng)
+        if not k.value > 0:
+            raise ValueError("the maximal NCF value is not positive: the flow collapses to 0, no escape")
+        u = k.point
+    else:
+        w0 = check_direction(w0, pb.P)
+        u = growth_amplitude(pb, w0).direction if pb.degree == 2 else blowup_time(pb, w0).direction
+        from .kkt import _newton_polish
+        u = _newton_polish(pb, _clean(pb, u))
+    u = _clean(pb, u)
+    return u, pb.ncf(u)
+
+
+def path_shift(L: int, ncf_value: float, eps: float) -> float:
+    """``tau_eps``: ``ln(1/eps)/(2N*)`` (L = 2) or ``1/(L(L-2) N* eps^(L-2))`` (L > 2)."""
+    if L == 2:
+        return math.log(1.0 / eps) / (2 * ncf_value)
+    return 1.0 / (L * (L - 2) * ncf_value * eps ** (L - 2))
+
+
+def _asymptote(L, Nst, u, t):
+    if L == 2:
+        return np.exp(2 * Nst * t)[:, None] * u[None, :]
+    return ((L * (L - 2) * Nst * (-t)) ** (-1.0 / (L - 2)))[:, None] * u[None, :]
+
+
+def _path_points(pb, u, Nst, eps, t, rtol, atol):
+    L = pb.degree
+    tau = path_shift(L, Nst, eps)
+    pts = np.empty((t.size, pb.P))
+    inside = t + tau >= 0
+    if np.any(~inside):
+        pts[~inside] = _asymptote(L, Nst, u, t[~inside])
+    if np.any(inside):
+        te = t[inside] + tau
+        sol = solve_ivp(pb.rhs(), (0.0, float(te.max())), eps * u, method="DOP853", t_eval=te,
+                        rtol=rtol, atol=atol)
+        if not sol.success:
+            raise SaddleSearchError(f"integration of the limiting path failed: {sol.message}")
+        pts[inside] = sol.y.T
+    return pts, tau
+
+
+def limiting_path(X, y, *, activation, width, loss="square", t=None, depth=2, eps=None,
+                  convention="blowup", w0=None, rng=None, estimate_error=True, reduction="sum",
+                  logistic_scale=1.0) -> LimitingPath:
+    """``p(t)`` built from ``eps u*`` with the explicit shift ``tau_eps`` (module docstring).
+
+    Parameters
+    ----------
+    t : array of times (path convention); default ``linspace(-3, 6, 91)/(L N*)``.
+    w0 : if given, ``u*`` is the KKT point selected by ``w0`` (else the maximal one).
+    convention : ``"blowup"`` (default) or ``"unit_norm"`` (L > 2 only differs).
+
+    >>> import numpy as np
+    >>> p = limiting_path(np.eye(2), [3.0, 4.0], activation="identity", width=1, t=[0.0], rng=0)
+    >>> round(float(np.linalg.norm(p.points[0])), 6)   # p(0) ~ u* when exp(2N*t) << 1 is not yet true
+    1.0
+    """
+    check_choice("convention", convention, ("blowup", "unit_norm"))
+    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+                      reduction=reduction, logistic_scale=logistic_scale)
+    return path_from_problem(pb, t=t, eps=eps, convention=convention, w0=w0, rng=rng,
+                             estimate_error=estimate_error)
+
+
+def default_eps(L: int, ncf_value: float) -> float:
+    """``1e-4`` for ``L <= 3``; for ``L > 3`` the ``eps`` with ``tau_eps = 1e6``.
+
+    A relative error ``eta`` made at norm ``r`` shifts the blow-up by ``~eta tau``, so the
+    horizon ``tau_eps`` must stay moderate (rtol 1e-12 -> time error ~1e-6), while the path
+    error is ``O(eps^2)`` for every ``L``; e.g. ``L = 7``, ``N* = 0.0745`` gives ``eps = 0.052``.
+    """
+    if L <= 3:
+        return 1e-4
+    return float((1.0 / (L * (L - 2) * ncf_value * 1e6)) ** (1.0 / (L - 2)))
+
+
+def _start(pb: FlowProblem, w0, rng, u_star, eps):
+    """``(L, u*, N*, eps)``: the KKT direction selected by ``w0`` (or ``u_star``) and the path's ``eps``."""
+    _require_lipschitz(pb)
+    L = pb.degree
+    if u_star is None:
+        u, Nst = selected_kkt_direction(pb, w0, rng=rng)
+    else:
+        u = _clean(pb, u_star)
+        Nst = pb.ncf(u)
+    eps = default_eps(L, Nst) if eps is None else check_positive("eps", eps)
+    return L, u, Nst, eps
+
+
+def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup", w0=None, rng=None,
+                      estimate_error=True, u_star=None) -> LimitingPath:
+    """:func:`limiting_path` on a built :class:`FlowProblem` (``u_star`` overrides the KKT point)."""
+    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
+    t = np.linspace(-3.0, 6.0, 91) / (L * Nst) if t is None else check_finite_array("t", t, ndim=1)
+    offset = 1.0 / (L * (L - 2) * Nst) if (convention == "unit_norm" and L > 2) else 0.0
+    tt = t - offset
+    rtol, atol = 1e-12, (1e-16 if L == 2 else 1e-13) * eps
+    pts, tau = _path_points(pb, u, Nst, eps, tt, rtol, atol)
+    acc = float("nan")
+    if estimate_error:
+        pts2, _ = _path_points(pb, u, Nst, 2 * eps, tt, rtol, 2 * atol)
+        acc = float(np.max(np.linalg.norm(pts - pts2, axis=1))) / 3.0
+    losses = np.array([pb.loss(w) for w in pts])
+    norms = np.array([pb.arch.unit_norms(w) for w in pts])
+    return LimitingPath(t, pts, losses, norms, u, Nst, L, eps, tau + offset, convention, acc)
+
+
+def first_saddle(X, y, *, activation, width, loss="square", rng=None, depth=2, w0=None, eps=None,
+                 gtol=1e-10, reduction="sum", logistic_scale=1.0) -> FirstSaddle:
+    """``p* = lim_{t->inf} p(t)``, the first stationary point after the origin (§9).
+
+    The path from ``eps u*`` is integrated in doubling windows until
+    ``|grad L| < gtol * max(1, |grad N(u*)|)`` and then polished by Newton steps on
+    ``grad L = 0`` within the support of ``p``.  For the logistic loss a path whose
+    gradient vanishes while its norm keeps growing is reported ``at_infinity`` with
+    ``loss = sum_{i: H_i = 0} l(0, y_i)`` (the other samples fitted with growing margin).
+
+    Raises
+    ------
+    SaddleSearchError
+        If the path is neither stationary nor diverging within ``2^20`` time units.
+    """
+    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+                      reduction=reduction, logistic_scale=logistic_scale)
+    return saddle_from_problem(pb, rng=rng, w0=w0, eps=eps, gtol=gtol)
+
+
+def saddle_from_problem(pb: FlowProblem, *, rng=None, w0=None, eps=None, gtol=1e-10, u_star=None):
+    """:func:`first_saddle` on a built :class:`FlowProblem`."""
+    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
+    tau = path_shift(L, Nst, eps)
+    f = pb.rhs()
+    scale = max(1.0, float(np.linalg.norm(pb.ncf_grad(u))))
+    rtol, atol = 1e-12, (1e-16 if L == 2 else 1e-13) * eps
+    sol = solve_ivp(f, (0.0, tau), eps * u, method="DOP853", rtol=rtol, atol=atol)
+    w, t = sol.y[:, -1], tau
+    window = 10.0 / (L * Nst)
+    prev_loss, prev_norm = pb.loss(w), float(np.linalg.norm(w))
+    while window < 2.0 ** 20:
+        sol = solve_ivp(f, (t, t + window), w, method="DOP853", rtol=rtol, atol=atol * 1e3)
+        w, t = sol.y[:, -1], sol.t[-1]
+        g = float(np.linalg.norm(pb.grad(w)))
+        lo, nrm = pb.loss(w), float(np.linalg.norm(w))
+        settled = g < 1e-6 * scale and abs(prev_loss - lo) < 1e-9 * max(1.0, lo)
+        if settled and pb.loss_name == "logistic" and nrm > prev_norm * (1 + 1e-4):
+            out = pb.arch.forward(pb.X, w)
+            zero = np.abs(out) <= 1e-12 * max(1.0, np.abs(out).max())
+            fitted = (out * pb.y > 0) & ~zero
+            lim = float(pb.scale * pb.s_log * math.log(2.0) * np.sum(zero)) if np.all(zero | fitted) else lo
+            return FirstSaddle(lim, w, g, True, t - tau, _active(pb, w), Nst, L, lo,
+                               "saddle at infinity: |p(t)| keeps growing while grad L -> 0; loss = "
+                               "sum of l(0, y_i) over the samples whose output is exactly 0"
+                               if np.all(zero | fitted) else "saddle at infinity: loss = last value")
+        if settled:
+            w = _polish_stationary(pb, w)
+            res = float(np.linalg.norm(pb.grad(w)))
+            if res < gtol * scale:
+                return FirstSaddle(pb.loss(w), w, res, False, t - tau, _active(pb, w), Nst, L, pb.loss(w),
+                                   "finite stationary point (Newton-polished)")
+        prev_loss, prev_norm = lo, nrm
+        window *= 2
+    raise SaddleSearchError(f"the limiting path is not stationary after t = {t:.3g} (|grad L| = {g:.3g})")
+
+
+def _require_lipschitz(pb):
+    act = getattr(pb.arch, "act", None)
+    if act is not None and act.name == "relu":
+        raise ValueError("activation 'relu' is outside the theory (gradient not locally Lipschitz): p(t) and "
+                         "the first saddle are not defined here; simulate with rmtfl.numerics.simulate_flow "
+                         "(plain GD) instead, or use relu^p with p >= 2")
+
+
+def _active(pb, w):
+    nu = pb.arch.unit_norms(w)
+    return int(np.sum(nu > 1e-8 * max(1.0, nu.max())))
+
+
+def _polish_stationary(pb: FlowProblem, w, iters=8):
+    """Newton on ``grad L = 0`` restricted to the non-zero coordinates (FD Hessian, lstsq)."""
+    S = np.flatnonzero(w != 0.0)
+    for _ in range(iters):
+        g = pb.grad(w)
+        if np.linalg.norm(g) < 1e-15:
+            break
+        eps = 1e-6
+        Hm = np.empty((S.size, S.size))
+        for c, k in enumerate(S):
+            e = np.zeros(pb.P)
+            e[k] = eps
+            Hm[:, c] = (pb.grad(w + e)[S] - pb.grad(w - e)[S]) / (2 * eps)
+        step = np.linalg.lstsq(0.5 * (Hm + Hm.T), -g[S], rcond=1e-8)[0]  # drop flat (symmetry) directions
+        wn = w.copy()
+        wn[S] += step
+        if np.linalg.norm(pb.grad(wn)) >= np.linalg.norm(g):
+            break
+        w = wn
+    return w

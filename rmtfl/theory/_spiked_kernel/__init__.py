@@ -1,0 +1,3 @@
+"""The spiked random-features kernel (docs/theory/spiked_kernel.md).
+
+Private: import from ``rmtfl.theory``."""

@@ -1,0 +1,352 @@
+"""Spherical-harmonic spectra of random-features kernels (spiked_kernel.md §4–§5.1).
+
+Normalisation: eigenvalues are taken w.r.t. the **uniform probability measure**
+on the unit sphere ``S^{d-1}`` (conventions.md §8), for the kernel
+``k_I(x, x') = E_{w ~ N(0, I_d)}[sigma(<w,x>) sigma(<w,x'>)]``, which on the unit
+sphere is the dot-product kernel ``kappa_sigma(<x, x'>)`` (the dual activation).
+Degree-``k`` harmonics form an eigenspace of dimension ``N(d, k)``
+(:func:`harmonic_multiplicity`) with eigenvalue ``mu_k`` (Funk–Hecke).
+
+Gaussian inputs ``x ~ N(0, I_d)``: for ``p``-homogeneous ``sigma`` each sphere
+eigenpair ``(mu, Y)`` gives the Gaussian eigenpair ``(m_{2p} mu, |x|^p Y(x/|x|))``
+with ``m_{2p} = 2^p Gamma(d/2 + p)/Gamma(d/2)`` (``= d`` for relu, ``1`` for step);
+since ``k_0 = k_{I/d} = d^{-p} k_I``, the Gaussian eigenvalues of ``k_0`` are
+``m_{2p} d^{-p} mu_k`` (for relu exactly ``mu_k``).
+
+Examples
+--------
+>>> sp = sphere_eigenvalues("relu", 3, 4)
+>>> [round(float(m), 10) for m in sp.mu]
+[0.1875, 0.0833333333, 0.01171875, 0.0, 0.0003255208]
+>>> harmonic_multiplicity(10, 2)
+54
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import special
+
+from rmtfl._validate import check_choice, check_int, check_nonnegative
+from .._classical.activations import get_activation
+from .._classical.hermite import gauss_hermite_rule, hermite_coeffs
+
+__all__ = ["SphereSpectrum", "LinearSector", "harmonic_multiplicity", "gegenbauer_P", "zonal_harmonic",
+           "jacobi_rule", "funk_hecke", "monomial_sphere_eigen", "relu_legendre", "step_legendre",
+           "sphere_eigenvalues", "gaussian_moment_factor", "linear_sector"]
+
+
+def _check_d(d) -> int:
+    d = check_int("d", d, lo=2)
+    return d
+
+
+def harmonic_multiplicity(d: int, k: int) -> int:
+    """``N(d, k)``: dimension of degree-``k`` spherical harmonics on ``S^{d-1}`` (exact integer).
+
+    ``N(d, k) = C(k+d-1, k) - C(k+d-3, k-2)``; ``N(d, 1) = d``, ``N(d, 2) = (d+2)(d-1)/2``.
+
+    >>> harmonic_multiplicity(100, 2), harmonic_multiplicity(2, 7)
+    (5049, 2)
+    """
+    d = _check_d(d)
+    k = check_int("k", k, lo=0)
+    if k == 0:
+        return 1
+    return math.comb(k + d - 1, k) - (math.comb(k + d - 3, k - 2) if k >= 2 else 0)
+
+
+def gegenbauer_P(k: int, d: int, t):
+    """Normalised Gegenbauer polynomial ``P_k^{(d)}(t)`` with ``P(1) = 1`` (three-term recurrence).
+
+    ``P_k = [(2k + d - 4) t P_{k-1} - (k - 1) P_{k-2}] / (k + d - 3)``; Legendre for ``d = 3``,
+    Chebyshev ``T_k`` for ``d = 2``.
+
+    >>> float(gegenbauer_P(2, 3, 0.5))   # (3 t^2 - 1)/2
+    -0.125
+    """
+    d = _check_d(d)
+    k = check_int("k", k, lo=0)
+    t = np.asarray(t, dtype=float)
+    p0, p1 = np.ones_like(t), t.copy()
+    if k == 0:
+        return p0
+    for j in range(2, k + 1):
+        p0, p1 = p1, ((2 * j + d - 4) * t * p1 - (j - 1) * p0) / (j + d - 3)
+    return p1
+
+
+def zonal_harmonic(ell: int, d: int, u):
+    """``Y_ell(u) = sqrt(N(d, ell)) P_ell^{(d)}(u)``, unit norm in ``L^2`` of the sphere's probability measure.
+
+    >>> round(float(zonal_harmonic(2, 10, 0.0)), 10)   # (d u^2 - 1)/sqrt(2(d-1)/(d+2)) at u = 0
+    -0.8164965809
+    """
+    return math.sqrt(harmonic_multiplicity(d, ell)) * gegenbauer_P(ell, d, u)
+
+
+@functools.lru_cache(maxsize=64)
+def jacobi_rule(order: int, alpha: float):
+    """Gauss–Jacobi nodes/weights for the weight ``(1 - t^2)^alpha`` on ``[-1, 1]``, weights summing to 1."""
+    t, w = special.roots_jacobi(int(order), float(alpha), float(alpha))
+    w = w / w.sum()
+    t.setflags(write=False)
+    w.setflags(write=False)
+    return t, w
+
+
+def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
+    """Funk–Hecke eigenvalue ``mu_k[kappa]`` of the dot-product kernel ``kappa(<x, x'>)`` on ``S^{d-1}``.
+
+    Gauss–Jacobi quadrature of ``kappa(t) P_k(t)`` against the normalised weight
+    ``(1 - t^2)^{(d-3)/2}`` (absolute error ~ machine epsilon times ``max |kappa|``
+    for analytic ``kappa``).
+
+    >>> round(funk_hecke(lambda t: t, 1, 10), 12)   # mu_1[t] = 1/d
+    0.1
+    """
+    d = _check_d(d)
+    t, w = jacobi_rule(order, (d - 3) / 2)
+    return float(w @ (np.asarray(kappa(t), dtype=float) * gegenbauer_P(k, d, t)))
+
+
+def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
+    """``mu_k[t^j] = Gamma(d/2) j! / (2^j ((j-k)/2)! Gamma((j+k+d)/2))`` (0 unless ``j >= k``, ``j = k mod 2``).
+
+    Evaluated with log-gamma (spiked_kernel.md §4.2).
+
+    >>> monomial_sphere_eigen(2, 0, 10), monomial_sphere_eigen(1, 1, 10)
+    (0.1, 0.1)
+    """
+    d = _check_d(d)
+    j = check_int("j", j, lo=0)
+    k = check_int("k", k, lo=0)
+    if j < k or (j - k) % 2:
+        return 0.0
+    lg = (special.gammaln(d / 2) + special.gammaln(j + 1) - j * math.log(2)
+          - special.gammaln((j - k) / 2 + 1) - special.gammaln((j + k + d) / 2))
+    return float(math.exp(lg))
+
+
+def relu_legendre(k: int, d: int) -> float:
+    """Legendre coefficient ``lambda_k`` of relu on ``S^{d-1}`` (closed form, log-gamma; §4.4)."""
+    d, k = _check_d(d), check_int("k", k, lo=0)
+    if k == 0:
+        return float(math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / (2 * math.sqrt(math.pi)))
+    if k == 1:
+        return 1.0 / (2 * d)
+    if k % 2:
+        return 0.0
+    lg = (special.gammaln(d / 2) + special.gammaln(k - 1) - 0.5 * math.log(math.pi) - k * math.log(2)
+          - special.gammaln(k / 2) - special.gammaln((k + d + 1) / 2))
+    return float((-1) ** (k // 2 - 1) * math.exp(lg))
+
+
+def step_legendre(k: int, d: int) -> float:
+    """Legendre coefficient ``lambda_k`` of the step ``1{t > 0}`` on ``S^{d-1}`` (closed form; §4.4)."""
+    d, k = _check_d(d), check_int("k", k, lo=0)
+    if k == 0:
+        return 0.5
+    if k % 2 == 0:
+        return 0.0
+    lg = (special.gammaln(d / 2) + special.gammaln(k) - 0.5 * math.log(math.pi) - k * math.log(2)
+          - special.gammaln((k + 1) / 2) - special.gammaln((k + d) / 2))
+    return float((-1) ** ((k - 1) // 2) * math.exp(lg))
+
+
+def gaussian_moment_factor(d: int, p: float) -> float:
+    """``m_{2p} = E|x|^{2p} = 2^p Gamma(d/2 + p)/Gamma(d/2)``, ``x ~ N(0, I_d)``.
+
+    Equals ``1, d, d(d+2)`` for ``p = 0, 1, 2``: the Gaussian-input / unit-sphere eigenvalue factor.
+    """
+    d = _check_d(d)
+    return float(math.exp(p * math.log(2) + special.gammaln(d / 2 + p) - special.gammaln(d / 2)))
+
+
+@dataclass(frozen=True)
+class SphereSpectrum:
+    """Funk–Hecke spectrum of ``k_I`` on ``S^{d-1}`` (uniform probability measure).
+
+    Attributes
+    ----------
+    mu : ndarray
+        ``mu_k``, ``k = 0..kmax`` (unit sphere, probability measure).
+    multiplicity : tuple of int
+        ``N(d, k)``.
+    legendre : ndarray or None
+        ``lambda_k`` for homogeneous sigma (``mu_k = m_{2p} lambda_k^2``).
+    gaussian_factor : float or None
+        ``m_{2p}``: Gaussian-input eigenvalue of ``k_I`` = ``m_{2p} mu_k`` (``d`` for relu).
+    gaussian : ndarray or None
+        ``m_{2p} mu_k``, Gaussian-input eigenvalues of ``k_I``.
+    gaussian_k0 : ndarray or None
+        ``m_{2p} d^{-p} mu_k``, Gaussian-input eigenvalues of ``k_0 = k_{I/d}`` (relu: ``= mu_k``).
+    high_d : ndarray
+        ``k! c_k^2 / d^k``, the ``d -> inf`` approximation of ``mu_k`` (§4.6).
+    method : str
+        ``"closed form"``, ``"hermite series"`` (polynomials) or ``"quadrature"``.
+    error : float
+        Absolute accuracy estimate (difference of two quadrature orders; 0 for exact forms).
+    """
+
+    activation: str
+    d: int
+    mu: np.ndarray = field(repr=False)
+    multiplicity: tuple = field(repr=False)
+    legendre: np.ndarray | None = field(repr=False)
+    gaussian_factor: float | None
+    gaussian: np.ndarray | None = field(repr=False)
+    gaussian_k0: np.ndarray | None = field(repr=False)
+    high_d: np.ndarray = field(repr=False)
+    method: str = ""
+    error: float = 0.0
+
+    @property
+    def k(self) -> np.ndarray:
+        return np.arange(len(self.mu))
+
+    def trace(self) -> float:
+        """``sum_k N(d, k) mu_k`` (tends to ``kappa(1)`` from below as ``kmax`` grows)."""
+        return float(sum(n * m for n, m in zip(self.multiplicity, self.mu)))
+
+
+def sphere_eigenvalues(activation, d: int, kmax: int, *, order: int | None = None) -> SphereSpectrum:
+    """Eigenvalues ``mu_0..mu_kmax`` of ``k_I`` on ``S^{d-1}`` under the uniform probability measure.
+
+    Closed forms (log-gamma) for relu and step; the finite Hermite series
+    ``sum_j c_j^2 mu_k[t^j]`` (all terms positive) for polynomial ``sigma``;
+    otherwise Gauss–Jacobi quadrature of the dual activation against
+    ``P_k^{(d)}`` (two orders, the difference reported as ``error``).
+
+    >>> sp = sphere_eigenvalues("relu", 10, 2)
+    >>> round(float(sp.mu[0]), 10), float(sp.mu[1]), sp.multiplicity
+    (0.1673012117, 0.025, (1, 10, 54))
+    >>> float(sphere_eigenvalues("step", 3, 3).mu[3]) == 1 / 256
+    True
+    """
+    act = get_activation(activation)
+    d, kmax = _check_d(d), check_int("kmax", kmax, lo=0)
+    ks = range(kmax + 1)
+    mult = tuple(harmonic_multiplicity(d, k) for k in ks)
+    mu_h = hermite_coeffs(act, kmax) if (act.hermite_exact is not None or act.smooth) else None
+    if mu_h is not None:
+        high = np.array([m * m / float(d) ** k for k, m in enumerate(mu_h)])  # k! c_k^2 / d^k = mu_k^2 / d^k
+    else:
+        high = np.full(kmax + 1, np.nan)
+    p = act.homogeneity
+    legendre, err = None, 0.0
+    if act.name == "relu":
+        legendre = np.array([relu_legendre(k, d) for k in ks])
+        mu, method = d * legendre**2, "closed form"
+    elif act.name == "step":
+        legendre = np.array([step_legendre(k, d) for k in ks])
+        mu, method = legendre**2, "closed form"
+    elif act.herme is not None:
+        c2 = [mu_h_j**2 / math.factorial(j) for j, mu_h_j in
+              enumerate(hermite_coeffs(act, len(act.herme) - 1))]
+        mu = np.array([sum(c2[j] * monomial_sphere_eigen(j, k, d) for j in range(len(c2))) for k in ks])
+        method = "hermite series"
+    else:
+        from .rf_kernel import kernel_from_scalars
+
+        q = order or max(300, 4 * kmax + 200)
+
+        def kappa(t):
+            return kernel_from_scalars(act, 1.0, 1.0, t, kmax=80)
+
+        mu = np.array([funk_hecke(kappa, k, d, order=q) for k in ks])
+        mu2 = np.array([funk_hecke(kappa, k, d, order=int(1.5 * q)) for k in ks])
+        err = float(np.abs(mu - mu2).max())
+        method = "quadrature"
+        if act.parity:  # odd sigma: only odd degrees; even sigma: only even degrees (exact zeros)
+            mu[np.arange(kmax + 1) % 2 == (0 if act.parity == -1 else 1)] = 0.0
+    gf = gaussian_moment_factor(d, p) if p is not None else None
+    gauss = gf * mu if gf is not None else None
+    gauss0 = gauss * d ** (-p) if gf is not None else None
+    return SphereSpectrum(act.name, d, mu, mult, legendre, gf, gauss, gauss0, high, method, err)
+
+
+# --------------------------------------------------------------- linear sector
+@dataclass(frozen=True)
+class LinearSector:
+    """Eigenvalues of the linear functions under ``k_Gamma``, ``Gamma = A I + B v v^T``.
+
+    ``target`` is the eigenvalue of ``<v, x>``, ``orthogonal`` that of ``<u, x>`` with
+    ``u ⊥ v``, ``boost = target/orthogonal``.  ``exact`` is True when the linear
+    functions are exact eigenfunctions (relu, identity); otherwise the values
+    are the Rayleigh quotients (compression of the operator to linear functions).
+    """
+
+    target: float
+    orthogonal: float
+    boost: float
+    exact: bool
+    measure: str
+
+
+def linear_sector(activation, A: float, B: float, d: int, measure: str = "gaussian") -> LinearSector:
+    """Linear-sector eigenvalues of ``k_Gamma`` (spiked_kernel.md §5.1 and its general-sigma analogue).
+
+    relu (exact, all orders in ``B``): ``(A + B)/4`` along ``v`` and ``A/4`` orthogonal for
+    Gaussian inputs; divide by ``d`` on the unit sphere.  General ``sigma`` (derived
+    here): the compression ``M = E_w[m_1(|w|)^2 w w^T]`` with ``m_1(r) = E_g[sigma'(r g)]``
+    (Gaussian inputs), and ``d E_w[h(|w|)^2 ŵ ŵ^T]`` with ``h(r) = E_t[sigma(r t) t]``,
+    ``t = <e_1, x>`` for ``x`` uniform on the sphere.  For ``sigma`` p-homogeneous,
+    ``m_1(r) = mu_1 r^{p-1}``; ``p = 1`` gives back ``Gamma/4`` for relu.
+
+    >>> ls = linear_sector("relu", 0.1, 0.5, 10)
+    >>> round(ls.target, 12), round(ls.orthogonal, 12), ls.exact
+    (0.15, 0.025, True)
+    """
+    act = get_activation(activation)
+    A = check_nonnegative("A", A)
+    B = check_nonnegative("B", B)
+    d = _check_d(d)
+    check_choice("measure", measure, ("gaussian", "sphere"))
+    if act.name == "relu" or act.name in ("identity", "linear"):
+        f = 0.25 if act.name == "relu" else 1.0
+        tgt, orth = f * (A + B), f * A
+        if measure == "sphere":
+            tgt, orth = tgt / d, orth / d
+        return LinearSector(tgt, orth, tgt / orth if orth > 0 else math.inf, True, measure)
+    # quadrature over g1 ~ N(0,1) (spike coordinate) and R ~ chi^2_{d-1} (orthogonal norm^2)
+    g, wg = gauss_hermite_rule(80)
+    a_lag = (d - 1) / 2 - 1
+    xr, wr = special.roots_genlaguerre(80, a_lag)
+    wr = wr / wr.sum()
+    R = 2 * xr
+    G1, RR = np.meshgrid(g, R, indexing="ij")
+    W = np.outer(wg, wr)
+    r2 = A * RR + (A + B) * G1**2
+    r = np.sqrt(r2)
+    if measure == "gaussian":
+        m = _m1(act, r)
+        tgt = (A + B) * float(np.sum(W * m**2 * G1**2))
+        orth = A * float(np.sum(W * m**2 * RR / (d - 1)))
+    else:
+        h = _h_sphere(act, r, d)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q = np.where(r2 > 0, h**2 / r2, 0.0)
+        tgt = d * (A + B) * float(np.sum(W * q * G1**2))
+        orth = d * A * float(np.sum(W * q * RR / (d - 1)))
+    exact = act.homogeneity == 1.0 and act.parity != 1
+    return LinearSector(tgt, orth, tgt / orth if orth > 0 else math.inf, bool(exact), measure)
+
+
+def _m1(act, r):
+    """``E_g[sigma'(r g)] = E[sigma(r g) g]/r``."""
+    if act.homogeneity is not None and act.hermite_exact is not None:
+        return float(hermite_coeffs(act, 1)[1]) * r ** (act.homogeneity - 1)
+    x, w = gauss_hermite_rule(200)
+    vals = np.asarray(act(np.multiply.outer(r, x)), dtype=float) @ (w * x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(r > 0, vals / r, float(w @ np.asarray(act.derivative(1, 0 * x), dtype=float)))
+
+
+def _h_sphere(act, r, d):
+    """``h(r) = E_t[sigma(r t) t]`` with ``t`` a coordinate of a uniform point on ``S^{d-1}``."""
+    t, w = jacobi_rule(400, (d - 3) / 2)
+    return np.asarray(act(np.multiply.outer(r, t)), dtype=float) @ (w * t)

@@ -1,0 +1,3 @@
+"""One and two large gradient steps (docs/theory/two_step.md).
+
+Private: import from ``rmtfl.theory``."""

@@ -1,0 +1,279 @@
+"""Deterministic top edge of the bulk of ``W_2`` for a quadratic ``sigma`` (two_step.md §5.4).
+
+Normalisation (conventions.md): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``,
+``x ~ N(0, I_d)``, ``n = phi d``, ``N = psi d``, ``y = g(<beta*, x>) + noise``; two
+correlation-loss steps on the **same** batch, ``eta_t`` as given.  Returned: the top
+*singular value* edge of the bulk of ``W_2`` (of ``H`` below), on the scale where the
+``eta = 0`` answer is the Marchenko–Pastur edge ``1 + sqrt(psi)``.
+
+Equations (derived here, checked by simulation)
+-----------------------------------------------
+For ``sigma = c0 + He1 + c2 He2`` (so ``sigma' = 1 + 2 c2 z`` and ``mu1 = 1``) and
+``M = X^T diag(y) X / n``, ``beta_hat = X^T y / n``, two reused steps give exactly
+
+    W_2 = H + (eta1 + eta2) a beta_hat^T + 2 c2 eta1 eta2 a^{⊙2} (M beta_hat)^T,
+    H   = W_0 + s1 diag(a) W_0 M + s2 diag(a^{⊙2}) W_0 M^2,
+    s1  = 2 c2 (eta1 + eta2),   s2 = 4 c2^2 eta1 eta2
+
+(``c2 = 1/2`` gives two_step.md §5.4; checked to rounding on samples).  Row ``j`` of ``H``
+is ``w_j^T C_j`` with ``C_j = I + a_j s1 M + a_j^2 s2 M^2``, so in the eigenbasis of ``M``
+(eigenvalues ``lambda_l``) ``H U`` has, given ``(a, M)``, independent centred Gaussian
+entries with variance profile ``S_jl = c(a_j lambda_l)^2 / d``, ``c(u) = 1 + s1 u + s2 u^2``.
+The deterministic equivalent of ``H H^T`` is the Hachem–Loubaton–Najim (2007) system
+
+    t_j = -1 / (x (1 + sum_l S_jl tt_l)),   tt_l = -1 / (x (1 + sum_j S_jl t_j)),
+
+with ``(1/N) sum_j t_j`` the Stieltjes transform ``m(x)`` of the spectrum of ``H H^T``
+(constant profile: Marchenko–Pastur, edge ``(1 + sqrt psi)^2``).  Since ``S`` depends on
+``u = a lambda`` only, ``c(u)^2 = sum_k e_k u^k`` (``k <= 4``) reduces the system to ten
+unknowns ``A_k = psi <a^k t>_a`` and ``B_k = <lambda^k tt>_lambda``.
+
+The eigenvalues of ``M`` off the target direction follow the weighted Marchenko–Pastur law
+(Silverstein): its Stieltjes transform solves ``m_M = 1 / (-z + E[y / (1 + y m_M / phi)])``
+(the one spike of ``M`` along ``beta*`` does not move the bulk and is left out).
+
+Finite ``N``: the nodes
+-----------------------
+The answer depends on ``N`` through ``a = g / sqrt(N)`` and on the extremes of the row and
+column laws: with the Gaussian law of ``a`` itself the support is unbounded (rows with
+arbitrarily large ``|a|``), so the edge of the *law* is not the finite-``N`` edge.  The
+rows and columns are therefore represented by their quantiles, ``a_j = Phi^{-1}((j - 1/2)/N)
+/ sqrt(N)`` (``j = 1..N``) and ``lambda_l = F_M^{-1}((l - 1/2)/d)`` (``l = 1..d``): a
+deterministic "typical sample" (``nodes="quantile"``, the only choice).  The edge is the
+fold of the real branch of the reduced system, followed from ``x = +inf`` by continuation
+in ``m`` (``x(m)`` is smooth and has its minimum at the edge).
+
+Agreement (N = d = 800, n = 1600, 20 seeds, mean of the top singular value of ``H``): linear
+target, ``alpha`` in {(0.1,0.1), (0.3,0.1), (0.3,0.3), (0.4,0.4)}: differences -0.36, +0.15,
++0.61, +1.17 units of ``N^{-2/3} * edge`` (the -0.36 is the Tracy–Widom shift, -0.43 at
+``eta = 0``); ``z + He2/sqrt2``: +0.15, -1.9, -2.5, -2.4 units, each within 1 standard error.
+For large ``eta`` the top singular value is driven by the few rows with the largest ``|a_j|``
+(and, for ``He2`` targets, by the largest ``y_i``) and fluctuates by O(1) between samples
+(not Tracy–Widom); the prediction is then one for the mean only.
+
+Examples
+--------
+>>> round(two_step_bulk_edge("linear", 1.0, 2.0, 0.0, 0.0, 200), 4)   # MP: 1 + sqrt(psi)
+2.0
+>>> e = two_step_bulk_edge("linear", 1.0, 2.0, 200 ** 0.3, 200 ** 0.1, 200)
+>>> round(e, 2)                                   # simulation: 2.38 +- 0.04 (20 seeds)
+2.35
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive
+from .._classical.activations import get_activation
+from .._classical.hermite import gauss_hermite_rule
+from .._classical.targets import make_target
+
+__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles"]
+
+_Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
+_NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
+_GRID = 1500        # grid for the density of M
+
+
+def quadratic_c2(activation) -> float:
+    """``c2`` of ``sigma = c0 + He1 + c2 He2``; ``ValueError`` for any other ``sigma`` (the exact
+    two-step algebra of the module docstring needs ``mu1 = 1`` and degree ``<= 2``).
+
+    >>> quadratic_c2("hermite(0, 1, 0.5)")
+    0.5
+    """
+    act = get_activation(activation)
+    c = None if act.herme is None else list(act.herme) + [0.0, 0.0, 0.0]
+    if c is None or act.degree is None or act.degree > 2 or abs(c[1] - 1.0) > 1e-12:
+        raise ValueError("activation must be c0 + He1 + c2 He2 (a polynomial of degree <= 2 with mu1 = 1, the "
+                         f"He1 coefficient), got {act.name!r}")
+    return float(c[2])
+
+
+def _y_law(target, noise):
+    """Nodes and weights of the law of ``y`` (single-index target)."""
+    t = make_target(target, noise) if noise else make_target(target)
+    if t.rank != 1:
+        raise ValueError(f"target must be single-index (rank 1), got rank {t.rank}")
+    z, w = gauss_hermite_rule(_Y_ORDER)
+    y = np.asarray(t.links[0](z), dtype=float)
+    if t.noise > 0:
+        e, we = gauss_hermite_rule(_NOISE_ORDER)
+        y = (y[:, None] + t.noise * e[None, :]).ravel()
+        w = (w[:, None] * we[None, :]).ravel()
+    return y, w
+
+
+def weighted_mp_stieltjes(x, y, w, phi, *, eps=1e-9):
+    """Stieltjes transform of the law of ``M = (1/n) sum_i y_i x_i x_i^T`` at ``x + i eps``.
+
+    ``y, w``: nodes and weights of the law of the weights ``y_i``; ``x_i ~ N(0, I_d)``,
+    ``d / n = 1 / phi``.  Solves ``m = 1 / (-z + E[y / (1 + y m / phi)])`` (Silverstein;
+    ``y = 1`` gives Marchenko–Pastur with ratio ``1/phi``), by fixed-point iteration at
+    ``Im z = 1`` and Newton while ``Im z`` decreases to ``eps``.  Convention
+    ``m(z) = int dmu(l) / (l - z)``.
+
+    >>> m = weighted_mp_stieltjes(np.array([1.0]), np.array([1.0]), np.array([1.0]), 2.0)
+    >>> round(float(m[0].imag) / np.pi, 5)          # MP density, ratio 1/2, at 1: sqrt(7/4)/pi
+    0.42108
+    """
+    x = np.asarray(x, dtype=float)
+    y, w = np.asarray(y, float), np.asarray(w, float)
+    c = 1.0 / check_positive("phi", phi)
+    z = x + 1j
+    m = -1.0 / z
+    for _ in range(40):
+        m = 1.0 / (-z + np.sum(w * y / (1.0 + c * y * m[:, None]), axis=1))
+    for eta in np.geomspace(1.0, eps, 25):
+        z = x + 1j * eta
+        for _ in range(8):
+            D = 1.0 + c * y * m[:, None]
+            S = np.sum(w * y / D, axis=1)
+            m = m - (m * (S - z) - 1.0) / ((S - z) - m * np.sum(w * c * y ** 2 / D ** 2, axis=1))
+    return m
+
+
+def weighted_mp_quantiles(y, w, phi, count):
+    """The ``count`` quantiles ``F^{-1}((l - 1/2)/count)`` of the law of ``M`` (see above).
+
+    >>> q = weighted_mp_quantiles(np.array([1.0]), np.array([1.0]), 1.0, 4)
+    >>> bool(0 < q[0] < q[-1] < 4)                  # MP ratio 1 on [0, 4]
+    True
+    """
+    count = check_int("count", count, lo=1)
+    c = 1.0 / phi
+    s = (1.0 + math.sqrt(c)) ** 2
+    x = np.linspace(s * min(y.min(), 0.0) - 1.0, s * max(y.max(), 0.0) + 1.0, _GRID)
+    for _ in range(2):  # a wide grid, then one on the numerical support
+        rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+        keep = np.nonzero(rho > 1e-12 * rho.max())[0]
+        lo, hi = x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)]
+        x = np.linspace(lo, hi, _GRID)
+    rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+    F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
+    F /= F[-1]
+    return np.interp((np.arange(count) + 0.5) / count, F, x)
+
+
+class _Reduced:
+    """The ten-unknown reduction of the HLN system at real ``x`` (module docstring)."""
+
+    def __init__(self, s1, s2, psi, a, lam):
+        self.e = np.array([1.0, 2 * s1, s1 ** 2 + 2 * s2, 2 * s1 * s2, s2 ** 2])
+        self.psi = psi
+        k = np.arange(5)
+        self.Pa = a[:, None] ** k / len(a)        # a_j^k / N
+        self.Pl = lam[:, None] ** k / len(lam)    # lambda_l^k / d
+
+    def parts(self, A, B, x):
+        Dt = 1.0 + len(self.Pa) * self.Pa @ (self.e * B)
+        Dtt = 1.0 + len(self.Pl) * self.Pl @ (self.e * A)
+        return Dt, Dtt, -1.0 / (x * Dt), -1.0 / (x * Dtt)
+
+    def residual(self, v, A0):
+        A = np.concatenate([[A0], v[:4]])
+        B, x = v[4:9], v[9]
+        _, _, t, tt = self.parts(A, B, x)
+        return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
+
+    def solve(self, m, guess):
+        """Solve at ``m = <t>`` for ``(A_1..A_4, B_0..B_4, x)``; ``None`` if off the physical branch."""
+        A0 = self.psi * m
+        sol = optimize.root(self.residual, guess, args=(A0,), method="hybr", options={"xtol": 1e-13})
+        v = sol.x
+        if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[9])):
+            return None
+        Dt, Dtt, _, _ = self.parts(np.concatenate([[A0], v[:4]]), v[4:9], v[9])
+        if Dt.min() <= 0 or Dtt.min() <= 0 or v[9] <= 0:
+            return None
+        return v
+
+
+def _fold_edge(red: _Reduced, x_start: float) -> float:
+    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge)."""
+    m = -1.0 / x_start
+    v = np.concatenate([-red.psi * red.Pa.sum(0)[1:] / x_start, -red.Pl.sum(0) / x_start, [x_start]])
+    v = red.solve(m, v)
+    if v is None:
+        raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
+    pts = [(m, v)]
+    step = 1.2
+    while step > 1 + 1e-7:
+        m_new = pts[-1][0] * step
+        u = red.solve(m_new, pts[-1][1])
+        if u is None or u[9] >= pts[-1][1][9]:
+            step = 1 + (step - 1) / 4
+            continue
+        pts.append((m_new, u))
+        step = min(1 + 1.5 * (step - 1), 1.2)
+    # polish: minimise x(m) between the last accepted points and the first refused one
+    m_lo, v_lo = pts[-2] if len(pts) > 1 else pts[-1]
+    m_hi = pts[-1][0] * (1 + 4 * (step - 1) + 1e-6)
+    best = [pts[-1][1][9]]
+
+    def xf(lm):
+        u = red.solve(-math.exp(lm), pts[-1][1])
+        if u is None:
+            return best[0] + 1.0
+        best[0] = min(best[0], u[9])
+        return u[9]
+
+    optimize.minimize_scalar(xf, bounds=(math.log(-m_lo), math.log(-m_hi)), method="bounded",
+                             options={"xatol": 1e-10})
+    return float(best[0])
+
+
+def two_step_bulk_edge(target, psi, phi, eta1, eta2, N, *, activation="hermite(0, 1, 0.5)",
+                       noise=0.0, nodes="quantile") -> float:
+    """Top singular-value edge of the bulk of ``W_2`` (reused batch, quadratic ``sigma``), finite ``N``.
+
+    Parameters
+    ----------
+    target : target spec (see :func:`rmtfl.theory.make_target`), single-index.
+    psi, phi : float
+        ``N / d`` and ``n / d``.
+    eta1, eta2 : float
+        The two learning rates (``N^alpha_t`` in the paper's scaling).
+    N : int
+        Width; ``d = round(N / psi)``.
+    activation : polynomial ``c0 + He1 + c2 He2`` (``mu1 = 1``); default ``He1 + He2/2``.
+    noise : float
+        Label-noise standard deviation (added to the target).
+    nodes : {"quantile"}
+        Rows and columns represented by the quantiles of their laws (module docstring).
+
+    Returns
+    -------
+    float
+        ``sqrt`` of the right edge of the deterministic equivalent of the spectrum of
+        ``H H^T`` (normalisation of the module docstring: ``1 + sqrt(psi)`` at ``eta = 0``).
+
+    Examples
+    --------
+    >>> round(two_step_bulk_edge("linear", 0.5, 2.0, 0.0, 0.0, 100), 4)   # 1 + sqrt(0.5)
+    1.7071
+    """
+    psi = check_positive("psi", psi)
+    phi = check_positive("phi", phi)
+    eta1 = check_nonnegative("eta1", eta1)
+    eta2 = check_nonnegative("eta2", eta2)
+    N = check_int("N", N, lo=2)
+    noise = check_nonnegative("noise", noise)
+    check_choice("nodes", nodes, ("quantile",))
+    c2 = quadratic_c2(activation)
+    s1, s2 = 2 * c2 * (eta1 + eta2), 4 * c2 ** 2 * eta1 * eta2
+    d = max(int(round(N / psi)), 1)
+    a = special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
+    if s1 == 0 and s2 == 0:
+        lam = np.zeros(1)
+    else:
+        y, w = _y_law(target, noise)
+        lam = weighted_mp_quantiles(y, w, phi, d)
+    red = _Reduced(s1, s2, N / d, a, lam)
+    u = np.outer(a, lam)
+    cmax2 = float(np.max((1 + s1 * u + s2 * u ** 2) ** 2))
+    x_start = 4.0 * (1 + math.sqrt(N / d)) ** 2 * max(cmax2, 1.0)
+    return math.sqrt(_fold_edge(red, x_start))

@@ -1,0 +1,176 @@
+"""The (alpha1, alpha2) phase diagram of two large steps (two_step.md §6, §7.1).
+
+Step sizes ``eta_t = c_t N^{alpha_t}``, ``alpha_t in [0, 1/2)``.  Over a grid the
+diagram gives
+
+* ``Lambda`` = :func:`~rmtfl.theory.outlier_count` (with critical flags);
+* ``effective`` = ``#{1 <= k <= Lambda : P_k != 0}`` for the given ``sigma``
+  (odd ``sigma`` keeps only even ``k``);
+* ``learnable``: where the directions of the target with information exponent
+  ``> 1`` (``mu_1(g_r) = 0``) get a non-zero overlap, i.e. some ``k <= Lambda`` has
+  ``m_k != 0``.  Fresh batches never learn them (``m_k = 0`` exactly);
+  a reused batch learns an odd ``g`` (e.g. ``He_3``) from ``k = 2``, i.e. where
+  ``2 alpha1 + alpha2 > 1``.
+
+Examples
+--------
+>>> pd = phase_diagram([0.25, 0.3], [0.45], activation="tanh", target="he3n")
+>>> pd.Lambda.tolist(), pd.learnable.tolist(), pd.k_min
+([[1, 2]], [[False, True]], 2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rmtfl._validate import check_choice, check_int, check_positive
+from .._classical.activations import get_activation
+from .outliers import outlier_count
+from .._classical.targets import make_target
+
+__all__ = ["PhaseDiagram", "phase_diagram", "finite_n_outlier_map"]
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    """Theoretical maps over ``alpha1`` (columns) and ``alpha2`` (rows), shape ``(len(alpha2), len(alpha1))``.
+
+    ``k_min`` is the smallest ``k`` with ``m_k != 0`` for the information-exponent-``>1``
+    directions (``None``: never learned at any order up to ``kmax``); ``nonzero_k``
+    lists the ``k`` with ``P_k != 0``.
+    """
+
+    alpha1: np.ndarray
+    alpha2: np.ndarray
+    Lambda: np.ndarray
+    critical: np.ndarray
+    effective: np.ndarray
+    learnable: np.ndarray
+    k_min: int | None
+    nonzero_k: tuple
+    batch: str
+
+    def to_dict(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+
+def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None, batch="reused",
+                  phi: float = 2.0, phi2: float | None = None, kmax: int = 6, tol: float = 1e-10) -> PhaseDiagram:
+    """Theoretical ``Lambda`` map and learnability map over an ``(alpha1, alpha2)`` grid.
+
+    Parameters
+    ----------
+    alpha1, alpha2 : 1-d array_like in ``[0, 1/2)``
+        Grid axes (exact rational counts, see :func:`~rmtfl.theory.outlier_count`).
+    activation : optional
+        ``sigma``.  ``None`` means a generic smooth non-polynomial ``sigma`` with every
+        Stein moment ``E[sigma^(k+1) sigma'^m] != 0``; then ``k_min`` follows from the
+        parity of the target alone (two_step.md §7.1: odd ``g`` -> 2, mixed -> 1, even -> never).
+    target : target spec (links centred)
+    degree : int, optional
+        Polynomial degree ``L`` of ``sigma`` (taken from ``activation`` when it is a polynomial).
+    batch : {"reused", "fresh"}
+    phi, phi2 : float
+        Batch ratios (enter ``m_k`` only through non-zero factors).
+    kmax : int
+        Largest Taylor index examined.
+
+    >>> phase_diagram([0.3], [0.45], target="he3n", batch="fresh").learnable.tolist()
+    [[False]]
+    """
+    check_choice("batch", batch, ("reused", "fresh"))
+    kmax = check_int("kmax", kmax, lo=1, hi=12)
+    phi = check_positive("phi", phi)
+    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
+    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
+    if a1.ndim != 1 or a2.ndim != 1:
+        raise ValueError("alpha1 and alpha2 must be 1-d grids")
+    t = make_target(target)
+    act = get_activation(activation) if activation is not None else None
+    if act is not None and act.degree is not None:
+        degree = act.degree if degree is None else min(degree, act.degree)
+    A1, A2 = np.meshgrid(a1, a2)
+    lam = outlier_count(A1, A2, degree=degree)
+    Lam = np.asarray(lam.count)
+    crit = np.asarray(lam.critical)
+    K = kmax if degree is None else max(min(kmax, degree - 1), 0)
+    hidden = [r for r, m in enumerate(t.mu1) if abs(m) < 1e-14]
+    if act is None:
+        nonzero = tuple(range(1, K + 1))
+        k_min = None
+        if hidden and batch == "reused":
+            ks = []
+            for r in hidden:
+                g = t.links[r]
+                par = g.parity
+                if par == -1:
+                    ks.append(2)
+                elif par == 0:
+                    ks.append(1)
+            k_min = min(ks) if ks and min(ks) <= K else None
+    else:
+        from .spike_vectors import spike_vector_stats, stein_table
+
+        S = stein_table(act, K) if K > 0 else np.zeros((1, 1))
+        if batch == "fresh":
+            nonzero = tuple(k for k in range(1, K + 1) if abs(S[k, 0]) > tol)
+        else:
+            nonzero = tuple(k for k in range(1, K + 1) if np.any(np.abs(S[k, : k + 1]) > tol))
+        k_min = None
+        if hidden and K > 0:
+            st = spike_vector_stats(act, t, phi, K, batch=batch, phi2=phi2 if phi2 is not None else phi)
+            m = st["m"]
+            scale = max(1.0, float(np.max(np.abs(m))))
+            for k in range(1, K + 1):
+                if any(abs(m[k, r]) > tol * scale for r in hidden):
+                    k_min = k
+                    break
+    eff = np.zeros_like(Lam)
+    for k in nonzero:
+        eff += (Lam >= k).astype(int)
+    learn = np.zeros(Lam.shape, dtype=bool) if k_min is None else (Lam >= k_min)
+    return PhaseDiagram(a1, a2, Lam, crit, eff, learn, k_min, nonzero, batch)
+
+
+def finite_n_outlier_map(alpha1, alpha2, *, target, N, psi: float = 1.0, phi: float = 2.0, c1: float = 1.0,
+                         c2: float = 1.0, activation="hermite(0, 1, 0.5)") -> dict:
+    """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid (quadratic ``sigma``).
+
+    ``eta_t = c_t N^{alpha_t}``, reused batch, ``sigma = c0 + He1 + c2 He2``.  At each point the
+    outliers are the BGN locations of the spikes of ``P`` at this ``N``
+    (:func:`~rmtfl.theory.two_step` with ``N``, Marchenko–Pastur bulk) that lie above the
+    deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`),
+    which large steps push far beyond ``1 + sqrt(psi)``.  Unlike ``1 + Lambda`` (``N -> infinity``)
+    this is what a simulation at this ``N`` shows; the MP-bulk BGN locations are approximate where
+    a spike sits just above a widened bulk.  About 1 s per grid point.
+
+    Returns ``{"alpha1", "alpha2", "count", "edge", "outliers"}`` with ``count`` and ``edge`` of shape
+    ``(len(alpha2), len(alpha1))`` and ``outliers`` a nested list of the predicted locations.
+
+    >>> r = finite_n_outlier_map([0.3], [0.3], target="linear", N=400)
+    >>> r["count"].tolist(), round(float(r["edge"][0, 0]), 2)
+    ([[2]], 2.92)
+    """
+    from .outliers import step_size
+    from .two_step import two_step
+    from .bulk_edge import two_step_bulk_edge
+
+    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
+    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
+    if a1.ndim != 1 or a2.ndim != 1:
+        raise ValueError("alpha1 and alpha2 must be 1-d grids")
+    N = check_int("N", N, lo=2)
+    count = np.zeros((a2.size, a1.size), dtype=int)
+    edge = np.zeros((a2.size, a1.size))
+    locs = []
+    for i, al2 in enumerate(a2):
+        row = []
+        for j, al1 in enumerate(a1):
+            e1, e2 = step_size(c1, N, al1), step_size(c2, N, al2)
+            edge[i, j] = two_step_bulk_edge(target, psi, phi, e1, e2, N, activation=activation)
+            out = [o.singular_value for o in two_step(activation, target, psi, phi, e1, e2, N=N).outliers]
+            count[i, j] = sum(v > edge[i, j] for v in out)
+            row.append(out)
+        locs.append(row)
+    return {"alpha1": a1, "alpha2": a2, "count": count, "edge": edge, "outliers": locs}
