@@ -3,7 +3,7 @@
 Rows (``run() -> list[dict]``; ``python -m benchmarks flow``):
 
 * ``square net d=3 n=5 h=4 delta=1e-4 to first-plateau end``: :func:`rmtfl.numerics.simulate_flow`
-  (auto = LSODA for L = 3, rtol 1e-10, atol 1e-13 delta) on the §14 common data with the
+  (auto = LSODA for L = 3, rtol 1e-10, atol 1e-13 delta) on the docs/theory/gradient_flow.md §14 common data with the
   square activation, from the fixed ``w0`` of Check 2, until the loss drops 1e-3 below the
   first-saddle loss (terminal event; t ~ 7e4).  Target < 10 s (issue 5).  Also reported:
   steps (gradient evaluations) per second and the time to reach the first saddle.

@@ -1,9 +1,9 @@
 """Escape time against delta with the predicted line: L = 2 (slope 1/(2N*)) and L = 3 (T*(w0)/delta).
 
-Left: one linear unit on the §14 Check 1 data, ``t_esc`` against ``ln(1/delta)`` with
+Left: one linear unit on the docs/theory/gradient_flow.md §14 Check 1 data, ``t_esc`` against ``ln(1/delta)`` with
 ``ln(1/(delta gamma))/(2N*)``.  Right: square net on the Check 2 data, ``t_esc`` against
 ``delta`` (log–log) with ``T*(w0)/delta``.  Escape = loss crossing the midpoint between
-``L(0)`` and the first-saddle loss; square loss summed (gradient_flow.md §7).
+``L(0)`` and the first-saddle loss; square loss summed (docs/theory/gradient_flow.md §7).
 
 Usage: ``python figures/escape_time.py --out DIR [--quick]``.
 """

@@ -2,7 +2,7 @@
 
 One correlation-loss step on ``n1 = 4d`` samples with ``eta = sqrt(b psi)/|mu_1 mu_1*|``
 (fixed ``b`` as the width ``m`` grows), ridge readout on fresh ``n2 = 4d`` samples with
-``lam = 1e-2``; relu, target ``He_1 + He_2/2``, Gaussian inputs (spiked_kernel.md §7.2).
+``lam = 1e-2``; relu, target ``He_1 + He_2/2``, Gaussian inputs (docs/theory/spiked_kernel.md §7.2).
 The KRR baselines are width-independent and drawn as lines (mean ± s.e. band).
 
 Usage: ``python figures/generalisation.py --out DIR [--quick]``.

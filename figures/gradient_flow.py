@@ -1,10 +1,10 @@
 """Gradient flow from small initialisation: loss collapse onto p(t), unit norms, |W| heat-maps.
 
-Two-layer square net (L = 3) on the §14 Check 2 data (``X = I_3``, ``h = 4``, fixed ``w0``)
+Two-layer square net (L = 3) on the docs/theory/gradient_flow.md §14 Check 2 data (``X = I_3``, ``h = 4``, fixed ``w0``)
 for several ``delta``: (F3) loss against ``t - T*(w0)/delta`` with the limiting path ``p(t)``
 (``"blowup"`` convention) overlaid; (F2) per-unit norms at the smallest ``delta`` with
 escape and first saddle marked; (F4) ``|[a W]|`` at escape and on the first plateau.
-Square loss, summed (gradient_flow.md §13).
+Square loss, summed (docs/theory/gradient_flow.md §13).
 
 Usage: ``python figures/gradient_flow.py --out DIR [--quick]``.
 """

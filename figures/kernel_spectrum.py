@@ -5,8 +5,8 @@ Writes ``kernel_spectrum.png`` (sorted Gram eigenvalues of ``K/n`` for relu ``k_
 predicted ``k_1`` levels: top even zonal eigenvalue and the boosted linear eigenvalue
 ``(1+b)/(4d)``) and ``y2_alignment.png`` (the squared overlap ``cos^2(phi_top, Y_2)`` of the
 Gram top eigenvector, mean ± s.e. over seeds, over the zonal-operator curve ``<f, Y_2>^2`` and
-its first-order line ``sin^2 theta_mix``; overlaps are squared, conventions.md §1).
-Eigenvalues are w.r.t. the uniform probability measure on ``S^{d-1}`` (conventions.md §8).
+its first-order line ``sin^2 theta_mix``; overlaps are squared, docs/conventions.md §1).
+Eigenvalues are w.r.t. the uniform probability measure on ``S^{d-1}`` (docs/conventions.md §8).
 At ``b = 40`` (``d = 10``) the top even and odd zonal eigenvalues are within 7 % (1.095 vs 1.025),
 so at finite ``n`` the Gram top eigenvector mixes with ``psi* = <v, x>`` (``cos^2`` 0.22 ± 0.04
 at ``n = 2000``, 0.05 ± 0.02 at ``n = 4000``; 4 seeds) and its squared ``Y_2`` overlap sits below
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
                       title=f"relu, d={d}, n={n_al}, {seeds} seeds")
     save_figure(fig, out / "y2_alignment.png", {"d": d, "n": n_al, "b": bs, "seeds": seeds, "seed": args.seed,
                                                 "quick": args.quick, "eps_over_b": eps,
-                                                "y": "squared overlap cos^2(phi_top, Y_2) (conventions.md §1)",
+                                                "y": "squared overlap cos^2(phi_top, Y_2) (docs/conventions.md §1)",
                                                 "cos2_y2_gram": means, "cos2_y2_se": ses})
     plt.close(fig)
     return 0

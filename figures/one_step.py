@@ -1,7 +1,7 @@
 """One large gradient step: alignment of W1's top singular vectors against eta.
 
 Writes ``one_step.png``: (a) cos^2 of the top right singular vector with beta* and of the
-top left one with a, theory (BBP/BGN, two_step.md §3.3) over simulated means ± s.e.;
+top left one with a, theory (BBP/BGN, docs/theory/two_step.md §3.3) over simulated means ± s.e.;
 (b) top singular value of W1 with the bulk edge 1 + sqrt(psi).  tanh network, linear
 target, psi = 1, phi = 2; W0 entries N(0, 1/d), a ~ N(0, I/N), correlation loss.
 

@@ -3,7 +3,7 @@
 Writes ``phase_diagram.png``, sigma = He1 + He2/2 (L = 2), target z + He2/sqrt2, reused batch,
 eta_t = c N^alpha_t, psi = 1, phi = 2:
 
-(a) asymptotic number of outliers of W2, 1 + #{k <= Lambda: P_k != 0} (two_step.md §6), with the
+(a) asymptotic number of outliers of W2, 1 + #{k <= Lambda: P_k != 0} (docs/theory/two_step.md §6), with the
     boundaries k alpha1 + alpha2 = k/2;
 (b) the same prediction at the simulated N (:func:`rmtfl.theory.finite_n_outlier_map`): BGN
     locations of the spikes of P at this N that lie above the deterministic finite-N bulk edge

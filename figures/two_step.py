@@ -2,8 +2,8 @@
 
 Writes ``two_step.png``: histogram of the singular values of W2 for the exactly solvable
 quadratic network sigma = He1 + He2/2 with target z + He2/sqrt2 (reused batch,
-two_step.md §5.4), with the MP singular-value density of the bulk and the two outliers
-predicted by BGN on the spiked low-rank part (two_step.md §8) marked; and the same for a
+docs/theory/two_step.md §5.4), with the MP singular-value density of the bulk and the two outliers
+predicted by BGN on the spiked low-rank part (docs/theory/two_step.md §8) marked; and the same for a
 tanh network with fresh batches (Lambda = 0, one outlier).  psi = 1.
 
 Usage: ``python figures/two_step.py --out DIR [--quick]``.

@@ -65,7 +65,7 @@ def check_in_range(name: str, value, lo=None, hi=None, *, lo_open=False, hi_open
 
 
 def check_alpha(name: str, value) -> float:
-    """A step-size exponent: ``alpha in [0, 1/2)`` (conventions.md §5)."""
+    """A step-size exponent: ``alpha in [0, 1/2)`` (docs/conventions.md §5)."""
     return check_in_range(name, value, 0.0, 0.5, hi_open=True)
 
 

@@ -1,7 +1,7 @@
 """Lesson 1 — The Marchenko–Pastur law from scratch.
 
 Take an N x d matrix W with i.i.d. N(0, 1/d) entries (the first-layer weights at
-initialisation, conventions.md §4) and look at the eigenvalues of W Wᵀ.  As
+initialisation, docs/conventions.md §4) and look at the eigenvalues of W Wᵀ.  As
 N, d -> ∞ with ψ = N/d fixed, their histogram converges to the Marchenko–Pastur
 law with edges (1 ± √ψ)², and an atom of mass 1 - 1/ψ at zero when ψ > 1.
 """

@@ -5,7 +5,7 @@ threshold θ_c = ψ^{1/4} the signal is swallowed by the bulk: the top singular
 value sticks to the edge 1 + √ψ and the top singular vectors know nothing of
 u, v.  Above it, one singular value separates from the bulk at
 s(θ) = √((1+θ²)(ψ+θ²))/θ, and the singular vectors align with u and v with the
-squared overlaps ω_N(θ), ω_d(θ) of Benaych-Georges & Nadakuditi (two_step.md §2).
+squared overlaps ω_N(θ), ω_d(θ) of Benaych-Georges & Nadakuditi (docs/theory/two_step.md §2).
 """
 import sys
 from pathlib import Path

@@ -1,7 +1,7 @@
 """Lesson 3 — Hermite expansions, and why the first gradient step is rank one.
 
 Expand the activation in probabilists' Hermite polynomials,
-σ = Σ_k μ_k/k! He_k with μ_k = E[σ(z) He_k(z)] (conventions.md §2).  The
+σ = Σ_k μ_k/k! He_k with μ_k = E[σ(z) He_k(z)] (docs/conventions.md §2).  The
 correlation-loss gradient at initialisation is
 
     G = (1/n) diag(a) σ'(W0 Xᵀ) diag(y) X .

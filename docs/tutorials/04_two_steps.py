@@ -2,7 +2,7 @@
 
 After the first step W1 = W0 + η1 G(W0) has one spike along (a, β̂).  The second
 step is taken at W1, where σ'(W1 x) = σ'(W0 x + Δ) now depends on the first
-update Δ.  Taylor-expanding in Δ (two_step.md §5) gives terms
+update Δ.  Taylor-expanding in Δ (docs/theory/two_step.md §5) gives terms
 a^{⊙(k+1)} v_kᵀ of operator norm ≍ N^{α2 − k(½ − α1)} with η_t ≍ N^{α_t}.
 Term k rises above the Marchenko–Pastur bulk iff k(½ − α1) < α2, so
 
@@ -42,7 +42,7 @@ tops = np.array([nm.simulate_two_step(activation=sigma, target=target, N=N, d=d,
                                       batch="reused", rng=g, k=10, n_vectors=1).singular_values[:2]
                  for g in seeds])
 print(f"prediction mode: {pred.mode}; {len(pred.outliers)} predicted outliers; {len(seeds)} simulated draws")
-# (The remainder R = η diag(a) W0 M of two_step.md §5.4 is O(η N^-1/2): at these
+# (The remainder R = η diag(a) W0 M of docs/theory/two_step.md §5.4 is O(η N^-1/2): at these
 # sizes it widens the bulk a little and pushes the second outlier up by a few per cent over
 # the MP-bulk prediction; th.two_step(..., bulk="finite-N", rng=...) accounts for it.)
 for i, out in enumerate(pred.outliers):
@@ -92,4 +92,4 @@ fig2.savefig(OUT / "04_finite_N.png", dpi=100, bbox_inches="tight")
 
 # Exercise: redo step 2 with batch="fresh" (pass n2).  The He2 part of the target
 # is no longer seen by the second spike: fresh batches give m_k = 0 for every k
-# whenever μ1* = 0 (two_step.md §7.1).
+# whenever μ1* = 0 (docs/theory/two_step.md §7.1).

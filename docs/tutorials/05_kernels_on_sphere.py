@@ -3,9 +3,9 @@
 A random-features kernel k(x, x') = E_w[σ(⟨w,x⟩) σ(⟨w,x'⟩)] with isotropic
 w ~ N(0, I) depends on x, x' ∈ S^{d−1} only through ⟨x, x'⟩, so by the
 Funk–Hecke theorem its eigenfunctions are the spherical harmonics: degree k
-has multiplicity N(d, k) and one eigenvalue μ_k (conventions.md §8, uniform
+has multiplicity N(d, k) and one eigenvalue μ_k (docs/conventions.md §8, uniform
 probability measure).  After one large gradient step the weights are
-approximately N(0, Γ) with Γ = A(I + b w*w*ᵀ) (spiked_kernel.md): the kernel is
+approximately N(0, Γ) with Γ = A(I + b w*w*ᵀ) (docs/theory/spiked_kernel.md): the kernel is
 no longer rotation invariant.  The linear function ⟨x, w*⟩ is boosted, and the
 top eigenfunction mixes the constant Y0 with the target-aligned quadratic
 harmonic Y2.

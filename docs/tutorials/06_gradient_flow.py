@@ -6,7 +6,7 @@ Train a positively L-homogeneous network H(x; w) (here a two-layer net with
 the neural correlation function N(u) = Σ_i y_i H(x_i; u): the flow is a
 gradient *ascent* of N, so the direction of w aligns with a KKT point u* of
 N on the unit sphere, and the norm blows up after a time T*(w0)/δ^{L−2}
-(gradient_flow.md §7).  Then w leaves the origin along u*, following a
+(docs/theory/gradient_flow.md §7).  Then w leaves the origin along u*, following a
 δ-independent path to the first saddle, and the neurons that were zero in u*
 stay O(δ) on the way (sparsity is preserved).
 """
@@ -21,7 +21,7 @@ from _lesson import OUT, row, size  # noqa: E402
 import rmtfl.numerics as nm  # noqa: E402
 import rmtfl.theory as th  # noqa: E402
 
-# The data of gradient_flow.md §14, Check 2: X = I_3, y = (1, -0.5, -0.3), width 4.
+# The data of docs/theory/gradient_flow.md §14, Check 2: X = I_3, y = (1, -0.5, -0.3), width 4.
 X = np.eye(3)
 y = np.array([1.0, -0.5, -0.3])
 spec = dict(activation="square", width=4)

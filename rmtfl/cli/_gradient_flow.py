@@ -2,7 +2,7 @@
 
 Data: ``--example NAME`` (see :mod:`rmtfl.theory._gradient_flow.examples`) or ``--data FILE.npz``
 with arrays ``X`` (rows are samples), ``y`` and optionally ``w0`` (packed, conventions
-§9); ``--activation``, ``--width``, ``--depth``, ``--loss`` override the example's
+docs/theory/gradient_flow.md §9); ``--activation``, ``--width``, ``--depth``, ``--loss`` override the example's
 settings (for ``--data`` they default to square / 4 / 2 / square).  Losses are summed.
 """
 from __future__ import annotations

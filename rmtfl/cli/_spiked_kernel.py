@@ -14,8 +14,8 @@
 All take ``--json`` (print JSON) and ``--out DIR`` (write ``kernel_<what>.json``, and for
 ``simulate alignment|generalisation`` a PNG with its JSON sidecar).  Eigenvalues
 are w.r.t. the input probability measure; step sizes are rmtfl's ``eta_1``
-(conventions.md §10.2 for giant-step conversions).  Overlaps are squared
-(conventions.md §1): ``overlaps`` / ``cos2_*`` are ``<f, Y>^2``; the zonal command also
+(docs/conventions.md §10.2 for giant-step conversions).  Overlaps are squared
+(docs/conventions.md §1): ``overlaps`` / ``cos2_*`` are ``<f, Y>^2``; the zonal command also
 reports the signed ``amplitudes`` ``<f, Y_ell>``.  ``simulate`` commands take
 ``--backend numpy|cupy`` (random numbers drawn on the host either way).
 """
@@ -93,7 +93,7 @@ def _theory(args) -> int:
         res = {"d": z.d, "b": z.b, "A": z.A, "eigenvalue": z.eigenvalue, "overlaps": z.overlaps,
                "amplitudes": z.amplitudes, "tan_mix": z.tan_mix, "odd_eigenvalue": z.odd_eigenvalue,
                "eps_over_b": z.eps_over_b,
-               "convention": "overlaps[l] = <f,Y_l>^2 (squared, conventions.md §1); amplitudes[l] = <f,Y_l> "
+               "convention": "overlaps[l] = <f,Y_l>^2 (squared, docs/conventions.md §1); amplitudes[l] = <f,Y_l> "
                              "signed with <f,Y_0> > 0"}
         text = (f"{head}\n  top even eigenvalue {z.eigenvalue:.6g}, top odd {z.odd_eigenvalue:.6g}\n"
                 f"  squared overlaps cos^2(f,Y_0)={z.overlaps[0]:.5f} cos^2(f,Y_2)={z.overlaps[2]:.5f} "
@@ -171,7 +171,7 @@ def _simulate(args) -> int:
                          "eig_gram": mean_stderr([r.eigenvalue for r in runs])[0], "eig_zonal": z.eigenvalue})
         res = {"params": {"d": args.d, "n": args.n, "seeds": args.seeds, "measure": args.measure,
                           "seed": args.seed, "backend": args.backend},
-               "convention": "cos2_* are squared overlaps <phi_top, Y>^2 (conventions.md §1)", "rows": rows}
+               "convention": "cos2_* are squared overlaps <phi_top, Y>^2 (docs/conventions.md §1)", "rows": rows}
         fig = None
         if args.out:
             import matplotlib

@@ -11,7 +11,7 @@
                             [--batch B] [--n2 n2] [--k K] [--dtype D] [--backend B] [--seed S]
                             [--json] [--out DIR]
 
-Conventions (conventions.md §3–§5): ``W0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
+Conventions (docs/conventions.md §3–§5): ``W0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
 correlation-loss steps ``W_t = W_{t-1} + eta_t G``, ``psi = N/d``, ``phi = n/d``.
 Several ``--target`` values make a multi-index target; a target may be a name
 (linear, tanh, relu, he2, he3n, ...) or ``hermite(a0, a1, ...)``.  Step sizes are

@@ -1,8 +1,8 @@
-"""Verify checks of the gradient-flow part (gradient_flow.md; data of §14).
+"""Verify checks of the gradient-flow part (docs/theory/gradient_flow.md; data of §14).
 
 Predictions come from :mod:`rmtfl.theory` (KKT points, escape times, the limiting path,
 the first saddle); measurements from :func:`rmtfl.numerics.simulate_flow`.  The
-flows are deterministic (fixed initial directions of §14), so there is no sampling
+flows are deterministic (fixed initial directions of docs/theory/gradient_flow.md §14), so there is no sampling
 error: tolerances are set by the known finite-``delta`` corrections and the integrator
 accuracy, stated in each row's note.
 """
@@ -39,28 +39,28 @@ def _run_kkt(ctx):
         found = ncf_kkt(ex["X"], ex["y"], method="search", restarts=ctx.pick(8, 20, 30),
                         rng=ctx.rng("kkt-" + name), **_kw(ex))
         rows.append(compare(PART, f"N* {label}: closed form vs search", closed.value, found.value,
-                            tolerance=1e-8, note=f"closed form '{closed.method}' (§5) vs L-BFGS + Newton "
+                            tolerance=1e-8, note=f"closed form '{closed.method}' (docs/theory/gradient_flow.md §5) vs L-BFGS + Newton "
                             f"search; acceptance 1e-8"))
         if name != "check1":
             rows.append(compare_bool(PART, f"KKT {label}: one active unit per layer", "single path/neuron",
                                      f"{found.all[0].active_units} active", found.all[0].active_units == ex["depth"] - 1,
-                                     note="§5.2/§5.3 single-neuron (single-path) structure of every maximum"))
+                                     note="docs/theory/gradient_flow.md §5.2/§5.3 single-neuron (single-path) structure of every maximum"))
     ex = flow_example("check1")
     k = ncf_kkt(ex["X"], ex["y"], rng=0, **_kw(ex))
     rows.append(compare(PART, "N* check 1 vs spec reference", 0.5632717, k.value, tolerance=5e-8,
-                        note="gradient_flow.md §14 Check 1 (7 digits quoted)"))
+                        note="docs/theory/gradient_flow.md §14 Check 1 (7 digits quoted)"))
     rows.append(compare(PART, "Delta check 1 = 2N* (Riemannian Hessian)", 2 * k.value, k.margin, tolerance=1e-6,
-                        note="central-difference Hessian (step 1e-6), §5.1"))
+                        note="central-difference Hessian (step 1e-6), docs/theory/gradient_flow.md §5.1"))
     ex = flow_example("check2")
     k = ncf_kkt(ex["X"], ex["y"], rng=0, **_kw(ex))
     rows.append(compare(PART, "N* check 2 = 2/(3 sqrt 3) |lambda_1|", 2 / (3 * math.sqrt(3)), k.value,
-                        tolerance=1e-12, note="§5.2 square activation, X = I_3"))
+                        tolerance=1e-12, note="docs/theory/gradient_flow.md §5.2 square activation, X = I_3"))
     rows.append(compare(PART, "Delta check 2 = 3N* (Riemannian Hessian)", 3 * k.value, k.margin, tolerance=1e-6,
                         note="tangent eigenvalues / N* in {-6,-4.5,-3.9,-3}"))
     rows.append(compare_bool(PART, "check 2 local maxima", "{0.3849, 0.19245}",
                              str([round(p.value, 5) for p in k.all]),
                              len(k.all) == 2 and abs(k.all[1].value - k.value / 2) < 1e-8,
-                             note="§14 Check 2: the restarts find exactly these two 1-sparse maxima"))
+                             note="docs/theory/gradient_flow.md §14 Check 2: the restarts find exactly these two 1-sparse maxima"))
     return rows
 
 
@@ -81,11 +81,11 @@ def _run_l2(ctx):
     pred = escape_time(X, y, delta=1e-4, w0=w0, **kw)
     slope = np.polyfit(np.log(1 / np.array(deltas)), t_esc, 1)[0]
     rows.append(compare(PART, "L=2 escape slope d t_esc / d ln(1/delta)", pred.slope, slope, tolerance=1e-4,
-                        note="§7.1: slope 1/(2N*); deltas 1e-4, 1e-6, 1e-8; spec tolerance 1e-4"))
+                        note="docs/theory/gradient_flow.md §7.1: slope 1/(2N*); deltas 1e-4, 1e-6, 1e-8; spec tolerance 1e-4"))
     rows.append(compare(PART, "L=2 t_esc(1e-4) vs spec reference", 8.38846, t_esc[0], tolerance=2e-5,
-                        note="§14 Check 1 (threshold midway between L(0) and L_inf)"))
+                        note="docs/theory/gradient_flow.md §14 Check 1 (threshold midway between L(0) and L_inf)"))
     rows.append(compare(PART, "L=2 gamma(w0) = <u*, w0>", 0.571976, pred.amplitude, tolerance=1e-6,
-                        note="§14 Check 1"))
+                        note="docs/theory/gradient_flow.md §14 Check 1"))
     # trajectory error against p(t) after the shift
     k = ncf_kkt(X, y, rng=0, **kw)
     Nst = k.value
@@ -101,15 +101,15 @@ def _run_l2(ctx):
         runs.append((d, tt, run.loss))
     expo = np.polyfit(np.log(dl), np.log(errs), 1)[0]
     rows.append(compare(PART, "L=2 sup|w - p| exponent in delta", 1.0, expo, tolerance=0.1,
-                        note=f"§8: errors {', '.join(f'{e:.3g}' for e in errs)} for delta 1e-2..1e-4 "
+                        note=f"docs/theory/gradient_flow.md §8: errors {', '.join(f'{e:.3g}' for e in errs)} for delta 1e-2..1e-4 "
                              f"(spec 8.12e-3, -4, -5); acceptance: at least linear"))
     bound = k.margin / (k.margin + 8 * Nst)
     rows.append(compare_bool(PART, "L=2 rate beats the paper bound", f">= {bound:.3f}", f"{expo:.3f}",
                              expo >= bound, note="Theorem 4 exponent Delta/(Delta + 8N*) is an upper bound"))
     rows.append(compare(PART, "L=2 error at delta=1e-2 vs spec", 8.12e-3, errs[0], tolerance=1e-4,
-                        note="§14 Check 1 (3 digits quoted)"))
+                        note="docs/theory/gradient_flow.md §14 Check 1 (3 digits quoted)"))
     rows.append(compare_bool(PART, "L=2 conservation a^2 - |w|^2", "drift <= 1e-10", f"{run.conserved_drift:.2e}",
-                             run.conserved_drift <= 1e-10, note="§6 balance law; DOP853 rtol 1e-11"))
+                             run.conserved_drift <= 1e-10, note="docs/theory/gradient_flow.md §6 balance law; DOP853 rtol 1e-11"))
     if ctx.out is not None:
         import matplotlib.pyplot as plt
 
@@ -145,9 +145,9 @@ def _run_l3(ctx):
     pred = escape_time(X, y, delta=1.0, w0=w0, **kw)
     Tst = pred.blowup_time
     rows.append(compare(PART, "T*(w0) check 2 vs spec reference", 2.3227165, Tst, tolerance=1e-6,
-                        note="§7.2 NCF blow-up + analytic tail; §14 Check 2 (tolerance 1e-6)"))
+                        note="docs/theory/gradient_flow.md §7.2 NCF blow-up + analytic tail; §14 Check 2 (tolerance 1e-6)"))
     rows.append(compare(PART, "first-saddle loss check 2", 0.17, sad.loss, tolerance=1e-10,
-                        note="§9: a = 2^(-1/3), w = 2^(1/6) e1, loss (0.5^2 + 0.3^2)/2"))
+                        note="docs/theory/gradient_flow.md §9: a = 2^(-1/3), w = 2^(1/6) e1, loss (0.5^2 + 0.3^2)/2"))
     rows.append(compare(PART, "first-saddle a = 2^(-1/3)", 2 ** (-1 / 3), abs(sad.point[0]), tolerance=1e-9,
                         note=f"stationarity residual {sad.residual:.1e}"))
     delta = ctx.pick(1e-3, 1e-4, 1e-5)
@@ -155,7 +155,7 @@ def _run_l3(ctx):
     run = simulate_flow(X, y, delta=delta, w0=w0, t_end=12.0 / delta, t_eval=grid, escape_loss=0.42,
                         stop_loss=sad.loss - 1e-3, **kw)
     rows.append(compare(PART, f"delta*t_esc -> T*(w0) (delta={delta:g})", Tst, delta * run.t_escape,
-                        tolerance=1e-3 * Tst, note="§7.2 acceptance: within 0.1% at delta = 1e-4 "
+                        tolerance=1e-3 * Tst, note="docs/theory/gradient_flow.md §7.2 acceptance: within 0.1% at delta = 1e-4 "
                         "(spec measured 2.321927 / 2.322638 / 2.322709 at 1e-3 / 1e-4 / 1e-5)"))
     plats = [p for p in find_plateaus(run.t, run.loss, 1e-3) if abs(p[2] - sad.loss) < 1e-3]
     if plats:
@@ -168,7 +168,7 @@ def _run_l3(ctx):
         others = np.sort(run.unit_norms[first_half], axis=1)[:, :-1].max()
         rows.append(compare_bool(PART, "non-winning units <= 10 delta on the plateau", f"<= {10 * delta:g}",
                                  f"{others:.3g}", others <= 10 * delta,
-                                 note="§10 sparsity preserved to the first saddle (acceptance); max over the "
+                                 note="docs/theory/gradient_flow.md §10 sparsity preserved to the first saddle (acceptance); max over the "
                                       "first half of the plateau: the next unit escapes by its own blow-up at "
                                       "its end (>10 delta only in the last ~3% of it)"))
     else:
@@ -176,7 +176,7 @@ def _run_l3(ctx):
                                  note="no plateau within 1e-3 of the first-saddle loss"))
     rows.append(compare_bool(PART, "L=3 conservation |w_j|^2 - 2a_j^2", "drift <= 1e-10",
                              f"{run.conserved_drift:.2e}", run.conserved_drift <= 1e-10,
-                             note="§6; LSODA rtol 1e-10, atol 1e-13 delta"))
+                             note="docs/theory/gradient_flow.md §6; LSODA rtol 1e-10, atol 1e-13 delta"))
     if ctx.out is not None:
         import matplotlib.pyplot as plt
 
@@ -218,7 +218,7 @@ def _run_l3_path(ctx):
         errs.append(float(path_distance(run, path.points).max()))
     expo = np.polyfit(np.log(dl), np.log(errs), 1)[0]
     return [compare(PART, "L=3 sup|w(t+T*/delta) - p(t)| exponent", 1.0, expo, tolerance=0.15,
-                    note=f"§8 (measured, not from the paper): errors {', '.join(f'{e:.3g}' for e in errs)}; "
+                    note=f"docs/theory/gradient_flow.md §8 (measured, not from the paper): errors {', '.join(f'{e:.3g}' for e in errs)}; "
                          "non-winning units O(delta) dominate; t in [-10, 30]")]
 
 
@@ -257,7 +257,7 @@ def _run_logistic(ctx):
     s = first_saddle(ex["X"], ex["y"], w0=ex["w0"], rng=0, **_kw(ex))
     return [compare_bool(PART, "logistic: first saddle at infinity", "at infinity",
                          "at infinity" if s.at_infinity else "finite", s.at_infinity,
-                         note="§9: X = diag(1.5,1,1), y = (1,-1,-1), z^2: sample 1 fitted with growing norm"),
+                         note="docs/theory/gradient_flow.md §9: X = diag(1.5,1,1), y = (1,-1,-1), z^2: sample 1 fitted with growing norm"),
             compare(PART, "logistic: limiting loss 2 ln 2", 2 * math.log(2.0), s.measured_loss, tolerance=1e-6,
                     note="loss levels off from above at the l(0, y) of the two unfitted samples")]
 

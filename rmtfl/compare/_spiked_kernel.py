@@ -1,4 +1,4 @@
-"""Verify checks of the spiked-kernel part (issue 4; spiked_kernel.md).
+"""Verify checks of the spiked-kernel part (issue 4; docs/theory/spiked_kernel.md).
 
 Checks (part ``"spiked-kernel"``):
 
@@ -9,7 +9,7 @@ Checks (part ``"spiked-kernel"``):
 * ``linear-sector``: the eigenvalue of ``<beta*, x>`` under ``k_1`` (Gaussian inputs)
   against ``(A + B)/4`` and of ``<e, x>`` (``e ⊥ beta*``) against ``A/4``.
 * ``y2-alignment``: the squared overlap ``cos^2(phi_top, Y_2) = <phi_top, Y_2>^2``
-  (conventions.md §1: overlaps are reported squared) of the Gram top eigenvector against
+  (docs/conventions.md §1: overlaps are reported squared) of the Gram top eigenvector against
   the zonal operator's ``overlaps[2] = <f, Y_2>^2`` at several ``b``.
 * ``one-step-spike``: measured ``d E<w, beta*>^2`` and the orthogonal variance of
   sampled one-step weights against ``1 + d B`` and ``d A'``; ``cos^2(ĥ, beta*)``.
@@ -109,7 +109,7 @@ def _y2_alignment(ctx):
     for b in bs:
         res = [gram_alignment(d, n, b, rng=g, backend=ctx.backend) for g in ctx.seeds(f"y2-alignment-{b:g}", S)]
         z = zonal_top_eigenfunction("relu", d, b, mixing=False, n_u=120, n_c=120)
-        m, se = mean_stderr([r.cos2_y2 for r in res])  # squared overlaps (conventions.md §1)
+        m, se = mean_stderr([r.cos2_y2 for r in res])  # squared overlaps (docs/conventions.md §1)
         pred = float(z.overlaps[2])  # <f, Y_2>^2
         # the overlap <phi, Y_2> fluctuates by O(n^-1/2); its square by 2 |<f, Y_2>| n^-1/2 (delta method)
         floor = 2 * math.sqrt(pred) / math.sqrt(n * S)

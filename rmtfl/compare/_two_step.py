@@ -1,4 +1,4 @@
-"""Verify checks of the two-step part (two_step.md §3–§9): one step, two steps, the quadratic case, He3.
+"""Verify checks of the two-step part (docs/theory/two_step.md §3–§9): one step, two steps, the quadratic case, He3.
 
 Tolerances (documented per row): an outlier singular value or squared overlap
 fluctuates by ``~ c / sqrt(N)`` per seed (measured: the top singular value at
@@ -93,7 +93,7 @@ def _two_step_lambda0(ctx):
                         q_lim.outliers[0].singular_value, 0.0, tolerance=1e-10, note="exact identity (N -> inf)"))
     q_half = two_step("tanh", "linear", psi, phi / 2, e1, e2, batch="fresh", phi2=phi / 2)
     rows.append(compare(PART, "theory: fresh halves == reused full batch", q_lim.outliers[0].cos2_target,
-                        q_half.outliers[0].cos2_target, 0.0, tolerance=1e-10, note="two_step.md §3.4, exact"))
+                        q_half.outliers[0].cos2_target, 0.0, tolerance=1e-10, note="docs/theory/two_step.md §3.4, exact"))
     for batch in ("reused", "fresh"):
         p = two_step("tanh", "linear", psi, phi, e1, e2, batch=batch, phi2=phi if batch == "fresh" else None, N=N)
         o = p.outliers[0]
@@ -122,7 +122,7 @@ def _quadratic(ctx):
     m = ctx.pick(1, 3, 4)
     psi, phi = 1.0, 4.0
     eta = round(8.0 * (N / 1500) ** 0.25, 3)  # keeps the second spike ~4 above the edge
-    # finite-N bulk (theory's own draws, never the simulation's): the O(eta N^-1/2) remainder R of §5.4
+    # finite-N bulk (theory's own draws, never the simulation's): the O(eta N^-1/2) remainder R of docs/theory/two_step.md §5.4
     # widens the bulk and interacts with a, a^2, beta_hat, M beta_hat; the MP bulk under-predicts
     # outlier 2 by ~4% at N = 1500 (rmtfl.theory._two_step.finite_bulk)
     p = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N, bulk="finite-N", rng=ctx.rng("quadratic-bulk"))
@@ -178,7 +178,7 @@ def _he3_contrast(ctx):
     phi = 2.0
     fr = spike_vector_stats("tanh", "he3n", phi, 3, batch="fresh", phi2=phi)
     rows.append(compare_bool(PART, "He3 fresh: m_k = 0 exactly (k=0..3)", "all 0",
-                             str(fr["m"][:, 0].tolist()), bool(np.all(fr["m"] == 0.0)), note="two_step.md §7.1"))
+                             str(fr["m"][:, 0].tolist()), bool(np.all(fr["m"] == 0.0)), note="docs/theory/two_step.md §7.1"))
     ru = spike_vector_stats("tanh", "he3n", phi, 3, batch="reused")
     mk = ru["m"][:, 0]
     rows.append(compare_bool(PART, "He3 reused: m_0 = m_1 = 0, m_2 != 0", "m_1 = 0, m_2 != 0",
@@ -187,7 +187,7 @@ def _he3_contrast(ctx):
     # closed form m_2 = phi^-2 E[sigma''' sigma'^2] E[z y^3], E[z He3^3] = 324 (exact)
     closed = phi**-2 * gaussian_moment("tanh", 3, 2) * 324.0 / 6**1.5
     rows.append(compare(PART, "He3 reused: m_2 closed form vs quadrature", closed, mk[2], 0.0,
-                        tolerance=1e-9 * abs(closed), note="§7.1 closed form, E[z He3^3] = 324"))
+                        tolerance=1e-9 * abs(closed), note="docs/theory/two_step.md §7.1 closed form, E[z He3^3] = 324"))
     q = two_step("tanh", "he3n", 1.0, phi, 3.0, 3.0, batch="fresh", phi2=phi)
     rows.append(compare(PART, "He3 fresh two-step cos2 target", 0.0, q.outliers[0].cos2_target, 0.0,
                         tolerance=0.0, note="exact zero alignment, not an error"))
@@ -197,7 +197,7 @@ def _he3_contrast(ctx):
                              str(pd.learnable[0].tolist()), pd.learnable[0].tolist() == [False, True]))
     rows.append(compare_bool(PART, "He3 fresh never learnable", "no", str(pdf.learnable[0].tolist()),
                              not pdf.learnable.any()))
-    # §5.3 mean replacement (reconstruction): exact Taylor weights vs P_k on the same samples
+    # docs/theory/two_step.md §5.3 mean replacement (reconstruction): exact Taylor weights vs P_k on the same samples
     N = ctx.pick(250, 600, 1200)
     for sig, tgt, batch in (("tanh", "linear", "reused"), ("hermite(0, 1, 0, 0.1666666667)", "linear", "fresh")):
         g = ctx.rng(f"taylor-{sig}-{batch}")
@@ -216,7 +216,7 @@ def _he3_contrast(ctx):
         tau_h = math.sqrt(max(gaussian_moment(sig, 1, 1) - mu1**2, 0.0) * 1.0 / phi)
         th = P_k(2, batch, y=y2, s=s, stein=stein_table(sig, 2), mu1=mu1, tau_h=tau_h, phi=phi)
         corr = float(np.corrcoef(w, th)[0, 1])
-        rows.append(compare(PART, f"§5.3 P_2 vs exact Taylor weights ({batch})", 1.0, corr, 0.0,
+        rows.append(compare(PART, f"docs/theory/two_step.md §5.3 P_2 vs exact Taylor weights ({batch})", 1.0, corr, 0.0,
                             tolerance=8.0 / N, note=f"corr over samples, N=d={N}, n=2N; neuron-average error ~1/N"))
     return rows
 
@@ -227,10 +227,10 @@ def _phase(ctx):
     table = [((0, 0, 3), 0), ((0.2, 0.25, 3), 0), ((0.25, 0.3, 3), 1), ((0.3, 0.45, 3), 2),
              ((0.3, 0.45, 2), 1), ((0.45, 0.45, 5), 4), ((0.4, 0.35, None), 3)]
     got = [int(outlier_count(a1, a2, degree=L)) for (a1, a2, L), _ in table]
-    rows = [compare_bool(PART, "Lambda table (two_step.md §10)", str([v for _, v in table]), str(got),
+    rows = [compare_bool(PART, "Lambda table (docs/theory/two_step.md §10)", str([v for _, v in table]), str(got),
                          got == [v for _, v in table])]
     ell = [int(one_step_spike_count(a)) for a in (0.1, 0.3, 0.35, 0.39)]
-    rows.append(compare_bool(PART, "ell(alpha) table (two_step.md §10)", "[1, 2, 3, 4]", str(ell), ell == [1, 2, 3, 4]))
+    rows.append(compare_bool(PART, "ell(alpha) table (docs/theory/two_step.md §10)", "[1, 2, 3, 4]", str(ell), ell == [1, 2, 3, 4]))
     if ctx.level == "full" and ctx.figure_path("two_step_phase_diagram") is not None:
         _phase_figure(ctx)
     return rows

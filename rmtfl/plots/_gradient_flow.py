@@ -1,8 +1,8 @@
-"""Plots of the gradient-flow part (gradient_flow.md §13).  Each takes ``ax=None``,
+"""Plots of the gradient-flow part (docs/theory/gradient_flow.md §13).  Each takes ``ax=None``,
 returns the Axes and never calls ``plt.show()``.
 
-Time axes: flow time ``t`` (conventions §9); "shifted" means ``t - T_delta(w0)``
-with ``T_delta`` of gradient_flow.md §8 (limiting-path convention ``"blowup"``).
+Time axes: flow time ``t`` (docs/conventions.md §9); "shifted" means ``t - T_delta(w0)``
+with ``T_delta`` of docs/theory/gradient_flow.md §8 (limiting-path convention ``"blowup"``).
 """
 from __future__ import annotations
 

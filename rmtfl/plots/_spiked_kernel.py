@@ -1,7 +1,7 @@
 """Plots of the spiked-kernel part: spectra by degree, ``Y_2`` alignment, test error versus width.
 
-Eigenvalues are w.r.t. the input probability measure (conventions.md §8); Gram
-eigenvalues are those of ``K/n``.  Overlaps are squared (conventions.md §1):
+Eigenvalues are w.r.t. the input probability measure (docs/conventions.md §8); Gram
+eigenvalues are those of ``K/n``.  Overlaps are squared (docs/conventions.md §1):
 the alignment plot shows ``cos^2(phi_top, Y_2) = <phi_top, Y_2>^2``.
 
 Examples

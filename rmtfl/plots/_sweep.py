@@ -1,7 +1,7 @@
 """Plots of sweep results: (alpha1, alpha2) phase maps and the two-step phase boundaries.
 
-Axes are the step-size exponents of ``eta_t = c_t N^{alpha_t}`` (conventions.md §5);
-colour is an outlier count (two_step.md §6), theoretical or the mean over seeds.
+Axes are the step-size exponents of ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5);
+colour is an outlier count (docs/theory/two_step.md §6), theoretical or the mean over seeds.
 
 Examples
 --------
@@ -60,7 +60,7 @@ def plot_phase_map(alpha1, alpha2, values, ax=None, *, title: str = "", vmax=Non
 
 
 def plot_phase_boundaries(ax=None, kmax: int = 6, *, alpha_max: float = 0.5, **line_kw):
-    """Draw the lines ``k alpha1 + alpha2 = k/2`` for ``k = 1..kmax`` (two_step.md §6)."""
+    """Draw the lines ``k alpha1 + alpha2 = k/2`` for ``k = 1..kmax`` (docs/theory/two_step.md §6)."""
     import matplotlib.pyplot as plt
 
     from rmtfl.theory import phase_boundary

@@ -2,7 +2,7 @@
 
 Each function takes ``ax=None`` (a new figure is made), returns the Axes and never
 calls ``plt.show()``.  Normalisation: singular values of ``W`` with ``W_0`` entries
-``N(0, 1/d)`` (MP singular-value law with ratio ``psi = N/d``, conventions.md §1).
+``N(0, 1/d)`` (MP singular-value law with ratio ``psi = N/d``, docs/conventions.md §1).
 
 Examples
 --------

@@ -1,6 +1,6 @@
 """Top-k singular values of a two-step ``W_2`` too large for one machine, with ``dask.array``.
 
-Normalisation as everywhere (conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``,
+Normalisation as everywhere (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``,
 ``a ~ N(0, I_N/N)``, ``x ~ N(0, I_d)``, correlation-loss steps
 ``W_t = W_{t-1} + eta_t G(W_{t-1}; X, y)`` with
 ``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (one reused batch).
@@ -19,7 +19,7 @@ machine's memory; each row-chunk of ``W`` needs ``rows * d`` floats.
 ``s_i`` decays like ``(s_{k+p+1}/s_i)^{2q+1}``, so well-separated outliers are
 accurate to near machine precision while values inside the bulk are only
 approximate — ask for ``k`` beyond the predicted number of outliers and read
-only those above the bulk edge (two_step.md §9).
+only those above the bulk edge (docs/theory/two_step.md §9).
 
 The random numbers depend on ``seed`` and on the chunking (same seed and
 chunks give the same matrix on any cluster); :func:`materialise_inputs`

@@ -12,12 +12,12 @@ version is part of every store key, so old rows are then not reused.
 Registry (:data:`EXPERIMENTS`):
 
 ``bbp``
-    Rank-one BBP/BGN check, ``W = Z/sqrt(d) + theta u v^T`` (conventions.md §1,
+    Rank-one BBP/BGN check, ``W = Z/sqrt(d) + theta u v^T`` (docs/conventions.md §1,
     entries ``N(0, 1/d)``); metrics ``s1``, ``s2``, ``cos2_u``, ``cos2_v``.  Cheap; an
     optional ``delay`` (seconds, slept inside the task) emulates expensive tasks for
     fault-tolerance tests.  ``theta < 0`` raises ``ValueError`` (a failing task).
 ``two-step``
-    Two large gradient steps (two_step.md §6) over ``(alpha1, alpha2)`` with
+    Two large gradient steps (docs/theory/two_step.md §6) over ``(alpha1, alpha2)`` with
     ``eta_t = c_t N^{alpha_t}``; metrics ``outliers`` (= number of singular values
     of ``W_2`` above the Tracy–Widom 99 % edge, minus the first direction, floored at
     0 — the empirical ``Lambda``), ``outliers_total``, ``separated`` / ``separated_total``
@@ -26,10 +26,10 @@ Registry (:data:`EXPERIMENTS`):
     ``cos2_target`` (``cos^2(v_1, beta*)``), ``cos2_a`` (``cos^2(u_1, a)``); from
     :func:`rmtfl.numerics.simulate_two_step`.
 ``one-step``
-    One step over ``eta`` (two_step.md §3.3), same metrics, from
+    One step over ``eta`` (docs/theory/two_step.md §3.3), same metrics, from
     :func:`rmtfl.numerics.simulate_one_step`.
 ``kernel``
-    Spiked random-features kernel over ``b`` (spiked_kernel.md §7.1): top eigenvalue of
+    Spiked random-features kernel over ``b`` (docs/theory/spiked_kernel.md §7.1): top eigenvalue of
     ``K/n`` and its eigenvector's overlaps, from :func:`rmtfl.numerics.gram_alignment`.
 
 Examples
@@ -99,7 +99,7 @@ def bbp_task(params: dict, rng: np.random.Generator, backend: str = "numpy") -> 
     """Top singular pair of ``W = Z/sqrt(d) + theta u v^T`` (``u, v`` unit, uniformly random).
 
     Parameters (``params``): ``theta >= 0``, ``N >= 2``, ``psi = N/d > 0``, ``delay >= 0`` seconds.
-    BGN (two_step.md §2.1) predicts ``s1 -> sqrt((1+theta^2)(psi+theta^2))/theta`` above
+    BGN (docs/theory/two_step.md §2.1) predicts ``s1 -> sqrt((1+theta^2)(psi+theta^2))/theta`` above
     ``theta = psi^{1/4}`` and the bulk edge ``1 + sqrt(psi)`` below it.
     """
     from rmtfl.numerics import get_backend, to_numpy
@@ -187,7 +187,7 @@ def one_step_task(params: dict, rng: np.random.Generator, backend: str = "numpy"
     """One gradient step of size ``eta`` (:func:`rmtfl.numerics.simulate_one_step`).
 
     Metrics as for ``two-step``; compare ``s1``, ``cos2_target``, ``cos2_a`` with
-    :func:`rmtfl.theory.one_step` (two_step.md §3.3).
+    :func:`rmtfl.theory.one_step` (docs/theory/two_step.md §3.3).
     """
     from rmtfl.numerics import simulate_one_step
 
@@ -207,7 +207,7 @@ ONE_STEP_FIXED = {"N": 400, "psi": 1.0, "phi": 2.0, "activation": "tanh", "targe
 def kernel_task(params: dict, rng: np.random.Generator, backend: str = "numpy") -> dict:
     """Top eigenpair of the spiked-kernel Gram matrix ``K/n`` for ``Gamma = A (I + b v v^T)``.
 
-    Runs :func:`rmtfl.numerics.gram_alignment` (spiked_kernel.md §7.1) on ``backend``
+    Runs :func:`rmtfl.numerics.gram_alignment` (docs/theory/spiked_kernel.md §7.1) on ``backend``
     (inputs drawn on the host either way).  Metrics: ``eigenvalue`` and the absolute overlaps ``y0``, ``y2``,
     ``psi`` of the top eigenvector with the degree-0, degree-2 and linear sample vectors.
     """
@@ -228,7 +228,7 @@ def theory_outliers(alpha1, alpha2, activation="tanh", target="linear", batch="r
     """Predicted outliers of ``W_2`` beyond the first direction on the grid ``alpha1 x alpha2``.
 
     ``#{1 <= k <= Lambda : P_k != 0}`` with ``Lambda = min(L - 1, floor(alpha2 / (1/2 - alpha1)))``
-    (two_step.md §6), from :func:`rmtfl.theory.phase_diagram` (``effective``; odd
+    (docs/theory/two_step.md §6), from :func:`rmtfl.theory.phase_diagram` (``effective``; odd
     ``sigma`` keeps only even ``k``; Taylor indices up to 12).  ``alpha1``, ``alpha2`` are 1-d
     axes; the result has shape ``(len(alpha1), len(alpha2))``.
 

@@ -20,7 +20,7 @@ def test_theory_spectrum_json(capsys):
 def test_theory_zonal_linear_spike(capsys, tmp_path):
     z = _json(capsys, ["theory", "kernel", "zonal", "--d", "10", "--b", "5", "--json", "--out", str(tmp_path)])
     assert abs(z["odd_eigenvalue"] - 6 / 40) < 1e-10 and (tmp_path / "kernel_theory_zonal.json").exists()
-    # overlaps are squared (conventions.md §1), the signed amplitudes come separately
+    # overlaps are squared (docs/conventions.md §1), the signed amplitudes come separately
     assert all(abs(o - a * a) < 1e-15 for o, a in zip(z["overlaps"], z["amplitudes"]))
     assert z["amplitudes"][2] > 0 and abs(z["tan_mix"] - z["amplitudes"][2] / z["amplitudes"][0]) < 1e-12
     assert main(["theory", "kernel", "zonal", "--d", "10", "--b", "5"]) == 0

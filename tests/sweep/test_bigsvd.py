@@ -10,7 +10,7 @@ from rmtfl.sweep._bigsvd import materialise_inputs, top_singular_values_dask, tw
 @pytest.fixture(scope="module")
 def case():
     # N, d, n chosen to fit here; eta_t = N^alpha_t with alpha1 = 0.4, alpha2 = 0.45 (several outliers
-    # for a non-odd sigma, two_step.md §6); row chunks of 150 -> 4 x 4 blocks of Z = W X^T
+    # for a non-odd sigma, docs/theory/two_step.md §6); row chunks of 150 -> 4 x 4 blocks of Z = W X^T
     N, d, n, rows = 480, 400, 600, 150
     eta1, eta2 = N ** 0.4, N ** 0.45
     W2 = two_step_w2_dask("gelu", "linear", N, d, n, eta1, eta2, seed=11, rows=rows)

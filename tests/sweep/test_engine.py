@@ -45,7 +45,7 @@ def test_serial_counts_reuse_and_failures(tmp_path):
 
 
 def test_bbp_matches_bgn_prediction():
-    """s1 above threshold matches BGN's closed form (two_step.md §2.1) within finite-size error."""
+    """s1 above threshold matches BGN's closed form (docs/theory/two_step.md §2.1) within finite-size error."""
     from rmtfl.theory._two_step.one_step import bgn_predict
 
     res = run_sweep(BBP, _grid(thetas="2,3", N=300), 4, workers=0, progress=False)

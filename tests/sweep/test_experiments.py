@@ -6,7 +6,7 @@ from rmtfl.sweep import EXPERIMENTS, get_experiment, run_sweep, theory_outliers
 
 
 def test_theory_outliers_values():
-    # #{k <= Lambda : P_k != 0}, Lambda = min(L-1, floor(alpha2 / (1/2 - alpha1))) (two_step.md §6);
+    # #{k <= Lambda : P_k != 0}, Lambda = min(L-1, floor(alpha2 / (1/2 - alpha1))) (docs/theory/two_step.md §6);
     # odd sigma keeps even k only; ratios r = 0.45 / (0.5 - alpha1) = 0.9, 1.5, 2.25, 4.5, 9
     a1 = [0.0, 0.2, 0.3, 0.4, 0.45]
     assert theory_outliers(a1, [0.45], "gelu").ravel().tolist() == [0, 1, 2, 4, 9]
@@ -38,7 +38,7 @@ def test_two_step_task_is_deterministic_and_measures():
 
 
 def test_one_step_sweep_crosses_bbp_threshold():
-    """Below eta_c no outlier, well above it one (two_step.md §3.3: tanh, linear target, psi=1, phi=2)."""
+    """Below eta_c no outlier, well above it one (docs/theory/two_step.md §3.3: tanh, linear target, psi=1, phi=2)."""
     from rmtfl.theory import one_step
 
     exp = get_experiment("one-step")
@@ -84,7 +84,7 @@ def test_cupy_backend_runs_the_tasks_on_the_gpu():
 
 
 def test_kernel_sweep_over_b_grows_the_top_eigenvalue():
-    """Spiking Gamma along v raises the top Gram eigenvalue and its degree-2 overlap (spiked_kernel.md §7.1)."""
+    """Spiking Gamma along v raises the top Gram eigenvalue and its degree-2 overlap (docs/theory/spiked_kernel.md §7.1)."""
     exp = get_experiment("kernel")
     grid = [exp.params({"b": 0.0, "n": 300}), exp.params({"b": 16.0, "n": 300})]
     res = run_sweep(exp, grid, 2, workers=0, progress=False)

@@ -1,7 +1,7 @@
 """Top singular triplets by Lanczos on the smaller Gram side, with full reorthogonalisation.
 
 Normalisation: none — the singular values are those of the matrix passed in
-(conventions.md §1), descending.
+(docs/conventions.md §1), descending.
 
 Why not ARPACK: ``svds``/``eigsh`` converge *every* requested value to the
 same tolerance, including the ``margin`` values inside the bulk, whose spacing

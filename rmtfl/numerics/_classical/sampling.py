@@ -1,9 +1,9 @@
 """Gaussian and spiked random matrices (the classical random-matrix samples).
 
 Normalisation: ``W0`` is ``N x d`` with iid ``N(0, var/d)`` entries
-(conventions.md §4, ``var = 1``), so its singular values fill
+(docs/conventions.md §4, ``var = 1``), so its singular values fill
 ``sqrt(var) [|1 - sqrt(psi)|, 1 + sqrt(psi)]`` with ``psi = N/d``.  The spiked
-matrix is ``W = W0 + sum_i theta_i u_i v_i^T`` (two_step.md §2) with ``U``
+matrix is ``W = W0 + sum_i theta_i u_i v_i^T`` (docs/theory/two_step.md §2) with ``U``
 (``N x r``) and ``V`` (``d x r``) random orthonormal frames, drawn
 independently of ``W0`` and of each other (Haar, via QR of a Gaussian matrix
 with sign-fixed ``R`` diagonal).
@@ -113,7 +113,7 @@ class SpikedMatrix:
 
 def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="float64",
                   backend="numpy", device_rng: bool = False) -> SpikedMatrix:
-    """Spiked matrix ``W0 + sum_i theta_i u_i v_i^T`` (two_step.md §2; ``u_i`` on the N side).
+    """Spiked matrix ``W0 + sum_i theta_i u_i v_i^T`` (docs/theory/two_step.md §2; ``u_i`` on the N side).
 
     ``theta`` is a scalar or a 1-d array of ``r <= min(N, d)`` non-negative strengths.
     ``device_rng=True``: the noise ``W0`` is drawn by the backend's generator (a different

@@ -1,7 +1,7 @@
 """Spectra of sampled matrices: singular values, top triplets, outlier counts, overlaps, ESDs.
 
 Normalisation: nothing is rescaled here — singular values are those of the
-matrix passed in, sorted in decreasing order (conventions.md §1); eigenvalues
+matrix passed in, sorted in decreasing order (docs/conventions.md §1); eigenvalues
 of ``W W^T`` are the squared singular values padded with zeros to length ``N``.
 All results are host numpy arrays, whatever the backend of the input.
 
@@ -113,7 +113,7 @@ def count_outliers(s, N: int, d: int, var: float = 1.0, beta: int = 1, p: float 
 def squared_overlaps(vectors, directions) -> np.ndarray:
     """Matrix of ``cos^2`` between the columns of ``vectors`` (``n x a``) and ``directions`` (``n x b``).
 
-    Entry ``[i, j] = <v_i, e_j>^2 / (|v_i|^2 |e_j|^2)`` (conventions.md §1; sign-free).
+    Entry ``[i, j] = <v_i, e_j>^2 / (|v_i|^2 |e_j|^2)`` (docs/conventions.md §1; sign-free).
     1-d inputs are treated as single columns.
 
     >>> squared_overlaps([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]]).round(3).tolist()

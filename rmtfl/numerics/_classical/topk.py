@@ -1,7 +1,7 @@
 """Top-``k`` spectra of sampled matrices: singular triplets and eigenpairs, with a completeness check.
 
 Normalisation: nothing is rescaled — singular values of the matrix passed in (eigenvalues of
-the symmetric one), descending (conventions.md §1).  All results are host numpy arrays.
+the symmetric one), descending (docs/conventions.md §1).  All results are host numpy arrays.
 
 Solvers (``method=``), all validated against the dense float64 solve in ``tests/numerics``:
 
@@ -197,7 +197,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
         (``n = max(k, n_above)`` triplets) and ``complete`` certifies that none was
         skipped (per solver: see the module notes).  Pass e.g. the bulk edge plus a
         Tracy–Widom margin (:func:`rmtfl.theory.edge_margin`).
-    margin : int, extra values computed beyond the request by ARPACK (two_step.md §9: ``>= 5``);
+    margin : int, extra values computed beyond the request by ARPACK (docs/theory/two_step.md §9: ``>= 5``);
         it also sets the dense switch.  Lanczos and the mixed solver need none: they certify
         the value after the last one above ``edge`` directly.
     backend : ``"numpy"`` or ``"cupy"`` (dense on device).

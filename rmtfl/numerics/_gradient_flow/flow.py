@@ -1,7 +1,7 @@
 """Gradient flow of homogeneous networks from ``w(0) = delta w0`` and its measurements.
 
 Integrators: adaptive DOP853 or LSODA (rtol ``1e-10`` (L > 2) or ``1e-11`` (L = 2),
-atol ``1e-13 delta``, gradient_flow.md §12) and plain gradient descent (``method="gd"``,
+atol ``1e-13 delta``, docs/theory/gradient_flow.md §12) and plain gradient descent (``method="gd"``,
 step ``eta``; after ``k`` steps ``t = k eta``).  ``method="auto"`` uses DOP853 for
 ``L = 2`` and LSODA for ``L > 2``: on the first plateau of an ``L > 2`` net the flow
 is stiff (the active unit relaxes at rate O(1) while the others move at O(delta)),
@@ -9,7 +9,7 @@ and an explicit method then needs ~O(t) steps (DOP853 takes ~5e5 gradient
 evaluations to reach t = 8e4 at delta = 1e-4; LSODA ~4e3, same escape time to 1e-8).  Terminal/recorded
 events: ``escape_loss`` (first time the loss drops through it) and ``stop_loss``
 (stop when the loss drops through it).  Network maths (forward, analytic gradient,
-packing of conventions §9) comes from :mod:`rmtfl.theory._gradient_flow.networks` and :mod:`rmtfl.theory._gradient_flow.problem`.  ``w0`` is
+packing of docs/conventions.md §9) comes from :mod:`rmtfl.theory._gradient_flow.networks` and :mod:`rmtfl.theory._gradient_flow.problem`.  ``w0`` is
 normalised; ``w0=None`` draws a Gaussian direction from ``rng``.  Losses are
 summed (``reduction="sum"``).
 
@@ -42,7 +42,7 @@ class FlowRun:
 
     ``w`` (T, P) packed parameters; ``loss`` (T,); ``unit_norms`` (T, units);
     ``conserved_drift`` = ``max_t |c(t) - c(0)|`` of the balance quantities
-    ``|w_j|^2 - p a_j^2`` (§6); ``t_escape`` first crossing of ``escape_loss``
+    ``|w_j|^2 - p a_j^2`` (docs/theory/gradient_flow.md §6); ``t_escape`` first crossing of ``escape_loss``
     (nan if none); ``t_stop`` time a ``stop_loss`` event ended the run (nan if none);
     ``nfev`` gradient evaluations; ``seconds`` wall time.
     """
@@ -231,7 +231,7 @@ def path_distance(run: FlowRun, path_points, start: int = 0) -> np.ndarray:
 
 
 def is_zero_preserving(pb: FlowProblem, indices, *, steps: int = 3000, eta: float = 1e-3, rng=None) -> bool:
-    """Bit-exact Euler test (§12): start from a random point with ``w[indices] = 0``
+    """Bit-exact Euler test (docs/theory/gradient_flow.md §12): start from a random point with ``w[indices] = 0``
     and check that the coordinates are exactly 0 after ``steps`` GD steps."""
     w = 0.5 * pb.arch.random_point(np.random.default_rng(rng)) * np.sqrt(pb.P)
     idx = np.asarray(indices, dtype=int)

@@ -1,13 +1,13 @@
 """Sampled kernel Gram matrices and their spectra: ``k_0``, ``k_1`` and the empirical RF kernel.
 
-Normalisation (conventions.md §7–§8): ``k_Gamma`` has no prefactor, ``k_0 = k_{I/d}``;
+Normalisation (docs/conventions.md §7–§8): ``k_Gamma`` has no prefactor, ``k_0 = k_{I/d}``;
 Gram eigenvalues are those of ``K/n`` so that they estimate the kernel operator
 w.r.t. the input *probability* measure.  Inputs are Gaussian ``N(0, I_d)``
 (``measure="gaussian"``) or uniform on the unit sphere (``"sphere"``).  Harmonic
 sample vectors: on the sphere ``Y_ell(<v, x>)``; for Gaussian inputs the radial
-factor ``|x|/sqrt(d)`` multiplies them (spiked_kernel.md §4.7).  All sample
+factor ``|x|/sqrt(d)`` multiplies them (docs/theory/spiked_kernel.md §4.7).  All sample
 vectors are returned normalised to unit Euclidean norm.  Overlaps are reported
-**squared** (conventions.md §1): ``cos^2(phi, Y) = <phi, Y>^2`` for unit vectors,
+**squared** (docs/conventions.md §1): ``cos^2(phi, Y) = <phi, Y>^2`` for unit vectors,
 independent of the eigenvector's sign.
 
 Top eigenpairs (numpy) come from :func:`top_gram_eigenpairs`: block subspace iteration
@@ -185,7 +185,7 @@ def activate(activation, Z, backend="numpy"):
 def empirical_rf_kernel(W, X, Xp=None, activation="relu", *, backend="numpy"):
     """``sigma(X W^T) sigma(X' W^T)^T / m`` for a sampled first layer ``W`` (``m x d``).
 
-    Converges entrywise to ``k_Gamma`` when the rows of ``W`` are i.i.d. ``N(0, Gamma)`` (§6).
+    Converges entrywise to ``k_Gamma`` when the rows of ``W`` are i.i.d. ``N(0, Gamma)`` (docs/theory/spiked_kernel.md §6).
     Host array for ``backend="numpy"``; on ``"cupy"`` the two GEMMs and ``sigma``
     (:func:`activate`) run on the device and a device array is returned.
     """
@@ -360,10 +360,10 @@ def gram_degree_eigenvalues(activation, d: int, n: int, *, degrees=(0, 1, 2), me
 
 @dataclass(frozen=True)
 class GramAlignment:
-    """Top Gram eigenpair of ``k_{A(I + b v v^T)}`` versus the zonal harmonics (spiked_kernel.md §7.1).
+    """Top Gram eigenpair of ``k_{A(I + b v v^T)}`` versus the zonal harmonics (docs/theory/spiked_kernel.md §7.1).
 
     ``eigenvalue`` is the top eigenvalue of ``K/n``; ``cos2_y0``/``cos2_y2``/``cos2_psi``
-    are the **squared** overlaps (conventions.md §1) ``<phi, Y>^2`` of the unit top
+    are the **squared** overlaps (docs/conventions.md §1) ``<phi, Y>^2`` of the unit top
     eigenvector ``phi`` with the unit sample vectors of ``Y_0``, ``Y_2^v`` and
     ``psi* = <v, x>``.  They estimate ``overlaps[0]``, ``overlaps[2]`` of
     :func:`rmtfl.theory.zonal_top_eigenfunction` (and 0 for ``psi*``).
@@ -397,10 +397,10 @@ class GramAlignment:
 
 def gram_alignment(d: int, n: int, b: float, *, activation="relu", A: float = 1.0, measure: str = "sphere",
                    rng=None, v=None, backend="numpy") -> GramAlignment:
-    """One draw of the Gram-alignment experiment (§7.1) for ``Gamma = A (I + b v v^T)``.
+    """One draw of the Gram-alignment experiment (docs/theory/spiked_kernel.md §7.1) for ``Gamma = A (I + b v v^T)``.
 
     ``v`` defaults to a uniformly random unit vector drawn from ``rng``.  Overlaps are
-    squared (conventions.md §1).  ``backend="cupy"``: Gram matrix and top eigenpair on the
+    squared (docs/conventions.md §1).  ``backend="cupy"``: Gram matrix and top eigenpair on the
     device (same host-drawn inputs as numpy).
 
     >>> r = gram_alignment(6, 300, 0.0, rng=0)
@@ -425,7 +425,7 @@ def gram_alignment(d: int, n: int, b: float, *, activation="relu", A: float = 1.
 
 def eigvec_alignment(K, X, v, *, k: int = 1, measure: str = "gaussian", rng=None, backend=None) -> dict:
     """Top-``k`` eigenpairs of any Gram matrix (``k_0``, ``k_1`` or :func:`empirical_rf_kernel`) and
-    the **squared** overlaps (conventions.md §1) of its eigenvectors with the unit sample vectors of
+    the **squared** overlaps (docs/conventions.md §1) of its eigenvectors with the unit sample vectors of
     ``Y_0``, ``psi* = <v, x>`` and ``Y_2^v`` (:func:`harmonic_vectors`).  ``K`` is divided by ``n`` first.
 
     Returns ``{"values": (k,), "cos2_y0": (k,), "cos2_psi": (k,), "cos2_y2": (k,)}`` (host arrays).

@@ -1,12 +1,12 @@
 """One-step networks as spiked random features: weight law, ridge readout, KRR baselines.
 
-rmtfl convention (conventions.md §4, §5, §7): ``W_0`` rows ``N(0, I_d/d)``,
+rmtfl convention (docs/conventions.md §4, §5, §7): ``W_0`` rows ``N(0, I_d/d)``,
 ``a ~ N(0, I_m/m)`` (or Rademacher) fixed, one correlation-loss step
 ``W_1 = W_0 + eta G(W_0; X_1, y_1)`` on ``n1`` samples (shared model of
 :mod:`rmtfl.numerics._two_step.model`), Gaussian inputs.  The readout is ridge on
 ``Phi = sigma(X W^T)/sqrt(m)`` with penalty ``lam |a|^2`` (sum of squares), which
 is KRR with the empirical kernel ``Phi Phi'^T``; KRR baselines use ``k_Gamma``
-with the same ``lam`` (spiked_kernel.md §7.2).  Test errors are mean squared
+with the same ``lam`` (docs/theory/spiked_kernel.md §7.2).  Test errors are mean squared
 errors against the **noise-free** target on a fresh test set.
 
 Backends: ``backend="numpy"`` (default) or ``"cupy"``.  Every random number (inputs,
@@ -123,7 +123,7 @@ def measure_spike(W, v, W0=None) -> SpikeMeasurement:
 
 
 def ridge_predict(K_train, K_test_train, y, lam: float):
-    """KRR / ridge-readout prediction ``K_test,train (K_train + lam I)^{-1} y`` (conventions.md §7).
+    """KRR / ridge-readout prediction ``K_test,train (K_train + lam I)^{-1} y`` (docs/conventions.md §7).
 
     Runs where ``K_train`` lives: host numpy, or the device for cupy arrays (``cupy.linalg.solve``).
 
@@ -150,7 +150,7 @@ def ridge_predict(K_train, K_test_train, y, lam: float):
 
 @dataclass(frozen=True)
 class GeneralisationResult:
-    """Test MSE (mean and standard error over seeds) per width and kernel baselines (§7.2).
+    """Test MSE (mean and standard error over seeds) per width and kernel baselines (docs/theory/spiked_kernel.md §7.2).
 
     ``nn[i]``/``rf[i]``: one-step network / random features at init, width ``widths[i]``.
     ``kernels``: ``{"k0", "k1_target", "k1_hhat"}`` -> (mean, se); width-independent.

@@ -1,6 +1,6 @@
 """The two-layer model ``f(x) = a^T sigma(W x)`` and its correlation-loss gradient steps.
 
-Normalisation (conventions.md §4–§5): ``W0`` is ``N x d`` with entries
+Normalisation (docs/conventions.md §4–§5): ``W0`` is ``N x d`` with entries
 ``N(0, 1/d)`` (``law="gaussian"``) or rows uniform on the unit sphere
 (``law="sphere"``); ``a`` has entries ``N(0, 1/N)`` (``"gaussian"``) or
 ``±1/sqrt(N)`` (``"rademacher"``); inputs ``x ~ N(0, I_d)``; the gradient is
@@ -198,7 +198,7 @@ def _sigma_prime(act: Activation, Z):
 
 
 def correlation_grad(W, a, X, y, activation):
-    """``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (conventions.md §5), shape ``(N, d)``.
+    """``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (docs/conventions.md §5), shape ``(N, d)``.
 
     Computed as ``S = sigma'(W X^T) * y`` (``N x n``) and one GEMM ``S @ X`` (host arrays through
     scipy's BLAS, :mod:`rmtfl.numerics._classical.blas`, the pool of the scipy LAPACK that measures the result).

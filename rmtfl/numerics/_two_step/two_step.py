@@ -1,12 +1,12 @@
-"""Sampling and measuring one and two large gradient steps (two_step.md §3, §5, §9).
+"""Sampling and measuring one and two large gradient steps (docs/theory/two_step.md §3, §5, §9).
 
-Normalisation as in :mod:`rmtfl.numerics._two_step.model` (conventions.md §4–§5):
+Normalisation as in :mod:`rmtfl.numerics._two_step.model` (docs/conventions.md §4–§5):
 ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``x ~ N(0, I_d)``,
 correlation-loss steps ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)`` with ``a`` fixed.
 Target directions are ``e_1, ..., e_R`` (the first coordinates).
 
 Measured: the singular values of ``W_T`` (all, or the top ``k`` with a
-completeness check at the bulk edge plus a Tracy–Widom margin, two_step.md §9),
+completeness check at the bulk edge plus a Tracy–Widom margin, docs/theory/two_step.md §9),
 the squared cosines of the top singular vectors with each ``beta*_r`` (right,
 d side) and with ``a^{⊙(j+1)}`` (left, N side), and the number of singular
 values beyond ``1 + sqrt(psi)`` plus the Tracy–Widom margin
@@ -248,7 +248,7 @@ def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int 
 
     For ``sigma = c0 + He1 + c2 He2`` (``mu1 = 1``) the low-rank part of ``W_2`` is exactly
     ``P = (eta1 + eta2) a beta_hat^T + 2 c2 eta1 eta2 a^{⊙2} (M beta_hat)^T`` with
-    ``beta_hat = X^T y / n`` and ``M = X^T diag(y) X / n`` (two_step.md §5.4), computed here from
+    ``beta_hat = X^T y / n`` and ``M = X^T diag(y) X / n`` (docs/theory/two_step.md §5.4), computed here from
     the sample itself; ``W_2`` comes from real gradient steps (same draws as
     :func:`simulate_two_step` with the same ``rng``).  Normalisation as in the module.  Compare
     with :func:`rmtfl.theory.two_step_bulk_edge` (the deterministic edge of ``H``).
@@ -323,7 +323,7 @@ def separated_count(s, rel_gap: float = 0.15) -> int:
 
     ``max{i : s_i / s_{i+1} > 1 + rel_gap}`` (0 if none) over the values given (descending).
     Unlike the count beyond ``1 + sqrt(psi)`` plus a Tracy–Widom margin, it is insensitive
-    to a bulk widened by the ``O(eta N^{-1/2})`` remainder of large steps (two_step.md §5.4, §9),
+    to a bulk widened by the ``O(eta N^{-1/2})`` remainder of large steps (docs/theory/two_step.md §5.4, §9),
     whose top values are packed at relative spacing ``~N^{-2/3}``.
 
     >>> separated_count([20.0, 4.5, 2.6, 2.55, 2.5])
@@ -341,14 +341,14 @@ def separated_count(s, rel_gap: float = 0.15) -> int:
 
 
 def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3):
-    """Exact per-sample weights of the Taylor terms of ``W_2`` (two_step.md §5.1), averaged over neurons.
+    """Exact per-sample weights of the Taylor terms of ``W_2`` (docs/theory/two_step.md §5.1), averaged over neurons.
 
     Returns an array ``(kmax, n2)`` with row ``k - 1`` equal to
     ``(1/N) sum_j sigma^(k+1)(Z_ji) D_ji^k``, ``Z = W0 X2^T`` and
     ``D = (1/n1) sigma'(W0 X1^T) diag(y1) X1 X2^T`` (reused when ``X2`` is None).
     Since ``D`` does not involve ``a``, the ``k``-th Taylor term is
     ``diag(a^{⊙(k+1)}) (...)``, whose projection on ``a^{⊙(k+1)}`` has exactly these
-    weights; §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory._two_step.spike_vectors.P_k`).
+    weights; docs/theory/two_step.md §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory._two_step.spike_vectors.P_k`).
     A diagnostic of the mean-replacement step; costs ``O(N n d)``.
 
     >>> rng = np.random.default_rng(0)

@@ -17,7 +17,7 @@ integer ``p >= 1``), ``tanh``, ``erf``, ``sigmoid``, ``softplus``, ``gelu``
 
 Convention note: coefficients passed to :func:`hermite_polynomial` (and the
 ``hermite(...)`` name) are the expansion coefficients ``a_k`` of
-``f = sum_k a_k He_k``; the Hermite coefficients of conventions.md §2 are then
+``f = sum_k a_k He_k``; the Hermite coefficients of docs/conventions.md §2 are then
 ``mu_k(f) = k! a_k``.  Non-smooth functions (relu, step, relu^p) have their
 derivatives taken pointwise (the distributional delta parts are dropped); the
 theory uses closed forms for them instead.
@@ -124,7 +124,7 @@ def hermite_polynomial(coeffs, name: str | None = None) -> Activation:
     ----------
     coeffs : sequence of float
         Expansion coefficients ``a_k`` in the probabilists' Hermite basis.
-        The conventions.md Hermite coefficients are ``mu_k = k! * a_k``.
+        The docs/conventions.md Hermite coefficients are ``mu_k = k! * a_k``.
 
     Examples
     --------

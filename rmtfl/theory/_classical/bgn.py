@@ -1,4 +1,4 @@
-"""Outliers of low-rank perturbations: Benaych-Georges–Nadakuditi (two_step.md §2).
+"""Outliers of low-rank perturbations: Benaych-Georges–Nadakuditi (docs/theory/two_step.md §2).
 
 Normalisation
 -------------
@@ -72,7 +72,7 @@ def _theta_array(theta):
 
 
 def bgn_outlier(theta, ratio: float, var: float = 1.0, *, dps: int | None = None) -> BGNOutlier:
-    """Closed-form BGN limits for the MP bulk (two_step.md §2.1).
+    """Closed-form BGN limits for the MP bulk (docs/theory/two_step.md §2.1).
 
     ``theta`` scalar (floats out) or array (arrays out, rank-r with distinct
     strengths: each ``theta_i`` acts independently).  With ``dps`` the
@@ -235,7 +235,7 @@ def _solve_one(theta: float, bulk: DTransformBulk) -> BGNOutlier:
 
 def bgn_dtransform(theta, ratio: float | None = None, *, bulk: DTransformBulk | None = None, eigenvalues=None,
                    density=None, support=None, atom: float = 0.0, edge=None) -> BGNOutlier:
-    """BGN limits for a general bulk via the D-transform (two_step.md §2.2).
+    """BGN limits for a general bulk via the D-transform (docs/theory/two_step.md §2.2).
 
     Pass a prepared :class:`DTransformBulk` as ``bulk``, or ``ratio`` plus the
     arguments of :class:`DTransformBulk` (``eigenvalues=`` or ``density=``,

@@ -1,4 +1,4 @@
-"""Hermite coefficients and Gaussian moments (conventions.md §2).
+"""Hermite coefficients and Gaussian moments (docs/conventions.md §2).
 
 Conventions
 -----------
@@ -6,7 +6,7 @@ Conventions
 for ``z ~ N(0, 1)``.  The Hermite coefficient is ``mu_k(f) = E[f(z) He_k(z)]``
 and the normalised one ``c_k(f) = mu_k / sqrt(k!)``, so that
 ``f = sum_k mu_k/k! He_k`` and ``E f^2 = sum_k c_k^2``.  BES+22's "mu_2" is
-:func:`nonlinear_norm`, not ``mu_2`` (see the pitfall table of conventions.md §2.1).
+:func:`nonlinear_norm`, not ``mu_2`` (see the pitfall table of docs/conventions.md §2.1).
 
 Exact closed forms are used where they exist (polynomials, relu, relu^p, step,
 erf, gelu); Gauss–Hermite quadrature otherwise.  Pass ``dps=`` for an mpmath
@@ -97,7 +97,7 @@ def hermite_coeffs(activation, kmax: int, *, dps: int | None = None, order: int 
 
     Notes
     -----
-    Normalisation: unnormalised ``mu_k`` (conventions.md §2), ``c_k = mu_k/sqrt(k!)``.
+    Normalisation: unnormalised ``mu_k`` (docs/conventions.md §2), ``c_k = mu_k/sqrt(k!)``.
     """
     act = get_activation(activation)
     kmax = check_int("kmax", kmax, lo=0)
@@ -125,7 +125,7 @@ def hermite_coeffs_mp(activation, kmax: int, dps: int = 30) -> list:
 
 
 def hermite_coeff(activation, k: int, **kw) -> float:
-    """Single coefficient ``mu_k`` (conventions.md §2)."""
+    """Single coefficient ``mu_k`` (docs/conventions.md §2)."""
     return float(hermite_coeffs(activation, k, **kw)[k])
 
 
@@ -152,7 +152,7 @@ def _second_moment(act: Activation) -> float:
 
 
 def nonlinear_norm(activation) -> float:
-    """``mu_{>1} = (E f^2 - mu_0^2 - mu_1^2)^{1/2}``: BES+22's "mu_2" (conventions.md §2.1)."""
+    """``mu_{>1} = (E f^2 - mu_0^2 - mu_1^2)^{1/2}``: BES+22's "mu_2" (docs/conventions.md §2.1)."""
     act = get_activation(activation)
     mu = hermite_coeffs(act, 1)
     val = _second_moment(act) - mu[0] ** 2 - mu[1] ** 2
@@ -174,7 +174,7 @@ def information_exponent(activation, kmax: int = 12, tol: float = 1e-12) -> floa
 
 
 def gaussian_moment(activation, j: int, m: int, *, dps: int | None = None, order: int = GH_ORDER) -> float:
-    """``E[sigma^(j)(z) sigma'(z)^m]`` for ``z ~ N(0, 1)`` (the Stein moments of two_step.md §5.3).
+    """``E[sigma^(j)(z) sigma'(z)^m]`` for ``z ~ N(0, 1)`` (the Stein moments of docs/theory/two_step.md §5.3).
 
     With ``m = 0`` this is ``mu_j`` by Stein's identity (closed forms used).
     For non-smooth activations with ``m >= 1`` only ``j <= 1`` is defined.
@@ -213,7 +213,7 @@ def gaussian_moment(activation, j: int, m: int, *, dps: int | None = None, order
     return float(w @ (np.asarray(act.derivative(j, x), dtype=float) * np.asarray(act.derivative(1, x), dtype=float) ** m))
 
 
-#: Alias matching conventions.md's name ``stein_moment(f, k, m) = E[f^(k) f'^m]``.
+#: Alias matching docs/conventions.md's name ``stein_moment(f, k, m) = E[f^(k) f'^m]``.
 stein_moment = gaussian_moment
 
 

@@ -1,4 +1,4 @@
-"""Marchenko–Pastur law (two_step.md §1).
+"""Marchenko–Pastur law (docs/theory/two_step.md §1).
 
 Normalisation
 -------------
@@ -206,7 +206,7 @@ def mp_stieltjes(w, ratio: float, var: float = 1.0):
     """Stieltjes transform ``g(w) = int rho(dl) / (w - l)`` (atom included), complex.
 
     ``g(w) = (w - var (1 - psi) - sqrt(w - l-) sqrt(w - l+)) / (2 psi var w)`` with
-    principal square roots (two_step.md §1.1 branch rule), valid off the support;
+    principal square roots (docs/theory/two_step.md §1.1 branch rule), valid off the support;
     ``g(w) ~ 1/w`` at infinity.  Returns complex values.
 
     >>> complex(mp_stieltjes(5.0, 1.0)).real.__round__(10)  # (5 - sqrt(5)) / 10

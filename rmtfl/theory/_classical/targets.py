@@ -1,4 +1,4 @@
-"""Single- and multi-index targets ``y = sum_r g_r(<beta*_r, x>) + noise`` (conventions.md §3).
+"""Single- and multi-index targets ``y = sum_r g_r(<beta*_r, x>) + noise`` (docs/conventions.md §3).
 
 A :class:`Target` holds the link functions ``g_r`` (as
 :class:`~rmtfl.theory.Activation` objects), the orthonormal target
@@ -7,7 +7,7 @@ directions ``beta*_r`` (or ``None``: the first ``R`` standard basis vectors
 
 Centring
 --------
-The two-step theory (two_step.md §5.2) assumes centred links, ``E g_r(z) = 0``.
+The two-step theory (docs/theory/two_step.md §5.2) assumes centred links, ``E g_r(z) = 0``.
 :func:`make_target` therefore **centres every link by default**: a link with
 ``mu_0 = E g(z) != 0`` (relu, square, ``he2`` is already centred, relu is not)
 is replaced by ``g - mu_0`` and its name gets the suffix ``"-c"``.  The removed
@@ -17,7 +17,7 @@ uncentred link ``E y^2`` then includes ``mu_0^2``).
 
 Hermite coefficients given as a list of numbers are the expansion coefficients
 ``a_k`` of ``g = sum_k a_k He_k`` (the same meaning as the activation name
-``"hermite(a0, a1, ...)"``); the conventions.md coefficients are
+``"hermite(a0, a1, ...)"``); the docs/conventions.md coefficients are
 ``mu_k = k! a_k``.
 
 Examples

@@ -1,4 +1,4 @@
-"""Escape from the origin: NCF flow, blow-up time, growth amplitude (gradient_flow.md §7).
+"""Escape from the origin: NCF flow, blow-up time, growth amplitude (docs/theory/gradient_flow.md §7).
 
 The NCF flow ``du/dt = grad N(u)`` governs the flow near the origin.
 
@@ -14,7 +14,7 @@ The NCF flow ``du/dt = grad N(u)`` governs the flow near the origin.
   escape time ``T*(w0) / delta^(L-2)``.
 
 ``w0`` is normalised (``w(0) = delta w0/|w0|``); its packing is that of
-conventions §9.
+docs/conventions.md §9.
 
 Examples
 --------
@@ -63,7 +63,7 @@ class GrowthAmplitude:
 
 @dataclass(frozen=True)
 class EscapePrediction:
-    """Predicted escape time of ``w(t; delta w0)`` (§7).
+    """Predicted escape time of ``w(t; delta w0)`` (docs/theory/gradient_flow.md §7).
 
     ``time`` = ``ln(1/(delta gamma))/(2N*)`` (L = 2) or ``T*(w0)/delta^(L-2)`` (L > 2);
     ``ncf_value`` = ``N*`` of the KKT point selected by ``w0``; ``amplitude`` =
@@ -96,7 +96,7 @@ def ncf_is_quadratic(pb: FlowProblem) -> bool:
 
 
 def growth_amplitude(pb: FlowProblem, w0) -> GrowthAmplitude:
-    """``gamma(w0) = lim exp(-2N* t)|u(t; w0)|`` for ``L = 2`` (§7.1).
+    """``gamma(w0) = lim exp(-2N* t)|u(t; w0)|`` for ``L = 2`` (docs/theory/gradient_flow.md §7.1).
 
     Quadratic-form NCF: exact, by the eigen-decomposition of the constant
     ``grad^2 N``.  Otherwise (plain ReLU, outside the theory, approximate) the NCF
@@ -141,7 +141,7 @@ def growth_amplitude(pb: FlowProblem, w0) -> GrowthAmplitude:
 
 
 def blowup_time(pb: FlowProblem, w0, R: float = 1e6, rtol: float = 1e-13, atol: float = 1e-16) -> BlowUp:
-    """``T*(w0)`` for ``L > 2`` with the analytic tail (§7.2); ``w0`` is normalised first."""
+    """``T*(w0)`` for ``L > 2`` with the analytic tail (docs/theory/gradient_flow.md §7.2); ``w0`` is normalised first."""
     L = pb.degree
     if not L > 2:
         raise ValueError(f"blowup_time needs degree L > 2, got L = {L}")
@@ -177,7 +177,7 @@ def blowup_time(pb: FlowProblem, w0, R: float = 1e6, rtol: float = 1e-13, atol: 
 
 def escape_time(X, y, *, activation, width, delta, w0, loss="square", depth=2, reduction="sum",
                 logistic_scale=1.0) -> EscapePrediction:
-    """Predicted escape time from ``w(0) = delta w0/|w0|`` (gradient_flow.md §7).
+    """Predicted escape time from ``w(0) = delta w0/|w0|`` (docs/theory/gradient_flow.md §7).
 
     ``L = 2``: ``ln(1/(delta gamma(w0)))/(2N*)`` (an O(1) offset is not predicted; the
     slope ``1/(2N*)`` in ``ln(1/delta)`` is).  ``L > 2``: ``T*(w0)/delta^(L-2)``.

@@ -1,13 +1,13 @@
-"""Built-in data sets of the gradient-flow part (gradient_flow.md §14 and small variants).
+"""Built-in data sets of the gradient-flow part (docs/theory/gradient_flow.md §14 and small variants).
 
 Each example is a dict with ``X`` (rows are samples), ``y``, ``activation``,
 ``width``, ``depth``, ``loss``, a fixed initial direction ``w0`` (packed as in
-conventions §9, normalised) and, where the spec gives one, ``escape_loss`` and
+docs/conventions.md §9, normalised) and, where the spec gives one, ``escape_loss`` and
 the reference values quoted there.  All are deterministic (no random numbers).
 
-- ``check1``: §14 Check 1, one linear unit (L = 2).
-- ``check2``: §14 Check 2, square activation, ``X = I_3``, ``h = 4`` (L = 3).
-- ``square5``: the §14 common data (d = 3, n = 5) with the square activation, ``h = 4``.
+- ``check1``: docs/theory/gradient_flow.md §14 Check 1, one linear unit (L = 2).
+- ``check2``: docs/theory/gradient_flow.md §14 Check 2, square activation, ``X = I_3``, ``h = 4`` (L = 3).
+- ``square5``: the docs/theory/gradient_flow.md §14 common data (d = 3, n = 5) with the square activation, ``h = 4``.
 - ``relu2``: the common data with ``max(z, 0)^2``, ``h = 4`` (L = 3).
 - ``deep``: the common data with a ``[3, 4, 4, 1]`` square net (L = 7).
 - ``logistic``: ``X = diag(1.5, 1, 1)``, ``y = (1, -1, -1)``, square activation, logistic
@@ -50,13 +50,13 @@ def flow_example(name: str) -> dict:
                 "w0": _unit([0.3, -0.2, 0.7, 0.5]), "escape_loss": (1.01 + 0.6559876) / 2,
                 "references": {"N*": 0.5632717, "gamma": 0.571976, "slope": 0.887671,
                                "t_esc": {"1e-4": 8.38846, "1e-6": 12.47634, "1e-8": 16.56422},
-                               "final_loss": 0.6559876, "source": "gradient_flow.md §14 Check 1"}}
+                               "final_loss": 0.6559876, "source": "docs/theory/gradient_flow.md §14 Check 1"}}
     if name == "check2":
         return {**base, "X": np.eye(3), "y": np.array([1.0, -0.5, -0.3]), "activation": "square", "width": 4,
                 "w0": w2, "escape_loss": 0.42,
                 "references": {"N*": 0.3849002, "T*": 2.3227165, "saddle_loss": 0.17,
                                "delta_t_esc": {"1e-3": 2.321927, "1e-4": 2.322638, "1e-5": 2.322709},
-                               "source": "gradient_flow.md §14 Check 2"}}
+                               "source": "docs/theory/gradient_flow.md §14 Check 2"}}
     if name == "square5":
         return {**base, "X": _X5.copy(), "y": _Y5.copy(), "activation": "square", "width": 4, "w0": w2}
     if name == "relu2":

@@ -1,11 +1,11 @@
-"""KKT points of the constrained neural correlation function (gradient_flow.md §3–§5).
+"""KKT points of the constrained neural correlation function (docs/theory/gradient_flow.md §3–§5).
 
 ``max N(u)`` subject to ``|u| = 1``; KKT: ``grad N(u*) = L N(u*) u*``.  The
 margin ``Delta = -lambda_max`` of the Riemannian Hessian
 ``B^T (grad^2 N(u*) - L N* I) B`` (``B`` an orthonormal basis of ``u*^perp``,
 ``grad^2 N`` by central differences of the analytic gradient).
 
-Closed forms (§5): two-layer linear (``N* = |X^T ebar| / 2``), the quadratic
+Closed forms (docs/theory/gradient_flow.md §5): two-layer linear (``N* = |X^T ebar| / 2``), the quadratic
 model (``N* = lambda_max(M)``), two-layer square (``N* = 2/(3 sqrt 3) max|lambda(M)|``),
 two-layer ``L > 2`` single neuron (``N* = C_L max_|w|=1 |q(w)|``), deep linear
 (``N* = K^{-K/2} s_1(Ebar^T X)``), deep ``sigma = z^p`` with ``p`` even (single
@@ -163,7 +163,7 @@ def _poly_sphere_max(X, c, m):
 
 
 def _relu_enumeration(X, c):
-    """Exact single-unit ReLU NCF maximum by active/boundary-set enumeration (§5.4)."""
+    """Exact single-unit ReLU NCF maximum by active/boundary-set enumeration (docs/theory/gradient_flow.md §5.4)."""
     n, d = X.shape
     if n > 14:
         return None
@@ -200,7 +200,7 @@ class _Closed:
 
 
 def kkt_closed_form(pb: FlowProblem):
-    """The closed-form maximal KKT point for the cases of §5, or ``None`` if there is none."""
+    """The closed-form maximal KKT point for the cases of docs/theory/gradient_flow.md §5, or ``None`` if there is none."""
     arch, X, c = pb.arch, pb.X, pb.ebar
     if isinstance(arch, QuadraticModel):
         lam, V = np.linalg.eigh(X.T @ (c[:, None] * X))
@@ -235,7 +235,7 @@ def kkt_closed_form(pb: FlowProblem):
             Nst = CL * abs(float(lam[k]))
             marg = 3 * Nst * (min(1.0, ratio) if arch.h >= 2 else ratio)
             return _Closed(Nst, arch.pack(a, W), "square", marg if np.isfinite(marg) else None)
-        # general p-homogeneous sigma, single active neuron (§5.2)
+        # general p-homogeneous sigma, single active neuron (docs/theory/gradient_flow.md §5.2)
         best_v, best_w = -np.inf, None
         for sign in (1.0, -1.0):
             f = lambda w, s=sign: s * float(c @ arch._s(X @ w))  # noqa: E731
@@ -343,7 +343,7 @@ def _search(pb: FlowProblem, restarts: int, rng):
 
 def ncf_kkt(X, y, *, activation, width, loss="square", depth=2, restarts=20, rng=None,
             method="auto", reduction="sum", logistic_scale=1.0) -> KKTResult:
-    """Maximal non-negative KKT point of ``max N(u) s.t. |u| = 1`` (gradient_flow.md §3–§5).
+    """Maximal non-negative KKT point of ``max N(u) s.t. |u| = 1`` (docs/theory/gradient_flow.md §3–§5).
 
     Parameters
     ----------
@@ -351,7 +351,7 @@ def ncf_kkt(X, y, *, activation, width, loss="square", depth=2, restarts=20, rng
     activation : homogeneous activation name (identity, square, relu, relu^p, ...) or
         ``"quadratic"`` for the quadratic model ``sum_j <w_j, x>^2``.
     width : hidden width ``h``; ``depth``: number of weight layers (2 = two-layer).
-    loss : ``"square"`` or ``"logistic"`` (summed; ``ebar`` of conventions §9).
+    loss : ``"square"`` or ``"logistic"`` (summed; ``ebar`` of docs/conventions.md §9).
     restarts, rng : Gaussian restarts of the numerical search (``rng`` seeds them).
     method : ``"auto"`` (closed form if one exists, else search), ``"search"``, ``"closed"``.
 

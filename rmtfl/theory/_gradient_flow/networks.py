@@ -1,6 +1,6 @@
 """Homogeneous networks for the gradient-flow part: architectures and packing.
 
-Conventions (conventions.md §9, gradient_flow.md §1–§2): data ``X`` has one
+Conventions (docs/conventions.md §9, docs/theory/gradient_flow.md §1–§2): data ``X`` has one
 row per sample; two-layer nets ``H(x) = sum_j a_j sigma(<w_j, x>)`` are packed
 as ``(a, W)`` (``a`` first, then ``W`` row-major); deep nets
 ``H(x) = W_K sigma(W_{K-1} ... sigma(W_1 x))`` as ``(vec W_1, ..., vec W_K)``
@@ -73,7 +73,7 @@ def _sigma_pair(act: Activation):
 # --------------------------------------------------------------- architectures
 @dataclass(frozen=True)
 class ZeroPreservingSet:
-    """A zero-preserving coordinate subset (gradient_flow.md §10).
+    """A zero-preserving coordinate subset (docs/theory/gradient_flow.md §10).
 
     ``kind`` is ``"pair"`` (incoming row + outgoing column of a hidden unit) or
     ``"row"`` (incoming row alone); ``indices`` index the packed vector.
@@ -148,7 +148,7 @@ class TwoLayer(_Base):
         return np.sqrt(a * a + np.sum(W * W, axis=1))
 
     def conserved(self, w):
-        """``|w_j|^2 - p a_j^2`` per neuron (constant along the flow, §6)."""
+        """``|w_j|^2 - p a_j^2`` per neuron (constant along the flow, docs/theory/gradient_flow.md §6)."""
         a, W = self.unpack(w)
         return np.sum(W * W, axis=1) - self.p * a * a
 
@@ -369,7 +369,7 @@ def homogeneity_degree(architecture) -> int:
 
 
 def zero_preserving(architecture, activation=None) -> list[ZeroPreservingSet]:
-    """Zero-preserving subsets of a feed-forward net (gradient_flow.md §10).
+    """Zero-preserving subsets of a feed-forward net (docs/theory/gradient_flow.md §10).
 
     For every hidden unit: the pair (incoming row, outgoing column) when
     ``sigma(0) = 0``; the incoming row alone when also ``sigma'(0) = 0``.  The

@@ -1,6 +1,6 @@
-"""The gradient-flow problem: data + architecture + loss, its gradient and the NCF (gradient_flow.md §1–§2).
+"""The gradient-flow problem: data + architecture + loss, its gradient and the NCF (docs/theory/gradient_flow.md §1–§2).
 
-Conventions (conventions.md §9, gradient_flow.md §1–§2): data ``X`` has one
+Conventions (docs/conventions.md §9, docs/theory/gradient_flow.md §1–§2): data ``X`` has one
 row per sample; parameters are packed as in :mod:`rmtfl.theory._gradient_flow.networks`.
 Losses are **summed** over samples (``reduction="sum"``; ``"mean"`` divides
 by ``n``); ``ebar = -d/dp loss(0, y)``.  The NCF is

@@ -1,6 +1,6 @@
-"""The limiting path ``p(t)`` and the first saddle ``lim p(t)`` (gradient_flow.md §8–§9).
+"""The limiting path ``p(t)`` and the first saddle ``lim p(t)`` (docs/theory/gradient_flow.md §8–§9).
 
-Convention (rmtfl's, §8): ``p(t) = lim_{eps->0} w(t + tau_eps; eps u*)`` with
+Convention (rmtfl's, docs/theory/gradient_flow.md §8): ``p(t) = lim_{eps->0} w(t + tau_eps; eps u*)`` with
 ``tau_eps = ln(1/eps)/(2N*)`` (L = 2) or ``1/(L(L-2) N* eps^(L-2))`` (L > 2)
 (``convention="blowup"``); ``convention="unit_norm"`` shifts by the time the NCF
 flow from ``eps u*`` needs to reach norm 1, i.e. ``p_unit(t) = p(t - 1/(L(L-2)N*))``
@@ -215,7 +215,7 @@ def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup",
 
 def first_saddle(X, y, *, activation, width, loss="square", rng=None, depth=2, w0=None, eps=None,
                  gtol=1e-10, reduction="sum", logistic_scale=1.0) -> FirstSaddle:
-    """``p* = lim_{t->inf} p(t)``, the first stationary point after the origin (§9).
+    """``p* = lim_{t->inf} p(t)``, the first stationary point after the origin (docs/theory/gradient_flow.md §9).
 
     The path from ``eps u*`` is integrated in doubling windows until
     ``|grad L| < gtol * max(1, |grad N(u*)|)`` and then polished by Newton steps on

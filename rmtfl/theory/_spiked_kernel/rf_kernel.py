@@ -1,8 +1,8 @@
 """Random-features kernels ``k_Gamma(x, x') = E_{w ~ N(0, Gamma)}[sigma(<w,x>) sigma(<w,x'>)]``.
 
-Normalisation (conventions.md §7): no prefactor; ``k_0 = k_{I/d}``.  Every kernel
+Normalisation (docs/conventions.md §7): no prefactor; ``k_0 = k_{I/d}``.  Every kernel
 is a function of the three scalars ``s = x^T Gamma x``, ``s' = x'^T Gamma x'``
-and ``c = x^T Gamma x'`` (spiked_kernel.md §2):
+and ``c = x^T Gamma x'`` (docs/theory/spiked_kernel.md §2):
 
 * relu (Cho & Saul): ``(1/2pi) [sqrt(s s' - c^2) + (pi - theta) c]``, ``cos theta = c/sqrt(s s')``;
 * step ``1{z > 0}``: ``(pi - theta)/(2 pi)``;  ``relu^2``: arc-cosine ``J_2``;
@@ -247,7 +247,7 @@ def kernel_from_scalars(activation, s, s2, c, *, kmax: int = 40, return_error: b
 
 # ------------------------------------------------------------------- Gram blocks
 def rf_kernel(activation, x, xp, gamma, *, kmax: int = 40, return_error: bool = False):
-    """The random-features kernel ``k_Gamma(x, x')`` (conventions.md §7), vectorised.
+    """The random-features kernel ``k_Gamma(x, x')`` (docs/conventions.md §7), vectorised.
 
     Parameters
     ----------
@@ -269,7 +269,7 @@ def rf_kernel(activation, x, xp, gamma, *, kmax: int = 40, return_error: bool = 
     -----
     Cost: one GEMM ``(X Gamma) X'^T`` plus an elementwise pass per row block.
     No prefactor; eigenvalues of Gram matrices ``K/n`` estimate the operator
-    w.r.t. the input probability measure (conventions.md §8).
+    w.r.t. the input probability measure (docs/conventions.md §8).
 
     >>> rng = np.random.default_rng(0); X = rng.standard_normal((4, 3))
     >>> K = rf_kernel("relu", X, X, (1.0, 2.0, np.array([1.0, 0, 0])))
@@ -415,7 +415,7 @@ def _gram(act: Activation, XG, Xp, s, s2, kmax, xp=np):
 
 # ------------------------------------------------------------- first order in B
 def dk_dB_relu(x, xp, v):
-    """``d k_{I + B v v^T}(x, x') / dB`` at ``B = 0`` for relu, closed form (spiked_kernel.md §5.2).
+    """``d k_{I + B v v^T}(x, x') / dB`` at ``B = 0`` for relu, closed form (docs/theory/spiked_kernel.md §5.2).
 
     ``(1/4pi) [u^2 |x'|/|x| sin(theta) + 2 u u' (pi - theta) + u'^2 |x|/|x'| sin(theta)]`` with
     ``u = <v, x>``, ``u' = <v, x'>`` and ``theta`` the angle between ``x`` and ``x'``.  It does

@@ -1,7 +1,7 @@
-"""Spherical-harmonic spectra of random-features kernels (spiked_kernel.md §4–§5.1).
+"""Spherical-harmonic spectra of random-features kernels (docs/theory/spiked_kernel.md §4–§5.1).
 
 Normalisation: eigenvalues are taken w.r.t. the **uniform probability measure**
-on the unit sphere ``S^{d-1}`` (conventions.md §8), for the kernel
+on the unit sphere ``S^{d-1}`` (docs/conventions.md §8), for the kernel
 ``k_I(x, x') = E_{w ~ N(0, I_d)}[sigma(<w,x>) sigma(<w,x'>)]``, which on the unit
 sphere is the dot-product kernel ``kappa_sigma(<x, x'>)`` (the dual activation).
 Degree-``k`` harmonics form an eigenspace of dimension ``N(d, k)``
@@ -116,7 +116,7 @@ def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
 def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
     """``mu_k[t^j] = Gamma(d/2) j! / (2^j ((j-k)/2)! Gamma((j+k+d)/2))`` (0 unless ``j >= k``, ``j = k mod 2``).
 
-    Evaluated with log-gamma (spiked_kernel.md §4.2).
+    Evaluated with log-gamma (docs/theory/spiked_kernel.md §4.2).
 
     >>> monomial_sphere_eigen(2, 0, 10), monomial_sphere_eigen(1, 1, 10)
     (0.1, 0.1)
@@ -132,7 +132,7 @@ def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
 
 
 def relu_legendre(k: int, d: int) -> float:
-    """Legendre coefficient ``lambda_k`` of relu on ``S^{d-1}`` (closed form, log-gamma; §4.4)."""
+    """Legendre coefficient ``lambda_k`` of relu on ``S^{d-1}`` (closed form, log-gamma; docs/theory/spiked_kernel.md §4.4)."""
     d, k = _check_d(d), check_int("k", k, lo=0)
     if k == 0:
         return float(math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / (2 * math.sqrt(math.pi)))
@@ -146,7 +146,7 @@ def relu_legendre(k: int, d: int) -> float:
 
 
 def step_legendre(k: int, d: int) -> float:
-    """Legendre coefficient ``lambda_k`` of the step ``1{t > 0}`` on ``S^{d-1}`` (closed form; §4.4)."""
+    """Legendre coefficient ``lambda_k`` of the step ``1{t > 0}`` on ``S^{d-1}`` (closed form; docs/theory/spiked_kernel.md §4.4)."""
     d, k = _check_d(d), check_int("k", k, lo=0)
     if k == 0:
         return 0.5
@@ -185,7 +185,7 @@ class SphereSpectrum:
     gaussian_k0 : ndarray or None
         ``m_{2p} d^{-p} mu_k``, Gaussian-input eigenvalues of ``k_0 = k_{I/d}`` (relu: ``= mu_k``).
     high_d : ndarray
-        ``k! c_k^2 / d^k``, the ``d -> inf`` approximation of ``mu_k`` (§4.6).
+        ``k! c_k^2 / d^k``, the ``d -> inf`` approximation of ``mu_k`` (docs/theory/spiked_kernel.md §4.6).
     method : str
         ``"closed form"``, ``"hermite series"`` (polynomials) or ``"quadrature"``.
     error : float
@@ -288,7 +288,7 @@ class LinearSector:
 
 
 def linear_sector(activation, A: float, B: float, d: int, measure: str = "gaussian") -> LinearSector:
-    """Linear-sector eigenvalues of ``k_Gamma`` (spiked_kernel.md §5.1 and its general-sigma analogue).
+    """Linear-sector eigenvalues of ``k_Gamma`` (docs/theory/spiked_kernel.md §5.1 and its general-sigma analogue).
 
     relu (exact, all orders in ``B``): ``(A + B)/4`` along ``v`` and ``A/4`` orthogonal for
     Gaussian inputs; divide by ``d`` on the unit sphere.  General ``sigma`` (derived

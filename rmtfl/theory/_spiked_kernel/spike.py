@@ -1,6 +1,6 @@
-"""The one-step weight law ``N(0, Gamma)``, ``Gamma = A I + B beta* beta*^T`` (spiked_kernel.md §1).
+"""The one-step weight law ``N(0, Gamma)``, ``Gamma = A I + B beta* beta*^T`` (docs/theory/spiked_kernel.md §1).
 
-rmtfl convention (conventions.md §4–§6): one correlation-loss step
+rmtfl convention (docs/conventions.md §4–§6): one correlation-loss step
 ``W_1 = W_0 + eta G(W_0; X_1, y_1)`` with ``W_0`` rows ``N(0, I_d/d)``, Gaussian
 ``a ~ N(0, I_m/m)`` fixed, ``n`` samples, width ``m`` (= ``N``).  Per neuron
 ``w_j^1 = w_j^0 + eta mu_1 a_j beta_hat + r_j`` with ``beta_hat = X^T y/n``, so
@@ -24,7 +24,7 @@ same weights):
    ``A' = 1/d + eta^2 E[sigma'^2] E y^2/(m n)``, ``B' = B``; ``d A'`` is the predicted
    orthogonal variance ``d E<w, e>^2`` (``e ⊥ beta*``).
 
-Giant-step conversion (conventions.md §10.2): ``eta_G = eta sqrt(m)``, ``kappa = eta_G mu_1/m``.
+Giant-step conversion (docs/conventions.md §10.2): ``eta_G = eta sqrt(m)``, ``kappa = eta_G mu_1/m``.
 
 Examples
 --------
@@ -158,7 +158,7 @@ def b_from_eta(activation, target, eta: float, m: int, d: int) -> float:
 
 
 def eta_from_b(activation, target, b: float, m: int, d: int) -> float:
-    """``eta = sqrt(b psi)/|mu_1 mu_1*|``: the step that gives spike ratio ``b`` (§1.3)."""
+    """``eta = sqrt(b psi)/|mu_1 mu_1*|``: the step that gives spike ratio ``b`` (docs/theory/spiked_kernel.md §1.3)."""
     act = get_activation(activation)
     b = check_nonnegative("b", b)
     m, d = check_int("m", m, lo=1), check_int("d", d, lo=2)

@@ -1,4 +1,4 @@
-"""The zonal eigenproblem of the spiked kernel ``k_Gamma``, ``Gamma = A (I + b v v^T)`` (spiked_kernel.md §5.3–§5.5).
+"""The zonal eigenproblem of the spiked kernel ``k_Gamma``, ``Gamma = A (I + b v v^T)`` (docs/theory/spiked_kernel.md §5.3–§5.5).
 
 ``k_Gamma`` commutes with rotations fixing ``v``, so its top eigenfunction on
 the unit sphere ``S^{d-1}`` is zonal: a function of ``u = <v, x>``.  Writing
@@ -10,9 +10,9 @@ and odd sectors are diagonalised separately (exact parity blocks on symmetric
 nodes).
 
 Normalisation: eigenvalues w.r.t. the uniform **probability** measure on the
-unit sphere (conventions.md §8); for relu the Gaussian-input eigenvalues are
+unit sphere (docs/conventions.md §8); for relu the Gaussian-input eigenvalues are
 ``d x`` these.  ``Y_ell(u) = sqrt(N(d, ell)) P_ell^{(d)}(u)`` are unit-norm zonal
-harmonics.  Overlaps follow conventions.md §1 and are **squared**:
+harmonics.  Overlaps follow docs/conventions.md §1 and are **squared**:
 ``overlaps[ell] = <f, Y_ell>^2`` (= ``cos^2(f, Y_ell)``) for the unit-norm top even
 eigenfunction ``f``; the signed amplitudes ``<f, Y_ell>`` (sign fixed by
 ``<f, Y_0> > 0``) are kept in ``amplitudes`` for the mixing sign and ``tan theta_mix``.
@@ -49,7 +49,7 @@ class ZonalEigen:
     eigenvalue : float
         Top even eigenvalue (sphere, probability measure; scales with ``A`` for relu).
     overlaps : ndarray
-        Squared overlaps ``<f, Y_ell>^2`` (conventions.md §1) for ``ell = 0..lmax`` (odd
+        Squared overlaps ``<f, Y_ell>^2`` (docs/conventions.md §1) for ``ell = 0..lmax`` (odd
         entries 0), indexable by degree; ``overlaps[2]`` is the squared ``Y_2`` overlap.
     amplitudes : ndarray
         Signed amplitudes ``<f, Y_ell>`` (sign fixed by ``<f, Y_0> > 0``);
@@ -57,7 +57,7 @@ class ZonalEigen:
     tan_mix : float
         ``<f, Y_2>/<f, Y_0>`` (signed amplitudes; its sign is the mixing sign).
     odd_eigenvalue : float
-        Top odd eigenvalue; for relu it equals ``A (1+b)/(4d)`` exactly (§5.1).
+        Top odd eigenvalue; for relu it equals ``A (1+b)/(4d)`` exactly (docs/theory/spiked_kernel.md §5.1).
     eps_over_b : float
         First-order mixing coefficient ``epsilon/b`` at this ``d`` (``nan`` when not computed).
     nodes, values : ndarray
@@ -146,9 +146,9 @@ def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u
     A : float
         Overall scale of ``Gamma`` (relu eigenvalues scale by ``A``).
     n_u, n_c : int
-        Quadrature orders (120–200 give ~1e-3 accuracy or better; §5.4).
+        Quadrature orders (120–200 give ~1e-3 accuracy or better; docs/theory/spiked_kernel.md §5.4).
     lmax : int
-        Largest harmonic degree in ``overlaps`` (squared, conventions.md §1) and ``amplitudes`` (signed).
+        Largest harmonic degree in ``overlaps`` (squared, docs/conventions.md §1) and ``amplitudes`` (signed).
     mixing : bool
         Also compute the first-order coefficient ``eps/b`` (:func:`first_order_mixing`).
 
@@ -175,7 +175,7 @@ def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u
 
 @dataclass(frozen=True)
 class MixingCoefficient:
-    """First-order ``Y_0``–``Y_2`` mixing (§5.3): ``eps/b = <Y_2, dK Y_0>/(mu_0 - mu_2)``.
+    """First-order ``Y_0``–``Y_2`` mixing (docs/theory/spiked_kernel.md §5.3): ``eps/b = <Y_2, dK Y_0>/(mu_0 - mu_2)``.
 
     ``dY0Y0``/``dY2Y0`` are matrix elements of ``dK/db`` at ``b = 0``, ``A = 1``;
     ``high_d`` is the ``d -> inf`` value ``1/(sqrt(2) d)`` (relu).
@@ -213,11 +213,11 @@ def first_order_mixing(activation, d: int, *, n_u: int = 160, n_c: int = 160, h:
 
 
 def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalEigen:
-    """The ``d -> inf`` zonal operator of relu with ``b = rho d`` on ``L^2(N(0, 1))`` (§5.5).
+    """The ``d -> inf`` zonal operator of relu with ``b = rho d`` on ``L^2(N(0, 1))`` (docs/theory/spiked_kernel.md §5.5).
 
     ``K(z, z') = (1/2pi) sqrt((1+rho z^2)(1+rho z'^2)) J_1(theta)``,
     ``cos theta = rho z z'/sqrt((1+rho z^2)(1+rho z'^2))``; probabilists' Gauss–Hermite
-    nodes.  ``overlaps[ell]`` are the squared overlaps (conventions.md §1) with
+    nodes.  ``overlaps[ell]`` are the squared overlaps (docs/conventions.md §1) with
     ``He_ell/sqrt(ell!)`` (``Y_0 = 1``, ``Y_2 = He_2/sqrt 2``), ``amplitudes[ell]`` the
     signed ones; the odd top eigenvalue is ``rho/4`` (eigenfunction ``z``).
     In giant-step terms ``rho = beta`` of ``b = beta d`` (``B = rho`` when ``A = 1/d``).  First

@@ -1,6 +1,6 @@
-"""Deterministic top edge of the bulk of ``W_2`` for a quadratic ``sigma`` (two_step.md §5.4).
+"""Deterministic top edge of the bulk of ``W_2`` for a quadratic ``sigma`` (docs/theory/two_step.md §5.4).
 
-Normalisation (conventions.md): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``,
+Normalisation (docs/conventions.md): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``,
 ``x ~ N(0, I_d)``, ``n = phi d``, ``N = psi d``, ``y = g(<beta*, x>) + noise``; two
 correlation-loss steps on the **same** batch, ``eta_t`` as given.  Returned: the top
 *singular value* edge of the bulk of ``W_2`` (of ``H`` below), on the scale where the
@@ -15,7 +15,7 @@ For ``sigma = c0 + He1 + c2 He2`` (so ``sigma' = 1 + 2 c2 z`` and ``mu1 = 1``) a
     H   = W_0 + s1 diag(a) W_0 M + s2 diag(a^{⊙2}) W_0 M^2,
     s1  = 2 c2 (eta1 + eta2),   s2 = 4 c2^2 eta1 eta2
 
-(``c2 = 1/2`` gives two_step.md §5.4; checked to rounding on samples).  Row ``j`` of ``H``
+(``c2 = 1/2`` gives docs/theory/two_step.md §5.4; checked to rounding on samples).  Row ``j`` of ``H``
 is ``w_j^T C_j`` with ``C_j = I + a_j s1 M + a_j^2 s2 M^2``, so in the eigenbasis of ``M``
 (eigenvalues ``lambda_l``) ``H U`` has, given ``(a, M)``, independent centred Gaussian
 entries with variance profile ``S_jl = c(a_j lambda_l)^2 / d``, ``c(u) = 1 + s1 u + s2 u^2``.

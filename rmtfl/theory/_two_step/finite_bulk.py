@@ -1,12 +1,12 @@
-"""Finite-``N`` bulk for the two-step outliers: BGN with the remainder of ``W_2`` (two_step.md §2, §5.4, §8).
+"""Finite-``N`` bulk for the two-step outliers: BGN with the remainder of ``W_2`` (docs/theory/two_step.md §2, §5.4, §8).
 
-Normalisation as in :mod:`rmtfl.theory.two_step` (conventions.md): ``W_0`` entries
+Normalisation as in :mod:`rmtfl.theory.two_step` (docs/conventions.md): ``W_0`` entries
 ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``x ~ N(0, I_d)``, correlation-loss steps.
 
 Why
 ---
 ``W_2 = H + A B^T`` with the low-rank part ``P = A B^T`` (``A = [a, a^{⊙2}, ...]``,
-``B = Vbar``) and the bulk ``H = W_0 + R``.  For ``sigma = He1 + He2/2``, §5.4 gives
+``B = Vbar``) and the bulk ``H = W_0 + R``.  For ``sigma = He1 + He2/2``, docs/theory/two_step.md §5.4 gives
 ``R = (eta_1+eta_2) diag(a) W_0 M + eta_1 eta_2 diag(a^{⊙2}) W_0 M^2`` exactly.  ``R``
 has operator norm ``O(eta N^{-1/2})`` (about 0.6 at ``N = 1500``, ``eta = 8``) and is
 **not** bi-orthogonally invariant: conditionally on ``(a, X, y)`` it is a Gaussian
@@ -23,7 +23,7 @@ outlier iff ``Phi_A(s) Phi_B(s)`` has eigenvalue 1, where
 
     Phi_A(z) = z A^T (z^2 - H H^T)^{-1} A,    Phi_B(z) = z B^T (z^2 - H^T H)^{-1} B.
 
-For an invariant bulk ``Phi_A = phi(z) A^T A`` and ``Phi_B = phi~(z) B^T B``, which is §2.2.
+For an invariant bulk ``Phi_A = phi(z) A^T A`` and ``Phi_B = phi~(z) B^T B``, which is docs/theory/two_step.md §2.2.
 
 What is computed (semi-analytic, ``bulk="finite-N"``)
 -----------------------------------------------------
@@ -133,7 +133,7 @@ def _one_sample(setup, psi, phi, phi2, K, batch, C, N, g, law, eta1, eta2):
         else:
             G = a[:, None] * ((np.asarray(act.derivative(1, W @ X.T), dtype=float) * y[None, :]) @ X) / n
         W = W + eta * G
-    # the sampled spiked form (two_step.md §8 step 5), as in the semi-analytic mode
+    # the sampled spiked form (docs/theory/two_step.md §8 step 5), as in the semi-analytic mode
     bh1 = X1.T @ y1 / n1
     if batch == "fresh":
         s = X2 @ bh1
@@ -227,7 +227,7 @@ def finite_bulk_outliers(fb: FiniteBulk, G_U, G_V, count: int, *, per_sample: bo
     """The ``count`` largest outliers of ``W_2`` from the master equation with the sampled bulk(s).
 
     ``G_U`` and ``G_V`` are the Gram matrices of ``P = U Vbar^T`` used for the prediction (analytic
-    or semi-analytic, two_step.md §8); each own sample's whitened kernels are re-coloured with them,
+    or semi-analytic, docs/theory/two_step.md §8); each own sample's whitened kernels are re-coloured with them,
     ``Phi_A = G_U^{1/2} kappa_A G_U^{1/2}``, ``Phi_B = G_V^{1/2} kappa_B G_V^{1/2}``.  For each own
     sample, outlier ``i`` is the largest ``z`` above that sample's bulk top with
     ``lambda_i(Phi_A Phi_B)(z) = 1`` (bracketed, Brent; no crossing gives the bulk top).  Returns

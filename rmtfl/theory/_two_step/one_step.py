@@ -1,6 +1,6 @@
-"""One large gradient step: the rank-one spike of ``W_1`` and its BBP/BGN predictions (two_step.md §3).
+"""One large gradient step: the rank-one spike of ``W_1`` and its BBP/BGN predictions (docs/theory/two_step.md §3).
 
-Normalisation (conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``,
+Normalisation (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``,
 ``x ~ N(0, I_d)``, correlation loss with mean reduction, ``W_1 = W_0 + eta G``.
 Ratios ``psi = N/d`` and ``phi = n/d``.  In the proportional limit at fixed ``eta``
 (``alpha_1 = 0``)
@@ -33,7 +33,7 @@ __all__ = ["OneStepPrediction", "one_step", "spike_direction_stats", "bgn_predic
 
 @dataclass(frozen=True)
 class OneStepPrediction:
-    """Predictions for ``W_1 = W_0 + eta G`` (two_step.md §3.3).
+    """Predictions for ``W_1 = W_0 + eta G`` (docs/theory/two_step.md §3.3).
 
     Attributes
     ----------
@@ -78,7 +78,7 @@ def bgn_predict(theta: float, psi: float) -> tuple[float, float, float]:
 
 
 def spike_direction_stats(target: Target, phi: float) -> tuple[tuple, float]:
-    """``(mu_1(g_r) per r, E[y^2])`` -- the inputs of ``beta_hat``'s limits (two_step.md §3.2)."""
+    """``(mu_1(g_r) per r, E[y^2])`` -- the inputs of ``beta_hat``'s limits (docs/theory/two_step.md §3.2)."""
     check_positive("phi", phi)
     return target.mu1, target.second_moment
 
@@ -88,7 +88,7 @@ def _mu1_exact_zero(mu: float) -> float:
 
 
 def one_step(activation, target, psi, phi, eta, noise: float = 0.0) -> OneStepPrediction:
-    """Predicted top singular value and alignments of ``W_1`` after one step (two_step.md §3.3).
+    """Predicted top singular value and alignments of ``W_1`` after one step (docs/theory/two_step.md §3.3).
 
     Parameters
     ----------

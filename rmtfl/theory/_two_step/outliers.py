@@ -1,7 +1,7 @@
-"""Spike and outlier counts of one and two large gradient steps (two_step.md §4, §6).
+"""Spike and outlier counts of one and two large gradient steps (docs/theory/two_step.md §4, §6).
 
 Step sizes are ``eta_t = c_t N^{alpha_t}`` with ``alpha_t in [0, 1/2)``
-(conventions.md §5).  The counts are exact integers computed with rational
+(docs/conventions.md §5).  The counts are exact integers computed with rational
 arithmetic: a float input is converted from its shortest decimal string
 (``0.3`` is ``3/10``), so values on a critical line are recognised as such
 instead of being rounded to either side by floating-point division.
@@ -128,7 +128,7 @@ def _ceil_minus_one(r: Fraction) -> int:
 
 
 def one_step_spike_count(alpha) -> CountResult:
-    """``ell(alpha) = ceil(1/(1 - 2 alpha)) - 1``: spikes of the one-step feature matrix (two_step.md §4).
+    """``ell(alpha) = ceil(1/(1 - 2 alpha)) - 1``: spikes of the one-step feature matrix (docs/theory/two_step.md §4).
 
     ``ell = l`` on the open interval ``((l-1)/(2l), l/(2l+2))``; at the endpoints
     (``1/(1-2 alpha)`` an integer, including ``alpha = 0``) the next spike is
@@ -148,7 +148,7 @@ def one_step_spike_count(alpha) -> CountResult:
 
 
 def outlier_count(alpha1, alpha2, degree=None) -> CountResult:
-    """``Lambda(alpha1, alpha2; L) = min(L - 1, floor(alpha2 / (1/2 - alpha1)))`` (two_step.md §6).
+    """``Lambda(alpha1, alpha2; L) = min(L - 1, floor(alpha2 / (1/2 - alpha1)))`` (docs/theory/two_step.md §6).
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def phase_boundary(k: int, alpha1):
 
 
 def step_size(c, N, alpha):
-    """``eta = c N^alpha`` (conventions.md §5): converts between the two views of a step size.
+    """``eta = c N^alpha`` (docs/conventions.md §5): converts between the two views of a step size.
 
     Parameters
     ----------

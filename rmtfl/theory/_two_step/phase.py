@@ -1,4 +1,4 @@
-"""The (alpha1, alpha2) phase diagram of two large steps (two_step.md §6, §7.1).
+"""The (alpha1, alpha2) phase diagram of two large steps (docs/theory/two_step.md §6, §7.1).
 
 Step sizes ``eta_t = c_t N^{alpha_t}``, ``alpha_t in [0, 1/2)``.  Over a grid the
 diagram gives
@@ -66,7 +66,7 @@ def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None
     activation : optional
         ``sigma``.  ``None`` means a generic smooth non-polynomial ``sigma`` with every
         Stein moment ``E[sigma^(k+1) sigma'^m] != 0``; then ``k_min`` follows from the
-        parity of the target alone (two_step.md §7.1: odd ``g`` -> 2, mixed -> 1, even -> never).
+        parity of the target alone (docs/theory/two_step.md §7.1: odd ``g`` -> 2, mixed -> 1, even -> never).
     target : target spec (links centred)
     degree : int, optional
         Polynomial degree ``L`` of ``sigma`` (taken from ``activation`` when it is a polynomial).

@@ -1,6 +1,6 @@
-"""Spike vectors of the two-step update: sample weights, overlaps and Gram matrices (two_step.md §5.3, §7, §8).
+"""Spike vectors of the two-step update: sample weights, overlaps and Gram matrices (docs/theory/two_step.md §5.3, §7, §8).
 
-Normalisation (conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
+Normalisation (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
 (fixed), ``x ~ N(0, I_d)``, correlation loss with mean reduction,
 ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)``, ratios ``psi = N/d``,
 ``phi = n/d`` (``phi = phi_1`` and ``phi2 = n_2/d`` for fresh batches).  Links are
@@ -46,7 +46,7 @@ BATCHES = ("reused", "fresh")
 
 # ------------------------------------------------------------------ primitives
 def gauss_moment_M(r: int, b, tau_h: float):
-    """``M_r(b; tau_h) = E (b + xi)^r``, ``xi ~ N(0, tau_h^2)`` (two_step.md §5.3).
+    """``M_r(b; tau_h) = E (b + xi)^r``, ``xi ~ N(0, tau_h^2)`` (docs/theory/two_step.md §5.3).
 
     ``= sum_{q even <= r} C(r, q) b^{r-q} tau_h^q (q-1)!!``; vectorised over ``b``.
 
@@ -84,7 +84,7 @@ def stein_table(activation, K: int) -> np.ndarray:
 
 
 def P_k(k: int, batch: str, *, y=None, s=None, stein=None, mu1: float, tau_h: float, phi: float):
-    """Sample weights ``P_k`` of the spiked form (two_step.md §5.3), vectorised over samples.
+    """Sample weights ``P_k`` of the spiked form (docs/theory/two_step.md §5.3), vectorised over samples.
 
     reused: ``P_k(y, s~) = sum_m C(k, m) phi^-m y^m E[sigma^(k+1) sigma'^m] M_{k-m}(mu_1 s~; tau_h)``;
     fresh:  ``P_k(s) = mu_{k+1} M_k(mu_1 s; tau_h)``.  ``P_0 = mu_1`` (both).
@@ -109,7 +109,7 @@ def P_k(k: int, batch: str, *, y=None, s=None, stein=None, mu1: float, tau_h: fl
 
 
 def a_power_gram(K: int, N, law: str = "gaussian") -> np.ndarray:
-    """Limit Gram matrix ``<a^{⊙(p+1)}, a^{⊙(q+1)}>`` for ``p, q = 0..K`` (two_step.md §8 step 2).
+    """Limit Gram matrix ``<a^{⊙(p+1)}, a^{⊙(q+1)}>`` for ``p, q = 0..K`` (docs/theory/two_step.md §8 step 2).
 
     Gaussian ``a ~ N(0, I/N)``: ``N^{-(p+q)/2} (p+q+1)!!`` for even ``p+q``, else 0.
     Rademacher ``±1/sqrt(N)``: ``N^{-(p+q)/2}`` for even ``p+q`` (rank 2).
@@ -155,7 +155,7 @@ class _Setup:
 
 
 def spike_vector_stats(activation, target, phi, K, batch="reused", phi2=None, *, order=None) -> dict:
-    """Limit overlaps of the spike vectors (two_step.md §7): ``m_k``, ``b_k`` and the basis Gram matrix.
+    """Limit overlaps of the spike vectors (docs/theory/two_step.md §7): ``m_k``, ``b_k`` and the basis Gram matrix.
 
     Returns a dict with ``m`` (shape ``(K+1, R)``, ``m[0] = mu_1(g_r)``), ``b`` (``K+1``),
     ``gram`` (Gram of the basis vectors: reused ``[beta_hat, v_1..v_K]``; fresh
@@ -209,7 +209,7 @@ def _stats(st: _Setup, phi, K, batch, phi2, order):
     if batch == "fresh":
         for r in range(R):
             if st.mus[r] == 0.0:
-                m[:, r] = 0.0  # s independent of z_r: m_k = mu_1(g_r) E[P_k] = 0 exactly (§7.1)
+                m[:, r] = 0.0  # s independent of z_r: m_k = mu_1(g_r) E[P_k] = 0 exactly (docs/theory/two_step.md §7.1)
         b = np.array([E(zeta * y * P[k]) for k in range(K + 1)])
         ey2P = np.array([E(y * y * P[k]) for k in range(K + 1)])
         Gw = np.array([[E(y * y * P[p] * P[q]) / phi2 for q in range(K + 1)] for p in range(K + 1)])
@@ -231,7 +231,7 @@ def _stats(st: _Setup, phi, K, batch, phi2, order):
     return {"m": m, "b": b, "gram": gram, "basis_targets": targets, "tau": tau, "tau_h": tau_h}
 
 def _sampled_grams(st: _Setup, psi, phi, phi2, K, batch, C, N, rng, law):
-    """Semi-analytic Gram matrices from sampled ``a``, ``X_t``, ``y_t`` (two_step.md §8 step 5)."""
+    """Semi-analytic Gram matrices from sampled ``a``, ``X_t``, ``y_t`` (docs/theory/two_step.md §8 step 5)."""
     g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     d = max(int(round(N / psi)), st.target.rank)
     n1 = max(int(round(phi * d)), 2)

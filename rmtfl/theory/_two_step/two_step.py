@@ -1,19 +1,19 @@
-"""Two large gradient steps: the spiked form of ``W_2``, its outliers and alignments (two_step.md §5–§8).
+"""Two large gradient steps: the spiked form of ``W_2``, its outliers and alignments (docs/theory/two_step.md §5–§8).
 
-Normalisation (conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
+Normalisation (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
 (fixed), ``x ~ N(0, I_d)``, correlation loss with mean reduction,
 ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)``, ratios ``psi = N/d``,
 ``phi = n/d`` (``phi = phi_1`` and ``phi2 = n_2/d`` for fresh batches).  Links are
 centred (:mod:`rmtfl.theory._classical.targets`).
 
-To leading order (§5.3)
+To leading order (docs/theory/two_step.md §5.3)
 
     W_2 ≈ W_0 + U Vbar^T,   u_k = a^{⊙(k+1)},
     vbar_0 = mu_1 (eta_1 beta_hat_1 + eta_2 beta_hat_2),  vbar_k = eta_2 eta_1^k / k! v_k,
     v_k = X_2^T (y_2 ⊙ P_k) / n_2,
 
 with the sample weights ``P_k`` of :func:`~rmtfl.theory._two_step.spike_vectors.P_k`.  The outliers are BGN applied to
-the singular values of ``U Vbar^T`` (§8), obtained from the Gram matrices
+the singular values of ``U Vbar^T`` (docs/theory/two_step.md §8), obtained from the Gram matrices
 ``G_U`` and ``G_Vbar``:
 
 * **analytic** mode: limit Gram matrices (closed forms in ``N`` for ``G_U``;
@@ -65,7 +65,7 @@ def inferred_alpha(eta: float, N: float) -> float:
 # ----------------------------------------------------------------- outliers
 @dataclass(frozen=True)
 class TwoStepOutlier:
-    """One predicted outlier of ``W_2`` (two_step.md §8 step 4).
+    """One predicted outlier of ``W_2`` (docs/theory/two_step.md §8 step 4).
 
     ``theta`` is the singular value of the low-rank part ``P``; ``singular_value``
     is ``s_psi(theta)``; ``cos2_target`` is the squared norm of the projection of the
@@ -102,7 +102,7 @@ class TwoStepPrediction:
     notes : tuple of str
     taylor_parameter : float or None
         ``eta_1 sqrt(2 ln N / N) sqrt(E D^2)``, an estimate of ``eta_1 max_j |a_j D_ji|``; the
-        Taylor expansion and the mean replacement need it ``<< 1`` (two_step.md §9).  A note
+        Taylor expansion and the mean replacement need it ``<< 1`` (docs/theory/two_step.md §9).  A note
         is added when it exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then
         not a reliable prediction).
     bulk : str
@@ -127,7 +127,7 @@ class TwoStepPrediction:
 
 
 def outliers_from_gram(G_U, G_V, Mbar, psi: float):
-    """BGN on the singular values of ``P = U Vbar^T`` from its Gram matrices (two_step.md §8 step 3–4).
+    """BGN on the singular values of ``P = U Vbar^T`` from its Gram matrices (docs/theory/two_step.md §8 step 3–4).
 
     ``G_U = U^T U``, ``G_V = Vbar^T Vbar`` (both ``(K+1) x (K+1)``), ``Mbar = Vbar^T B*``
     (``(K+1) x R``, the target overlaps).  Returns ``(spikes, outliers)``.
@@ -162,7 +162,7 @@ def outliers_from_gram(G_U, G_V, Mbar, psi: float):
 
 
 def _coefficients(K, batch, mu1, eta1, eta2):
-    """Matrix ``C`` with ``vbar_k = sum_j C[k, j] basis_j`` (two_step.md §8 step 1)."""
+    """Matrix ``C`` with ``vbar_k = sum_j C[k, j] basis_j`` (docs/theory/two_step.md §8 step 1)."""
     nb = K + 2 if batch == "fresh" else K + 1
     C = np.zeros((K + 1, nb))
     off = 1 if batch == "fresh" else 0
@@ -191,7 +191,7 @@ def _default_K(act, eta1, eta2, N):
 def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, *,
              N=None, mode="auto", rng=None, K=None, second_layer="gaussian", order=None, bulk="mp",
              bulk_samples=2) -> TwoStepPrediction:
-    """Predicted outliers of ``W_2`` after two steps (two_step.md §5–§8).
+    """Predicted outliers of ``W_2`` after two steps (docs/theory/two_step.md §5–§8).
 
     Parameters
     ----------
@@ -223,12 +223,12 @@ def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None
     second_layer : {"gaussian", "rademacher"}
         Law of ``a`` (Rademacher collapses the ``u_k`` onto ``span{a, 1}``).
     bulk : {"mp", "finite-N"}
-        ``"mp"``: BGN with the Marchenko–Pastur bulk (§2.1), the ``N -> infinity`` law.
+        ``"mp"``: BGN with the Marchenko–Pastur bulk (docs/theory/two_step.md §2.1), the ``N -> infinity`` law.
         ``"finite-N"`` (needs ``N`` and ``rng``): the bulk ``H = W_2 - P`` at the actual ``N``
         is sampled (``bulk_samples`` own draws of ``W_0, a, X, y``; ``O(N n d)`` work each), and
         the outlier locations solve the non-invariant master equation
         ``det(I - Phi_A Phi_B) = 0`` with the Gram matrices of ``P`` above
-        (:mod:`rmtfl.theory._two_step.finite_bulk`).  The remainder ``R = O(eta N^{-1/2})`` of §5.4 widens
+        (:mod:`rmtfl.theory._two_step.finite_bulk`).  The remainder ``R = O(eta N^{-1/2})`` of docs/theory/two_step.md §5.4 widens
         the bulk and interacts with the spike vectors; ``"mp"`` under-predicts near-bulk outliers
         (4% for the second outlier of the quadratic case at ``N = 1500``, where ``"finite-N"`` is
         within 0.5%; at ``N = 400`` it over-predicts that outlier by ~5%, the ``O(1/N)`` Jensen gap
@@ -320,9 +320,9 @@ def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None
         mus2 = sum(m * m for m in setup.mus)
         d2 = setup.mu1**2 * (mus2 + ey2 / phi) + setup.tau_h2_unit * ey2 / phi
         tp = abs(eta1) * math.sqrt(2 * math.log(max(N, 2.0)) / N) * math.sqrt(d2)
-        if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (§5.4)
+        if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (docs/theory/two_step.md §5.4)
             notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
-                         "of the k >= 1 terms is unreliable here (two_step.md §9)")
+                         "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
     return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(psi),
                              batch=batch, outlier_count=lam, notes=tuple(notes), taylor_parameter=tp,
                              bulk=bulk, bulk_top=top)

@@ -1,4 +1,4 @@
-"""Gradient-flow simulation and measurements (issue 5 acceptance; reference values of gradient_flow.md §14)."""
+"""Gradient-flow simulation and measurements (issue 5 acceptance; reference values of docs/theory/gradient_flow.md §14)."""
 import math
 import time
 
@@ -17,13 +17,13 @@ K2 = dict(activation="square", width=4)
 
 
 def test_check1_escape_times_and_slope():
-    # §14 Check 1: t_esc = 8.38846, 12.47634, 16.56422 for delta = 1e-4, 1e-6, 1e-8; slope 0.887671 (tol 1e-4)
+    # docs/theory/gradient_flow.md §14 Check 1: t_esc = 8.38846, 12.47634, 16.56422 for delta = 1e-4, 1e-6, 1e-8; slope 0.887671 (tol 1e-4)
     ts = []
     for d in (1e-4, 1e-6, 1e-8):
         run = simulate_flow(EX1["X"], EX1["y"], delta=d, w0=EX1["w0"], t_end=30.0, t_eval=[0.0, 30.0],
                             escape_loss=EX1["escape_loss"], **K1)
         ts.append(run.t_escape)
-        assert run.conserved_drift < 1e-11   # a^2 - |w|^2 conserved (§14: to 1e-12)
+        assert run.conserved_drift < 1e-11   # a^2 - |w|^2 conserved (docs/theory/gradient_flow.md §14: to 1e-12)
     np.testing.assert_allclose(ts, [8.38846, 12.47634, 16.56422], atol=2e-5)
     slope = np.polyfit(np.log([1e4, 1e6, 1e8]), ts, 1)[0]
     assert slope == pytest.approx(0.887671, abs=1e-4)
@@ -31,7 +31,7 @@ def test_check1_escape_times_and_slope():
 
 def test_trajectory_error_falls_linearly_in_delta():
     # issue 5 acceptance: sup|w(t + ln(1/delta)/(2N*)) - p(t + ln(gamma)/(2N*))| at least linear in delta;
-    # §14 Check 1: 8.12e-3, 8.12e-4, 8.12e-5 on t in [-3, 6]
+    # docs/theory/gradient_flow.md §14 Check 1: 8.12e-3, 8.12e-4, 8.12e-5 on t in [-3, 6]
     e = escape_time(EX1["X"], EX1["y"], delta=1.0, w0=EX1["w0"], **K1)
     Nst = e.ncf_value
     tt = np.linspace(-3, 6, 37)
@@ -48,7 +48,7 @@ def test_trajectory_error_falls_linearly_in_delta():
 
 def test_check2_escape_plateau_sparsity():
     # issue 5 acceptance: delta t_esc within 0.1% of T*(w0) at delta = 1e-4; non-winning units < 10 delta on the
-    # first plateau.  §14 Check 2: delta t_esc = 2.322638, plateau at 0.17 for t in [23274, 80505],
+    # first plateau.  docs/theory/gradient_flow.md §14 Check 2: delta t_esc = 2.322638, plateau at 0.17 for t in [23274, 80505],
     # mid-plateau norms (1.3747, 7.8e-5, 5.4e-5, 4.2e-5)
     d = 1e-4
     T = escape_time(EX2["X"], EX2["y"], delta=d, w0=EX2["w0"], **K2).blowup_time
@@ -88,7 +88,7 @@ def test_gd_agrees_with_ode():
 
 
 def test_zero_preserving_bit_exact():
-    # §10 (derived, checked bit-exactly): square: pair and row alone; identity: row alone is NOT preserved
+    # docs/theory/gradient_flow.md §10 (derived, checked bit-exactly): square: pair and row alone; identity: row alone is NOT preserved
     pb = make_problem(EX1["X"], EX1["y"], activation="square", width=3)
     for s in zero_preserving(pb.arch):
         assert is_zero_preserving(pb, s.indices, steps=300, rng=0)
@@ -119,7 +119,7 @@ def test_deterministic_and_bad_input():
 
 
 def test_sparsity_exponent_is_one_l3():
-    # §10 "(reconstruction: verify by simulation)": w_z = O(delta^gamma') up to the first saddle.
+    # docs/theory/gradient_flow.md §10 "(reconstruction: verify by simulation)": w_z = O(delta^gamma') up to the first saddle.
     # Measured: the non-winning norms in the middle of the first plateau scale exactly like delta (gamma' = 1).
     mids = []
     for d in (1e-2, 1e-3):
@@ -134,7 +134,7 @@ def test_sparsity_exponent_is_one_l3():
 
 
 def test_check2_after_plateau_two_active_units():
-    # §14 Check 2: after the plateau the loss goes to 0 with 2 active neurons
+    # docs/theory/gradient_flow.md §14 Check 2: after the plateau the loss goes to 0 with 2 active neurons
     run = simulate_flow(EX2["X"], EX2["y"], delta=1e-2, w0=EX2["w0"], t_end=3e3, t_eval=[0.0, 3e3], **K2)
     assert run.loss[-1] < 1e-8
     assert active_count(run.unit_norms[-1], 1e-2 * run.unit_norms[-1].max())[0] == 2

@@ -3,7 +3,7 @@ linear-sector estimates, top-k solver.
 
 Acceptance (issue 4): Gram eigenvalues within 1% of the sphere eigenvalues (d = 10, n = 3000);
 zonal overlaps match the Gram experiment within 3 standard errors over seeds.  Overlaps are squared
-(conventions.md §1) on both sides: zonal ``overlaps[2] = <f, Y_2>^2`` against the Gram ``cos2_y2``.
+(docs/conventions.md §1) on both sides: zonal ``overlaps[2] = <f, Y_2>^2`` against the Gram ``cos2_y2``.
 Backend tests: the device code paths run on the CPU through a numpy proxy namespace (unmarked), and
 against real cupy on a GPU (``@pytest.mark.gpu``, skipped without one).
 """
@@ -26,7 +26,7 @@ def test_gram_eigenvalues_by_degree_within_one_percent():
 
 
 def test_gaussian_inputs_k0_spectrum():
-    # Gaussian inputs: k_0 = k_{I/d} has the unit-sphere eigenvalues of k_I (conventions.md §8); the block
+    # Gaussian inputs: k_0 = k_{I/d} has the unit-sphere eigenvalues of k_I (docs/conventions.md §8); the block
     # means now fluctuate through the radial factor, O(n^-1/2) -> 2.5% at n = 1500
     blocks = gram_degree_eigenvalues("relu", 8, 1500, measure="gaussian", rng=np.random.default_rng(3))
     assert np.all(np.abs(blocks.mean / blocks.predicted - 1) < 0.025)

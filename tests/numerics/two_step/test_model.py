@@ -1,4 +1,4 @@
-"""The two-layer model and its GEMM gradient (conventions.md §4–§5)."""
+"""The two-layer model and its GEMM gradient (docs/conventions.md §4–§5)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Simulations of one and two steps against the theory (two_step.md §3, §5, §9).
+"""Simulations of one and two steps against the theory (docs/theory/two_step.md §3, §5, §9).
 
 Fluctuation scale: the top singular value has s.d. ~1.8/sqrt(N) per seed (||a|| and ||beta_hat||),
 overlaps ~1/sqrt(N).  Acceptance tests of issue 3 are marked slow.
@@ -61,7 +61,7 @@ def test_fresh_requires_n2_and_bad_inputs():
 
 
 def test_taylor_weights_match_P2():
-    """§5.3 mean replacement (reconstruction): exact N-averaged Taylor weights vs P_2 on the samples."""
+    """docs/theory/two_step.md §5.3 mean replacement (reconstruction): exact N-averaged Taylor weights vs P_2 on the samples."""
     N, n, phi = 400, 800, 2.0
     g = np.random.default_rng(0)
     W0 = init_first_layer(N, N, rng=g)
@@ -122,7 +122,7 @@ def test_acceptance_quadratic_two_outliers():
 
 def test_quadratic_bulk_is_w2_minus_its_exact_low_rank_part():
     """quadratic_bulk removes P = (eta1+eta2) a beta_hat^T + 2 c2 eta1 eta2 a^2 (M beta_hat)^T from W2 built by
-    real gradient steps; what is left must be H = W0 + s1 D_a W0 M + s2 D_a^2 W0 M^2 (two_step.md §5.4,
+    real gradient steps; what is left must be H = W0 + s1 D_a W0 M + s2 D_a^2 W0 M^2 (docs/theory/two_step.md §5.4,
     s1 = 2 c2 (eta1+eta2), s2 = 4 c2^2 eta1 eta2), rebuilt here from the same draws (rng children in the
     order W0, a, X1, X2, noise, solver)."""
     from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs, sample_targets

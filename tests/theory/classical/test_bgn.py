@@ -1,4 +1,4 @@
-"""BGN outliers: spec §10 reference values, mpmath, D-transform agreement, properties, invalid inputs."""
+"""BGN outliers: docs/theory/two_step.md §10 reference values, mpmath, D-transform agreement, properties, invalid inputs."""
 import math
 
 import mpmath as mp
@@ -12,7 +12,7 @@ from rmtfl.theory import (
     mp_edges,
 )
 
-# two_step.md §10 (closed forms, <= 1e-8)
+# docs/theory/two_step.md §10 (closed forms, <= 1e-8)
 REFERENCE = [
     (0.5, 2.0, (2.3717082451, 0.8611111111, 0.775)),
     (2.0, 2.0, (2.7386127875, 0.5833333333, 0.7)),
@@ -62,7 +62,7 @@ def test_variance_scaling():
 
 @pytest.mark.parametrize("psi", [0.5, 2.0, 1.0, 4.0])
 def test_dtransform_agrees_with_closed_form(psi):
-    # two_step.md §2.2: psi < 1, psi = 1 and psi > 1 (atom at 0 included), to 1e-10
+    # docs/theory/two_step.md §2.2: psi < 1, psi = 1 and psi > 1 (atom at 0 included), to 1e-10
     tc = bgn_threshold(psi)
     th = np.array([0.5 * tc, 1.01 * tc, 1.3 * tc, 2.0, 5.0])
     a = np.array(bgn_outlier(th, psi))

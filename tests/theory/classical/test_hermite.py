@@ -1,6 +1,6 @@
 """Hermite coefficients against closed forms and 30-digit mpmath quadrature.
 
-Reference values: conventions.md §2.1 and §11 (ReLU), and direct mpmath.quad
+Reference values: docs/conventions.md §2.1 and §11 (ReLU), and direct mpmath.quad
 of E[f(z) He_k(z)] at 30 digits computed in the test itself.
 """
 import math
@@ -31,7 +31,7 @@ def _mp_mu(name, k, dps=30):
 
 
 def test_relu_reference_values():
-    # conventions.md §11
+    # docs/conventions.md §11
     mu = hermite_coeffs("relu", 4)
     s = 1 / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(mu, [s, 0.5, s, 0.0, -s], atol=1e-15)

@@ -1,4 +1,4 @@
-"""Marchenko–Pastur law: exact values (spec §10, closed forms, mpmath at 30 digits) and properties."""
+"""Marchenko–Pastur law: exact values (docs/theory/two_step.md §10, closed forms, mpmath at 30 digits) and properties."""
 import math
 from fractions import Fraction
 
@@ -19,7 +19,7 @@ variances = st.floats(0.1, 5.0)
 
 
 def test_sv_edges_reference_values():
-    # two_step.md §10: psi = 0.5 -> [0.2928932188, 1.7071067812]; psi = 2 -> [0.4142135624, 2.4142135624]
+    # docs/theory/two_step.md §10: psi = 0.5 -> [0.2928932188, 1.7071067812]; psi = 2 -> [0.4142135624, 2.4142135624]
     assert mp_sv_edges(0.5) == pytest.approx((0.2928932188, 1.7071067812), abs=1e-10)
     assert mp_sv_edges(2.0) == pytest.approx((0.4142135624, 2.4142135624), abs=1e-10)
     assert mp_edges(4.0, var=2.0) == pytest.approx((2.0, 18.0), abs=1e-14)
@@ -27,7 +27,7 @@ def test_sv_edges_reference_values():
 
 
 def test_second_moment_reference_values():
-    # two_step.md §10: int l^2 rho = 1 + psi: 1.5 at psi = 0.5 and 2.0 at psi = 1
+    # docs/theory/two_step.md §10: int l^2 rho = 1 + psi: 1.5 at psi = 0.5 and 2.0 at psi = 1
     assert mp_moment(2, 0.5) == pytest.approx(1.5, abs=1e-15)
     assert mp_moment(2, 1.0) == pytest.approx(2.0, abs=1e-15)
     assert mp_moment(3, 0.5) == pytest.approx(1 + 3 * 0.5 + 0.25, abs=1e-15)

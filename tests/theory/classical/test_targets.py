@@ -1,4 +1,4 @@
-"""Tests of rmtfl.theory._classical.targets (conventions.md §3; reference values: closed forms)."""
+"""Tests of rmtfl.theory._classical.targets (docs/conventions.md §3; reference values: closed forms)."""
 import math
 
 import numpy as np

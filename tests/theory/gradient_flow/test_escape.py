@@ -1,4 +1,4 @@
-"""Escape times: growth amplitude (L = 2) and blow-up time with the analytic tail (L > 2), §7, §14."""
+"""Escape times: growth amplitude (L = 2) and blow-up time with the analytic tail (L > 2), docs/theory/gradient_flow.md §7, §14."""
 import math
 
 import numpy as np
@@ -13,7 +13,7 @@ EX1, EX2 = flow_example("check1"), flow_example("check2")
 
 
 def test_check1_gamma_and_slope():
-    # §14 Check 1: gamma = <u*, w0> = 0.571976, slope 1/(2N*) = 0.887671
+    # docs/theory/gradient_flow.md §14 Check 1: gamma = <u*, w0> = 0.571976, slope 1/(2N*) = 0.887671
     e = escape_time(EX1["X"], EX1["y"], activation="identity", width=1, delta=1e-4, w0=EX1["w0"])
     assert e.amplitude == pytest.approx(0.571976, abs=1e-6)
     assert e.slope == pytest.approx(0.887671, abs=1e-6)
@@ -22,7 +22,7 @@ def test_check1_gamma_and_slope():
 
 
 def test_check2_blowup_time():
-    # §14 Check 2: T*(w0) = 2.3227165 (tolerance 1e-6), won by neuron 1
+    # docs/theory/gradient_flow.md §14 Check 2: T*(w0) = 2.3227165 (tolerance 1e-6), won by neuron 1
     e = escape_time(EX2["X"], EX2["y"], activation="square", width=4, delta=1e-4, w0=EX2["w0"])
     assert e.blowup_time == pytest.approx(2.3227165, abs=1e-6)
     assert e.time == pytest.approx(e.blowup_time / 1e-4, rel=1e-14)

@@ -13,7 +13,7 @@ X5, Y5 = EX1["X"], EX1["y"]
 
 
 def test_check1_linear_unit_reference():
-    # gradient_flow.md §14 Check 1: N* = 0.5632717, u* = (0.7071068, 0.4456516, 0.5460801, 0.0564910),
+    # docs/theory/gradient_flow.md §14 Check 1: N* = 0.5632717, u* = (0.7071068, 0.4456516, 0.5460801, 0.0564910),
     # Riemannian Hessian eigenvalues (-2.2530868, -1.1265434, -1.1265434)
     r = ncf_kkt(X5, Y5, activation="identity", width=1, rng=0)
     assert r.value == pytest.approx(0.5632717, abs=5e-8)
@@ -23,7 +23,7 @@ def test_check1_linear_unit_reference():
 
 
 def test_check2_square_reference():
-    # §14 Check 2: N* = 2/(3 sqrt 3), tangent eigenvalues / N* in {-6, -4.5, -3.9, -3}, maxima {0.3849, 0.19245}
+    # docs/theory/gradient_flow.md §14 Check 2: N* = 2/(3 sqrt 3), tangent eigenvalues / N* in {-6, -4.5, -3.9, -3}, maxima {0.3849, 0.19245}
     r = ncf_kkt(np.eye(3), [1.0, -0.5, -0.3], activation="square", width=4, rng=0)
     assert r.value == pytest.approx(2 / (3 * math.sqrt(3)), abs=1e-14)
     assert set(np.round(r.tangent_eigs / r.value, 6)) == {-6.0, -4.5, -3.9, -3.0}
@@ -43,9 +43,9 @@ def test_closed_form_matches_search(act, width, depth):
     assert abs(closed.value - found.value) <= 1e-8          # issue 5 acceptance
     assert closed.residual < 1e-9 and found.residual < 1e-9
     if depth == 2 and act not in ("identity", "quadratic"):
-        assert all(p.active_units == 1 for p in found.all)  # §5.2 single active neuron (L > 2)
+        assert all(p.active_units == 1 for p in found.all)  # docs/theory/gradient_flow.md §5.2 single active neuron (L > 2)
     if depth == 3 and act == "square":
-        assert all(p.active_units == 2 for p in found.all)  # §5.3 one unit per hidden layer
+        assert all(p.active_units == 2 for p in found.all)  # docs/theory/gradient_flow.md §5.3 one unit per hidden layer
 
 
 def test_square_closed_form_constant():
@@ -57,7 +57,7 @@ def test_square_closed_form_constant():
 
 
 def test_deep_single_path_layer_norms():
-    # §5.3 [d, h, h, 1] with z^2: layer norms^2 (4/7, 2/7, 1/7), N* = 32/(343 sqrt 7) max|sum e_i <a, x_i>^4|
+    # docs/theory/gradient_flow.md §5.3 [d, h, h, 1] with z^2: layer norms^2 (4/7, 2/7, 1/7), N* = 32/(343 sqrt 7) max|sum e_i <a, x_i>^4|
     r = ncf_kkt(X5, Y5, activation="square", width=4, depth=3, rng=0)
     W1, W2, W3 = r.point[:12], r.point[12:28], r.point[28:]
     np.testing.assert_allclose([W1 @ W1, W2 @ W2, W3 @ W3], [4 / 7, 2 / 7, 1 / 7], atol=1e-9)
@@ -76,7 +76,7 @@ def test_logistic_ebar_halves_the_value():
 
 
 def test_relu_enumeration_and_flag():
-    # §5.4: enumeration (exact) vs a dense sample of the sphere; outside the theory -> smooth False
+    # docs/theory/gradient_flow.md §5.4: enumeration (exact) vs a dense sample of the sphere; outside the theory -> smooth False
     r = ncf_kkt(X5, Y5, activation="relu", width=1, method="closed")
     U = np.random.default_rng(0).standard_normal((200000, 3))
     U /= np.linalg.norm(U, axis=1)[:, None]

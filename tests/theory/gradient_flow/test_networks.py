@@ -1,4 +1,4 @@
-"""Architectures, packing, losses and homogeneity (gradient_flow.md §1–§2, conventions §9, §11)."""
+"""Architectures, packing, losses and homogeneity (docs/theory/gradient_flow.md §1–§2, docs/conventions.md §9, §11)."""
 import numpy as np
 import pytest
 
@@ -11,7 +11,7 @@ Y5 = flow_example("check1")["y"]
 
 
 def test_homogeneity_degrees_conventions_11():
-    # conventions.md §11: square two-layer L=3, quadratic model L=2, linear L=2, [3,4,4,1] z^2 L=7
+    # docs/conventions.md §11: square two-layer L=3, quadratic model L=2, linear L=2, [3,4,4,1] z^2 L=7
     assert homogeneity_degree(TwoLayer(3, 4, "square")) == 3
     assert homogeneity_degree(QuadraticModel(3, 2)) == 2
     assert homogeneity_degree(TwoLayer(3, 2, "identity")) == 2
@@ -43,7 +43,7 @@ def test_packing_two_layer_a_first():
 
 
 def test_losses_and_ebar():
-    # conventions §9/§11: square ebar = y, logistic ebar = s y / 2
+    # docs/conventions.md §9/§11: square ebar = y, logistic ebar = s y / 2
     assert ebar([1.0, -2.0], "square").tolist() == [1.0, -2.0]
     assert ebar([1.0, -2.0], "logistic").tolist() == [0.5, -1.0]
     assert ebar([1.0], "logistic", logistic_scale=2).tolist() == [1.0]

@@ -1,4 +1,4 @@
-"""Limiting path p(t) and first saddle (gradient_flow.md §8–§9, §14)."""
+"""Limiting path p(t) and first saddle (docs/theory/gradient_flow.md §8–§9, §14)."""
 import math
 
 import numpy as np
@@ -11,7 +11,7 @@ EX1, EX2 = flow_example("check1"), flow_example("check2")
 
 
 def test_check2_first_saddle():
-    # §14 Check 2 / §9: a = 2^(-1/3), w = 2^(1/6) e1, loss 0.17, other neurons exactly 0
+    # docs/theory/gradient_flow.md §14 Check 2 / §9: a = 2^(-1/3), w = 2^(1/6) e1, loss 0.17, other neurons exactly 0
     s = first_saddle(EX2["X"], EX2["y"], activation="square", width=4, w0=EX2["w0"])
     assert s.loss == pytest.approx(0.17, abs=1e-12)
     assert s.point[0] == pytest.approx(2 ** (-1 / 3), abs=1e-10)
@@ -21,17 +21,17 @@ def test_check2_first_saddle():
 
 
 def test_check1_limit_is_least_squares():
-    # §14 Check 1: a w -> beta_LS = (0.4419583, 0.4378018, 0.1482992), loss 0.6559876
+    # docs/theory/gradient_flow.md §14 Check 1: a w -> beta_LS = (0.4419583, 0.4378018, 0.1482992), loss 0.6559876
     s = first_saddle(EX1["X"], EX1["y"], activation="identity", width=1)
     np.testing.assert_allclose(s.point[0] * s.point[1:], [0.4419583, 0.4378018, 0.1482992], atol=1e-7)
     assert s.loss == pytest.approx(0.6559876, abs=1e-7)
     beta = np.linalg.lstsq(EX1["X"], EX1["y"], rcond=None)[0]
     np.testing.assert_allclose(s.point[0] * s.point[1:], beta, atol=1e-10)
-    assert s.point[0] ** 2 == pytest.approx(s.point[1:] @ s.point[1:], abs=1e-9)  # balanced (§6)
+    assert s.point[0] ** 2 == pytest.approx(s.point[1:] @ s.point[1:], abs=1e-9)  # balanced (docs/theory/gradient_flow.md §6)
 
 
 def test_path_eps_independence_l2():
-    # §14 Check 1: paths from eps = 1e-4 and 1e-8 differ by ~1.2e-9 on t in [-3, 6]
+    # docs/theory/gradient_flow.md §14 Check 1: paths from eps = 1e-4 and 1e-8 differ by ~1.2e-9 on t in [-3, 6]
     t = np.linspace(-3, 6, 19)
     kw = dict(activation="identity", width=1, t=t, estimate_error=False)
     p4 = limiting_path(EX1["X"], EX1["y"], eps=1e-4, **kw)

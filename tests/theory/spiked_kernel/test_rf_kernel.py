@@ -1,6 +1,6 @@
 """Tests of rmtfl.theory.rf_kernel: closed forms vs independent quadrature, Gram blocks, bad input.
 
-Reference values: spiked_kernel.md §9 (relu 0.6089977810 and step 1/3 at d=3, theta=pi/3, |x'|=2).
+Reference values: docs/theory/spiked_kernel.md §9 (relu 0.6089977810 and step 1/3 at d=3, theta=pi/3, |x'|=2).
 Independent quadrature: E[s(u) s(v)] with v = c/s u + sqrt(s' - c^2/s) g2, the g2 integral done in
 closed form for each activation (relu: a Phi(a/b) + b phi(a/b); step: Phi(a/b);
 erf: erf(a/sqrt(1 + 2 b^2))) and the remaining 1-d Gaussian integral by scipy.integrate.quad.

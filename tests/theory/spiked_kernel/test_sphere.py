@@ -1,6 +1,6 @@
 """Tests of rmtfl.theory._spiked_kernel.sphere.
 
-References: spiked_kernel.md §9 table (relu mu_k at d = 3, 10, 100; step at d = 3); independent
+References: docs/theory/spiked_kernel.md §9 table (relu mu_k at d = 3, 10, 100; step at d = 3); independent
 Funk–Hecke quadrature of the Legendre coefficients with mpmath (30 digits) for the closed forms.
 """
 import math

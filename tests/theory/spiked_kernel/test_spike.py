@@ -1,4 +1,4 @@
-"""Tests of rmtfl.theory._spiked_kernel.spike (spiked_kernel.md §1.3; conventions.md §10.2).
+"""Tests of rmtfl.theory._spiked_kernel.spike (docs/theory/spiked_kernel.md §1.3; docs/conventions.md §10.2).
 
 Reference values computed by hand: relu mu_1 = 1/2, E sigma'^2 = 1/2; linear target mu_1* = 1, E y^2 = 1,
 E[y^2 z^2] = 3.
@@ -30,7 +30,7 @@ def test_values_linear_target():
 
 
 def test_giant_step_example():
-    # conventions.md §11: eta_G = 64 at m = 1024 is eta_1 = 2
+    # docs/conventions.md §11: eta_G = 64 at m = 1024 is eta_1 = 2
     sc = spike_constants("relu", "linear", 2.0, 100, 1024, 64)
     assert sc.eta_giant == pytest.approx(64.0)
     assert sc.kappa2 == pytest.approx((64 * 0.5 / 1024) ** 2)  # kappa = eta_G mu_1 / m

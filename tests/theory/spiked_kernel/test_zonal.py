@@ -1,8 +1,8 @@
-"""Tests of rmtfl.theory._spiked_kernel.zonal (spiked_kernel.md §5.3–§5.5).
+"""Tests of rmtfl.theory._spiked_kernel.zonal (docs/theory/spiked_kernel.md §5.3–§5.5).
 
 References: b = 0 gives the Funk–Hecke mu_0 (closed form); the odd sector is exactly A(1+b)/(4d)
-(§5.1); first-order matrix elements tend to 1/(2 pi d) and sqrt(2)/(4 pi d) (§5.3); the finite-d
-operator with b = rho d tends to the d -> inf operator (§5.5).  Overlaps are squared (conventions.md §1):
+(docs/theory/spiked_kernel.md §5.1); first-order matrix elements tend to 1/(2 pi d) and sqrt(2)/(4 pi d) (§5.3); the finite-d
+operator with b = rho d tends to the d -> inf operator (docs/theory/spiked_kernel.md §5.5).  Overlaps are squared (docs/conventions.md §1):
 ``overlaps = amplitudes**2`` with signed amplitudes ``<f, Y_ell>``.
 """
 import math
@@ -52,7 +52,7 @@ def test_first_order_mixing_high_d():
 
 
 def test_first_order_matches_analytic_derivative():
-    # <Y2, dK Y0> from the closed-form dk/dB (§5.2) averaged over the zonal measure vs central difference
+    # <Y2, dK Y0> from the closed-form dk/dB (docs/theory/spiked_kernel.md §5.2) averaged over the zonal measure vs central difference
     d, n = 8, 80
     u, w = jacobi_rule(n, (d - 3) / 2)
     c, wc = jacobi_rule(n, (d - 4) / 2)

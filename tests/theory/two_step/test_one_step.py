@@ -1,4 +1,4 @@
-"""One-step predictions (two_step.md §3.3); reference values from the closed forms written out here."""
+"""One-step predictions (docs/theory/two_step.md §3.3); reference values from the closed forms written out here."""
 import math
 
 import pytest

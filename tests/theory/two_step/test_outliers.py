@@ -1,4 +1,4 @@
-"""Outlier and spike counts (two_step.md §4, §6, §10: exact integers)."""
+"""Outlier and spike counts (docs/theory/two_step.md §4, §6, §10: exact integers)."""
 import numpy as np
 import pytest
 

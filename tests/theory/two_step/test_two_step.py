@@ -1,4 +1,4 @@
-"""Two-step theory (two_step.md §5–§8): primitives, identities, the quadratic case, He3 contrast, phases."""
+"""Two-step theory (docs/theory/two_step.md §5–§8): primitives, identities, the quadratic case, He3 contrast, phases."""
 import math
 
 import numpy as np
@@ -66,7 +66,7 @@ def test_lambda0_reused_equals_one_step():
 
 
 def test_fresh_halves_equal_reused():
-    # two_step.md §3.4: phi1 = phi2 = phi/2 and eta1 = eta2 reproduce reused with the full batch
+    # docs/theory/two_step.md §3.4: phi1 = phi2 = phi/2 and eta1 = eta2 reproduce reused with the full batch
     a = two_step("tanh", "tanh", 1.0, 4.0, 2.0, 2.0)
     b = two_step("tanh", "tanh", 1.0, 2.0, 2.0, 2.0, batch="fresh", phi2=2.0)
     # (exact identity; both sides use independent Gauss-Hermite quadratures of E[y^2], hence 1e-9)
@@ -84,7 +84,7 @@ def test_quadratic_two_outliers_analytic_vs_semi():
 
 
 def test_quadratic_gram_closed_form():
-    # reused, P_1 = <beta_hat, x>: m_1 = mu1* E[z^2 y] + E[z y^2]/phi = sqrt2 + sqrt2/phi * ... (derived in §5.4)
+    # reused, P_1 = <beta_hat, x>: m_1 = mu1* E[z^2 y] + E[z y^2]/phi = sqrt2 + sqrt2/phi * ... (derived in docs/theory/two_step.md §5.4)
     st = spike_vector_stats(QUAD, QT, 2.0, 1)
     assert st["m"][1, 0] == pytest.approx(math.sqrt(2) + math.sqrt(2), rel=1e-10)
     assert st["gram"][0, 0] == pytest.approx(1 + 2 / 2, rel=1e-10)   # ||beta_hat||^2 = mu1*^2 + E y^2/phi
@@ -156,7 +156,7 @@ def test_exact_zero_alignment_limit_and_taylor_note():
 # ------------------------------------------------------------ finite-N bulk (bulk="finite-N")
 def test_finite_bulk_master_equation_reduces_to_dtransform():
     # generic (delocalised) unit spike vectors on an invariant bulk: Phi_A = phi(z), Phi_B = phi~(z), so the
-    # master equation det(I - Phi_A Phi_B) = 0 is the D-transform equation D(s) = theta^-2 (two_step.md §2.2)
+    # master equation det(I - Phi_A Phi_B) = 0 is the D-transform equation D(s) = theta^-2 (docs/theory/two_step.md §2.2)
     from rmtfl.theory import bgn_dtransform
     from rmtfl.theory._two_step.finite_bulk import FiniteBulk, finite_bulk_outliers
 
