@@ -111,7 +111,8 @@ def run(quick: bool = False) -> list[dict]:
 
     t_bare_bgn, ref = best_of(bare_bgn, 5)
     t_bgn, got = best_of(lambda: bgn_outlier(theta, psi), 5)
-    same = bool(np.allclose(got.s, ref[0], rtol=1e-14) and np.allclose(got.cos2_left, ref[1], atol=1e-14))
+    same = bool(np.allclose(got.singular_value, ref[0], rtol=1e-14)
+                and np.allclose(got.cos2_left, ref[1], atol=1e-14))
     rows.append({"name": "BGN outlier + overlaps on 1e6 strengths", "seconds": t_bgn, "floor_seconds": t_bare_bgn,
                  "ratio": t_bgn / t_bare_bgn, "floor": "bare numpy closed form (3 expressions)",
                  "target_seconds": 0.05, "same_values": same, "ok": same and t_bgn < 0.05})

@@ -28,15 +28,13 @@ def run(quick: bool = False) -> list[dict]:
     import numpy as np
 
     from rmtfl.numerics import simulate_flow
-    from rmtfl.theory import first_saddle
-    from rmtfl.theory._gradient_flow.examples import flow_example
-    from rmtfl.theory import make_problem
+    from rmtfl.theory import first_saddle, flow_example, make_problem
 
     ex = flow_example("square5")
-    X, y, w0 = ex["X"], ex["y"], ex["w0"]
-    kw = dict(activation="square", width=4)
+    X, y, w0 = ex.X, ex.y, ex.w0
+    kw = dict(activation="square", N=4)
     delta = 1e-3 if quick else 1e-4
-    sad = first_saddle(X, y, w0=w0, rng=0, **kw)
+    sad = first_saddle(X, y, w0=w0, **kw)
     pb = make_problem(X, y, **kw)
     f = pb.rhs()
     rows = []

@@ -50,8 +50,8 @@ def _max_rel_diff(a, b) -> float:
     """Largest relative difference between two ``SweepResult.results`` lists (0.0 = bit-identical)."""
     worst = 0.0
     for ra, rb in zip(a, b):
-        for m, va in ra["mean"].items():
-            vb = rb["mean"].get(m)
+        for m, va in ra.mean.items():
+            vb = rb.mean.get(m)
             if va != vb:
                 worst = max(worst, abs(va - vb) / max(abs(va), abs(vb), 1e-300))
     return worst

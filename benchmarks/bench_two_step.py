@@ -67,7 +67,7 @@ def _rmtfl_steps(n, seed):
     from rmtfl.numerics import gd_steps
 
     W, a, X, y = _inputs(n, seed)
-    return gd_steps(W, a, (X, y), [1.5, 1.5], "tanh")
+    return gd_steps("tanh", W, a, (X, y), etas=[1.5, 1.5])
 
 
 def run(quick: bool = False) -> list[dict]:

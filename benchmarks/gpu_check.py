@@ -168,7 +168,8 @@ def _agreement(be, np_, small):
                  "tol": 1e-8, "ok": e_t <= 1e-8 and ov <= 1e-8})
     m_cpu = measure_spiked(sp_cpu, rng=2, method="dense")  # float64 reference (auto: mixed-precision vectors)
     m_gpu = measure_spiked(sp_gpu, rng=2, backend=be)
-    e_m = float(np_.max(np_.abs(np_.r_[m_cpu.s - m_gpu.s, m_cpu.cos2_left - m_gpu.cos2_left])))
+    e_m = float(np_.max(np_.abs(np_.r_[m_cpu.singular_values - m_gpu.singular_values,
+                                       m_cpu.cos2_left - m_gpu.cos2_left])))
     rows.append({"name": "spiked measurement float64 vs numpy", "value": e_m, "tol": 1e-8, "ok": e_m <= 1e-8})
     return rows
 
@@ -230,7 +231,7 @@ def _float32_pass(be, np_, N):
         rows.append({"name": f"float32 KS psi={psi:g} N={N}", "value": ks, "tol": tol, "ok": ks <= tol})
         s1, se = mean_stderr([math.sqrt(e[0]) for e in eigs])
         _, scale = largest_sv_scaling(N, d)
-        gap = abs(s1 - mp_sv_edges(psi)[1])
+        gap = abs(s1 - mp_sv_edges(psi).upper)
         rows.append({"name": f"float32 top edge psi={psi:g}", "value": gap, "tol": 4 * scale + 3 * se,
                      "ok": gap <= 4 * scale + 3 * se})
         th = 2.0 * psi**0.25

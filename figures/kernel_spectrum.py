@@ -29,8 +29,8 @@ def main(argv=None) -> int:
 
     from rmtfl.compare import mean_stderr
     from rmtfl.compare import save_figure
-    from rmtfl.numerics._spiked_kernel.kernels import (gram_alignment, gram_degree_eigenvalues, kernel_gram,
-                                        random_direction, sample_sphere, top_gram_eigenpairs)
+    from rmtfl.numerics import (gram_alignment, gram_degree_eigenvalues, kernel_gram, random_direction,
+                                sample_sphere, top_gram_eigenpairs)
     from rmtfl.plots._spiked_kernel import plot_degree_spectrum, plot_y2_alignment
     from rmtfl.theory import linear_sector
     from rmtfl.theory import first_order_mixing, zonal_top_eigenfunction
@@ -41,14 +41,14 @@ def main(argv=None) -> int:
     n = 1200 if args.quick else 3000
     b = 10.0
     r_x, r_s, r_v, r_a = rng.spawn(4)
-    X = sample_sphere(n, d, r_x)
-    blocks = gram_degree_eigenvalues("relu", d, n, rng=r_s, X=X)
-    v = random_direction(d, r_v)
+    X = sample_sphere(n, d, rng=r_x)
+    blocks = gram_degree_eigenvalues("relu", d=d, n=n, X=X, rng=r_s)
+    v = random_direction(d, rng=r_v)
     K1 = kernel_gram("relu", X, gamma=(1.0, b, v))
     K1 /= n
-    ev1, _, _ = top_gram_eigenpairs(K1, len(blocks.values), rng=r_v, tol=1e-6, max_iter=30)
-    z = zonal_top_eigenfunction("relu", d, b, mixing=False)
-    ls = linear_sector("relu", 1.0, b, d, "sphere")
+    ev1 = top_gram_eigenpairs(K1, k=len(blocks.values), rng=r_v, tol=1e-6, max_iter=30).values
+    z = zonal_top_eigenfunction("relu", d=d, b=b, mixing=False)
+    ls = linear_sector("relu", A=1.0, B=b, d=d, measure="sphere")
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
     plot_degree_spectrum(blocks.values, ev1, {f"$\\mu_{k}$": v_ for k, v_ in zip(blocks.degrees, blocks.predicted)},
                          ax=ax, k1_levels={"top even (zonal)": z.eigenvalue, "$(1+b)/(4d)$": ls.target},
@@ -61,13 +61,13 @@ def main(argv=None) -> int:
     bs = [0.0, 5.0, 20.0] if args.quick else [0.0, 2.0, 5.0, 10.0, 20.0, 40.0]
     means, ses = [], []
     for bb, g in zip(bs, r_a.spawn(len(bs))):
-        m, se = mean_stderr([gram_alignment(d, n_al, bb, rng=gg).cos2_y2 for gg in g.spawn(seeds)])
+        m, se = mean_stderr([gram_alignment("relu", d=d, n=n_al, b=bb, rng=gg).cos2_y2 for gg in g.spawn(seeds)])
         means.append(m)
         ses.append(se)
     grid = np.linspace(0, max(bs) * 1.05, 15 if args.quick else 30)
-    curve = [float(zonal_top_eigenfunction("relu", d, x, mixing=False, n_u=100, n_c=100).overlaps[2])
+    curve = [float(zonal_top_eigenfunction("relu", d=d, b=x, mixing=False, n_u=100, n_c=100).overlaps[2])
              for x in grid]  # squared overlaps <f, Y_2>^2
-    eps = first_order_mixing("relu", d).eps_over_b
+    eps = first_order_mixing("relu", d=d).eps_over_b
     fo = [(x * eps) ** 2 / (1 + (x * eps) ** 2) for x in grid]  # sin^2(theta_mix), tan(theta_mix) = b eps/b
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
     plot_y2_alignment(grid, curve, bs, means, ses, ax=ax, first_order=fo,

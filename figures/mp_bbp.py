@@ -32,20 +32,20 @@ def main(argv=None) -> int:
     N = 300 if args.quick else 1000
     seeds = 3 if args.quick else 6
     factors = (0.4, 0.8, 1.2, 1.6, 2.2, 3.0) if not args.quick else (0.5, 1.5, 2.5)
-    ratios = (0.5, 2.0)
+    psis = (0.5, 2.0)
     rng = np.random.default_rng(args.seed)
     r_hist, r_bbp = rng.spawn(2)
     fig, axes = plt.subplots(3, 2, figsize=(9.2, 10.0), constrained_layout=True)
-    for j, (psi, r_h, r_b) in enumerate(zip(ratios, r_hist.spawn(2), r_bbp.spawn(2))):
+    for j, (psi, r_h, r_b) in enumerate(zip(psis, r_hist.spawn(2), r_bbp.spawn(2))):
         W = gaussian_matrix(N, int(round(N / psi)), rng=r_h)
         plot_mp_histogram(eigenvalues_of_gram(W), psi, ax=axes[0, j], bins=50)
         thetas = [f * bgn_threshold(psi) for f in factors]
-        sim = simulate_bbp(N, psi, thetas, r_b.spawn(seeds))
-        plot_bbp_outlier(sim["theta"], sim["s"], sim["s_se"], psi, ax=axes[1, j])
-        plot_bbp_overlaps(sim["theta"], sim["left"], sim["left_se"], sim["right"], sim["right_se"], psi,
-                          ax=axes[2, j])
+        sim = simulate_bbp(thetas, N=N, psi=psi, rngs=r_b.spawn(seeds))
+        plot_bbp_outlier(sim.theta, sim.singular_value, sim.singular_value_se, psi=psi, ax=axes[1, j])
+        plot_bbp_overlaps(sim.theta, sim.cos2_left, sim.cos2_left_se, sim.cos2_right, sim.cos2_right_se,
+                          psi=psi, ax=axes[2, j])
     out = Path(args.out)
-    save_figure(fig, out / "mp_bbp.png", {"N": N, "ratios": list(ratios), "theta_over_threshold": list(factors),
+    save_figure(fig, out / "mp_bbp.png", {"N": N, "psi": list(psis), "theta_over_threshold": list(factors),
                                           "seeds": seeds, "seed": args.seed, "quick": args.quick})
     plt.close(fig)
     return 0

@@ -30,13 +30,13 @@ def main(argv=None) -> int:
     psi, phi = 1.0, 2.0
     etas = [0.6, 1.2, 1.6, 2.0, 3.0, 4.0] if not args.quick else [0.8, 2.0, 3.5]
     grid = np.linspace(0.2, 4.5, 200)
-    th = [one_step("tanh", "linear", psi, phi, e) for e in grid]
+    th = [one_step("tanh", "linear", psi=psi, phi=phi, eta=e) for e in grid]
     kids = np.random.default_rng(args.seed).spawn(len(etas))
     pts = {"cos2 target": [], "cos2 a": []}
     err = {"cos2 target": [], "cos2 a": []}
     s1, s1e = [], []
     for eta, g in zip(etas, kids):
-        rs = [simulate_one_step(activation="tanh", target="linear", N=N, d=N, n=int(phi * N), eta=eta, rng=c, k=4)
+        rs = [simulate_one_step("tanh", "linear", N=N, d=N, n=int(phi * N), eta=eta, k=4, rng=c)
               for c in g.spawn(seeds)]
         for key, vals in (("cos2 target", [r.cos2_target[0, 0] for r in rs]),
                           ("cos2 a", [r.cos2_a_powers[0, 0] for r in rs])):

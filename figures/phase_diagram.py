@@ -22,7 +22,7 @@ so counts against the MP edge mean nothing there).  (b) is much closer to (c) th
 at 18 of the 25 points of the gallery run (the sidecar records the fraction); where they differ the
 simulation has the second outlier one grid step earlier, since the MP-bulk BGN location
 under-predicts a spike just above a widened bulk (as for outlier 2 of the quadratic case, where
-``two_step(..., bulk="finite-N")`` corrects it).  The asymptotic map itself needs much larger N
+the sampled finite-N bulk of ``rmtfl.numerics.two_step_semi_analytic(..., bulk="finite-N")`` corrects it).  The asymptotic map itself needs much larger N
 (``rmtfl sweep --scheduler``).
 
 Usage: ``python figures/phase_diagram.py --out DIR [--quick]``.
@@ -43,12 +43,12 @@ def _own_bulk_count(sig, tgt, N, alpha1, alpha2, c, seeds):
     out = np.zeros((len(alpha2), len(alpha1)))
     for i, a2 in enumerate(alpha2):
         for j, a1 in enumerate(alpha1):
-            e1, e2 = step_size(c, N, a1), step_size(c, N, a2)
+            e1, e2 = step_size(c, N=N, alpha=a1), step_size(c, N=N, alpha=a2)
             counts = []
             for seed in seeds:  # integer seeds: the same draws for W2 and for its bulk
-                kw = dict(activation=sig, target=tgt, N=N, d=N, n=2 * N, eta1=e1, eta2=e2, rng=int(seed))
-                s = simulate_two_step(**kw, k=6, n_vectors=1).singular_values
-                top = quadratic_bulk(**kw, k=1)[0]
+                kw = dict(N=N, d=N, n=2 * N, eta1=e1, eta2=e2, rng=int(seed))
+                s = simulate_two_step(sig, tgt, **kw, k=6, n_vectors=1).singular_values
+                top = quadratic_bulk(sig, tgt, **kw, k=1)[0]
                 counts.append(int(np.sum(s > top * (1 + 2 * N ** (-2 / 3)))))
             out[i, j] = np.mean(counts)
     return out
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     coarse = grid if args.quick else np.round(np.arange(0.0, 0.45, 0.1), 2)
     sig, tgt, c = "hermite(0, 1, 0.5)", [0.0, 1.0, 2**-0.5], 1.0
     th = phase_diagram(grid, grid, activation=sig, target=tgt)
-    fin = finite_n_outlier_map(coarse, coarse, target=tgt, N=N, psi=1.0, phi=2.0, c1=c, c2=c, activation=sig)
+    fin = finite_n_outlier_map(coarse, coarse, activation=sig, target=tgt, psi=1.0, phi=2.0, N=N, c1=c, c2=c)
     seeds = np.random.default_rng(args.seed).integers(0, 2**62, size=n_seeds)
     emp = _own_bulk_count(sig, tgt, N, coarse, coarse, c, seeds)
     fine = np.linspace(0, 0.49, 99)
@@ -80,19 +80,19 @@ def main(argv=None) -> int:
     vmax = 2.0
     plot_phase_map(grid, grid, 1 + th.effective, ax=axes[0], vmax=vmax, label="outliers",
                    title="theory, N -> inf: 1 + Lambda (sigma = He1 + He2/2)")
-    plot_phase_map(coarse, coarse, fin["count"], ax=axes[1], vmax=vmax, label="outliers",
+    plot_phase_map(coarse, coarse, fin.count, ax=axes[1], vmax=vmax, label="outliers",
                    title=f"theory at N={N}: BGN spikes above the finite-N bulk edge")
     plot_phase_map(coarse, coarse, emp, ax=axes[2], vmax=vmax, label="outliers",
                    title=f"simulation, N=d={N}, n=2N: above the own bulk, {n_seeds} seed(s)")
     plot_phase_map(fine, fine, he3.learnable.astype(float), ax=axes[3], vmax=1, label="learnable",
                    title="reused batch learns He3 (2 a1 + a2 > 1)")
     fig.tight_layout()
-    agree = float(np.mean(fin["count"] == np.round(emp)))
+    agree = float(np.mean(fin.count == np.round(emp)))
     save_figure(fig, Path(args.out) / "phase_diagram.png",
                 {"N": N, "seeds": [int(x) for x in seeds], "grid": grid.tolist(), "coarse_grid": coarse.tolist(),
                  "c": c, "activation": sig, "target": tgt, "seed": args.seed,
-                 "theory_asymptotic": (1 + th.effective).tolist(), "theory_finite_N": fin["count"].tolist(),
-                 "finite_N_bulk_edge": fin["edge"].tolist(), "empirical_above_own_bulk": emp.tolist(),
+                 "theory_asymptotic": (1 + th.effective).tolist(), "theory_finite_N": fin.count.tolist(),
+                 "finite_N_bulk_edge": fin.edge.tolist(), "empirical_above_own_bulk": emp.tolist(),
                  "fraction_of_points_finite_N_theory_equals_rounded_simulation": agree})
     plt.close(fig)
     return 0

@@ -29,11 +29,11 @@ def main(argv=None) -> int:
     g1, g2 = np.random.default_rng(args.seed).spawn(2)
     sig, tgt = "hermite(0, 1, 0.5)", [0.0, 1.0, 2**-0.5]
     eta = round(8.0 * (N / 1500) ** 0.25, 3)
-    pq = two_step(sig, tgt, 1.0, 4.0, eta, eta, N=N)
-    rq = simulate_two_step(activation=sig, target=tgt, N=N, d=N, n=4 * N, eta1=eta, eta2=eta, rng=g1)
-    pt = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5, batch="fresh", phi2=2.0, N=N)
-    rt = simulate_two_step(activation="tanh", target="linear", N=N, d=N, n=2 * N, eta1=1.5, eta2=1.5,
-                           batch="fresh", n2=2 * N, rng=g2)
+    pq = two_step(sig, tgt, psi=1.0, phi=4.0, eta1=eta, eta2=eta, N=N)
+    rq = simulate_two_step(sig, tgt, N=N, d=N, n=4 * N, eta1=eta, eta2=eta, rng=g1)
+    pt = two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=1.5, eta2=1.5, batch="fresh", phi2=2.0, N=N)
+    rt = simulate_two_step("tanh", "linear", N=N, d=N, n=2 * N, eta1=1.5, eta2=1.5, batch="fresh", n2=2 * N,
+                           rng=g2)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     plot_spectrum(rq.singular_values, 1.0, [o.singular_value for o in pq.outliers], ax=axes[0],
                   title=f"W2: sigma=He1+He2/2, g=z+He2/sqrt2, reused, eta={eta}, N=d={N}, n={4 * N}")

@@ -19,9 +19,23 @@ def test_ci_runs_the_test_command_as_written():
     assert 'pip install -e ".[test]" && pytest' in (ROOT / ".ci" / "run").read_text()
 
 
-def test_python_example_runs(capsys):
-    exec(compile(_blocks("python")[0], "README example", "exec"), {})
-    assert capsys.readouterr().out.strip()
+def test_python_example_prints_the_numbers_it_quotes(capsys):
+    """The first example ends with a ``# prints: ...`` line; running it must print exactly those numbers."""
+    block = _blocks("python")[0]
+    quoted = re.search(r"^# prints: ([-\d. ]+)", block, flags=re.M)
+    assert quoted, "the README example must quote its output in a '# prints:' line"
+    exec(compile(block, "README example", "exec"), {})
+    printed = capsys.readouterr().out.split()
+    assert printed == quoted.group(1).split()
+
+
+def test_numbers_quoted_in_the_prose_come_out():
+    """Numbers the README states in words, recomputed."""
+    import rmtfl.theory as th
+
+    assert "bgn_threshold(psi) = psi^¼" in README
+    assert th.bgn_threshold(16.0) == 2.0
+    assert "seven runnable lessons" in README
 
 
 def test_gallery_images_exist():

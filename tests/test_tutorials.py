@@ -9,8 +9,18 @@ import pytest
 LESSONS = sorted((Path(__file__).resolve().parents[1] / "docs" / "tutorials").glob("[0-9][0-9]_*.py"))
 
 
-def test_there_are_six_lessons():
-    assert len(LESSONS) >= 6, [p.name for p in LESSONS]
+WORDS = {5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+
+
+def test_the_readmes_count_the_lessons_there_are():
+    """README.md and docs/tutorials/README.md say how many lessons there are; it must be the real number."""
+    root = LESSONS[0].parents[2]
+    word = WORDS[len(LESSONS)]
+    assert len(LESSONS) == 7, [p.name for p in LESSONS]
+    assert f"{word} runnable lessons" in (root / "README.md").read_text()
+    index = (root / "docs" / "tutorials" / "README.md").read_text()
+    for p in LESSONS:
+        assert p.name in index, f"{p.name} missing from docs/tutorials/README.md"
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)

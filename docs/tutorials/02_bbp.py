@@ -33,14 +33,14 @@ for theta, child in zip(thetas, rng.spawn(len(thetas))):
     cos2_v = nm.squared_overlaps(top.V, sp.V)[0, 0]
     measured.append((top.s[0], cos2_u, cos2_v))
     pred = th.bgn_outlier(theta, psi)
-    row(f"θ={theta:.2f}: top singular value", pred.s, top.s[0])
+    row(f"θ={theta:.2f}: top singular value", pred.singular_value, top.s[0])
     row(f"θ={theta:.2f}: cos²(û, u)", pred.cos2_left, cos2_u)
 
 measured = np.array(measured)
 grid = np.linspace(0.3, 2.5, 200)
 pred = th.bgn_outlier(grid, psi)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-axes[0].plot(grid, pred.s, "k", label="BGN prediction")
+axes[0].plot(grid, pred.singular_value, "k", label="BGN prediction")
 axes[0].plot(thetas, measured[:, 0], "o", label=f"simulation, N={N}")
 axes[0].set(xlabel="θ", ylabel="top singular value")
 axes[1].plot(grid, pred.cos2_left, "k", label="ω_N (left)")

@@ -39,8 +39,8 @@ W0 = nm.init_first_layer(N, d, rng=r1)
 a = nm.init_second_layer(N, rng=r2)
 X = nm.sample_inputs(n, d, rng=r3)
 target = th.make_target("tanh")
-y = nm.sample_targets(X, target, rng=r4)
-G = nm.correlation_grad(W0, a, X, y, "tanh")
+y = nm.sample_targets(X, target=target, rng=r4)
+G = nm.correlation_grad("tanh", W0, a, X, y)
 mu1 = th.hermite_coeffs("tanh", 1)[1]
 beta_hat = X.T @ y / n
 rank_one = mu1 * np.outer(a, beta_hat)

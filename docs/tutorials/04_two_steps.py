@@ -38,13 +38,14 @@ eta1 = eta2 = 8.0 * (N / 1500) ** 0.25
 pred = th.two_step(sigma, target, psi=N / d, phi=n / d, eta1=eta1, eta2=eta2, batch="reused", N=N)
 # One draw's top outlier fluctuates by ~4 % at this size (it rides on |β̂|), so average a few.
 seeds = np.random.default_rng(4).spawn(size(1, 4))
-tops = np.array([nm.simulate_two_step(activation=sigma, target=target, N=N, d=d, n=n, eta1=eta1, eta2=eta2,
-                                      batch="reused", rng=g, k=10, n_vectors=1).singular_values[:2]
+tops = np.array([nm.simulate_two_step(sigma, target, N=N, d=d, n=n, eta1=eta1, eta2=eta2, batch="reused", k=10,
+                                      n_vectors=1, rng=g).singular_values[:2]
                  for g in seeds])
 print(f"prediction mode: {pred.mode}; {len(pred.outliers)} predicted outliers; {len(seeds)} simulated draws")
 # (The remainder R = η diag(a) W0 M of docs/theory/two_step.md §5.4 is O(η N^-1/2): at these
 # sizes it widens the bulk a little and pushes the second outlier up by a few per cent over
-# the MP-bulk prediction; th.two_step(..., bulk="finite-N", rng=...) accounts for it.)
+# the MP-bulk prediction; the sampled finite-N bulk of
+# nm.two_step_semi_analytic(..., grams="analytic", bulk="finite-N", rng=...) accounts for it.)
 for i, out in enumerate(pred.outliers):
     row(f"outlier {i + 1}: singular value", out.singular_value, tops[:, i].mean())
 if len(seeds) > 1:
@@ -53,7 +54,7 @@ if len(seeds) > 1:
 # --- 3. The phase diagram (theory).  Reused batches can learn an odd target with
 # information exponent 3 (He3) only where Λ >= 2, i.e. 2α1 + α2 > 1.
 grid = np.linspace(0.0, 0.49, size(25, 50))
-pd = th.phase_diagram(grid, grid, target="he3n", batch="reused")
+pd = th.phase_diagram(grid, grid, activation="generic", target="he3n", batch="reused")   # generic smooth sigma
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
 im = axes[0].pcolormesh(grid, grid, np.minimum(pd.Lambda, 6), shading="nearest", cmap="viridis")
 fig.colorbar(im, ax=axes[0], label="Λ (capped at 6)")
@@ -72,8 +73,8 @@ fig.savefig(OUT / "04_phase_diagram.png", dpi=100, bbox_inches="tight")
 # α1 + α2 ≈ 0.25 already, long before its asymptotic boundary α1 + α2 = ½.
 N_fin = 800
 coarse = np.round(np.arange(0.0, 0.45, 0.05), 2)
-at_N = np.array([[len(th.two_step(sigma, target, 1.0, 2.0, th.step_size(1.0, N_fin, a1),
-                                  th.step_size(1.0, N_fin, a2), N=N_fin).outliers)
+at_N = np.array([[len(th.two_step(sigma, target, psi=1.0, phi=2.0, eta1=th.step_size(1.0, N=N_fin, alpha=a1),
+                                  eta2=th.step_size(1.0, N=N_fin, alpha=a2), N=N_fin).outliers)
                   for a1 in coarse] for a2 in coarse])
 asym = 1 + th.phase_diagram(coarse, coarse, activation=sigma, target=target).effective
 first = [float(coarse[np.argmax(at_N[:, j] > 1)] + a1) if (at_N[:, j] > 1).any() else np.nan

@@ -26,10 +26,10 @@ n = size(1200, 3000)
 rng = np.random.default_rng(5)
 
 # --- 1. Funk–Hecke eigenvalues of the relu kernel against a Gram matrix K/n.
-sp = th.sphere_eigenvalues("relu", d, 4)
+sp = th.sphere_eigenvalues("relu", d=d, kmax=4)
 print("degree k:      ", list(range(5)))
 print("multiplicity:  ", [th.harmonic_multiplicity(d, k) for k in range(5)])
-blocks = nm.gram_degree_eigenvalues("relu", d, n, degrees=(0, 1, 2), rng=rng)
+blocks = nm.gram_degree_eigenvalues("relu", d=d, n=n, degrees=(0, 1, 2), rng=rng)
 for k, pred, meas in zip(blocks.degrees, blocks.predicted, blocks.mean):
     row(f"μ_{k} (block of {th.harmonic_multiplicity(d, k)})", pred, meas)
 
@@ -37,8 +37,8 @@ for k, pred, meas in zip(blocks.degrees, blocks.predicted, blocks.mean):
 bs = [0.0, 5.0, 20.0]
 pred_y2, meas_y2 = [], []
 for b, child in zip(bs, rng.spawn(len(bs))):
-    z = th.zonal_top_eigenfunction("relu", d, b)                 # exact zonal eigenproblem
-    g = nm.gram_alignment(d, n, b, activation="relu", rng=child)  # one sampled Gram matrix
+    z = th.zonal_top_eigenfunction("relu", d=d, b=b)          # exact zonal eigenproblem
+    g = nm.gram_alignment("relu", d=d, n=n, b=b, rng=child)    # one sampled Gram matrix
     pred_y2.append(z.overlaps[2])
     meas_y2.append(g.cos2_y2)
     row(f"b={b:g}: cos²(top eigenfunction, Y2)", z.overlaps[2], g.cos2_y2)
@@ -53,7 +53,7 @@ axes[0].semilogy(np.arange(5), sp.mu, "o-", label="Funk–Hecke μ_k")
 axes[0].semilogy(blocks.degrees, blocks.mean, "x", ms=10, label=f"Gram K/n, n={n}")
 axes[0].set(xlabel="degree k", ylabel="eigenvalue")
 grid = np.linspace(0, 25, size(6, 26))
-axes[1].plot(grid, [th.zonal_top_eigenfunction("relu", d, b).overlaps[2] for b in grid], "k",
+axes[1].plot(grid, [th.zonal_top_eigenfunction("relu", d=d, b=b).overlaps[2] for b in grid], "k",
              label="zonal operator")
 axes[1].plot(bs, meas_y2, "o", label="Gram top eigenvector")
 axes[1].set(xlabel="spike ratio b = B/A", ylabel="cos²(top eigenfunction, Y2)")
@@ -61,5 +61,6 @@ for ax in axes:
     ax.legend(fontsize=7)
 fig.savefig(OUT / "05_kernels.png", dpi=100, bbox_inches="tight")
 
-# Exercise: th.spike_constants("relu", "linear", eta, n, m, d) turns a step size
-# into (A, B, b).  Which η makes b = 20 at d = 10?  (th.eta_from_b)
+# Exercise: th.spike_constants("relu", "linear", N=N, d=d, n=n, eta=eta) turns a
+# step size into (A, B, b).  Which η makes b = 20 at N = d = 10?
+# (th.eta_from_b("relu", "linear", psi=1.0, b=20.0))

@@ -21,14 +21,14 @@ from _lesson import OUT, row, size  # noqa: E402
 import rmtfl.numerics as nm  # noqa: E402
 import rmtfl.theory as th  # noqa: E402
 
-# The data of docs/theory/gradient_flow.md §14, Check 2: X = I_3, y = (1, -0.5, -0.3), width 4.
+# The data of docs/theory/gradient_flow.md §14, Check 2: X = I_3, y = (1, -0.5, -0.3), N = 4 hidden units.
 X = np.eye(3)
 y = np.array([1.0, -0.5, -0.3])
-spec = dict(activation="square", width=4)
+spec = dict(activation="square", N=4)
 print("homogeneity degree L =", th.homogeneity_degree(th.TwoLayer(3, 4, "square")))
 
 # --- 1. The KKT point of the NCF: one active neuron (closed form beside the search).
-kkt = th.ncf_kkt(X, y, **spec, rng=0)
+kkt = th.ncf_kkt(X, y, **spec)
 print(f"N(u*) = {kkt.value:.7f} (closed form 2/(3√3)·max|y| = {2 / (3 * np.sqrt(3)):.7f}), "
       f"margin Δ = {kkt.margin:.4f}")
 
@@ -51,7 +51,7 @@ axes[1].set(xlabel="δ·t", ylabel="per-neuron norm ν_j", xscale="log")
 axes[0].legend(fontsize=7)
 
 # --- 3. The first saddle = lim p(t): one neuron with a w1² = 1, w1² = 2a², loss 0.17.
-saddle = th.first_saddle(X, y, **spec, rng=0)
+saddle = th.first_saddle(X, y, **spec)
 row("first-saddle loss (theory) vs plateau loss", saddle.loss, plateau_loss)
 fig.savefig(OUT / "06_gradient_flow.png", dpi=100, bbox_inches="tight")
 

@@ -41,7 +41,7 @@ rng = np.random.default_rng(7)
 # result should follow TW₁, whose mean and standard deviation need no simulation.
 tw_sizes = size((40, 80), (50, 100, 200))
 n_samples = size(150, 400)
-tw_mean = th.tracy_widom_mean(1)          # quadrature of the Fredholm determinant, ≈ -1.2065
+tw_mean = th.tracy_widom_mean(beta=1)     # quadrature of the Fredholm determinant, ≈ -1.2065
 print(f"TW₁: mean {tw_mean:.4f}, std {TW_STD[1]:.4f};  {n_samples} matrices per size, ψ = {psi}")
 standardised, sv_std, gaps = {}, [], []
 for N, child in zip(tw_sizes, rng.spawn(len(tw_sizes))):
@@ -56,7 +56,7 @@ for N, child in zip(tw_sizes, rng.spawn(len(tw_sizes))):
     row(f"N={N}: mean of (s₁ - c_N)/σ_N", tw_mean, standardised[N].mean())
     row(f"N={N}: std of s₁, times N^(2/3)", scale * TW_STD[1] * N ** (2 / 3), s1.std(ddof=1) * N ** (2 / 3))
 print(f"(stderr of each mean ≈ {TW_STD[1] / np.sqrt(n_samples):.3f}; σ_N·N^(2/3) = "
-      f"{th.largest_sv_scaling(tw_sizes[-1], int(tw_sizes[-1] / psi))[1] * tw_sizes[-1] ** (2 / 3):.4f})")
+      f"{th.largest_sv_scaling(tw_sizes[-1], int(tw_sizes[-1] / psi)).scale * tw_sizes[-1] ** (2 / 3):.4f})")
 
 # --- 2. Level spacing at the edge.  The gap between the two largest eigenvalues of
 # W Wᵀ shrinks like the fluctuations: N^(2/3) times it stays roughly constant.
@@ -70,10 +70,10 @@ for N, gap in zip(tw_sizes, gaps):
 # (Beyond 100 steps it checks convergence only every 5th step, so large counts are rounded up to 5.)
 theta = 1.5
 print(f"\nθ = {theta} (threshold ψ^(1/4) = {th.bgn_threshold(psi):.3f}); "
-      f"outlier at s = {th.bgn_outlier(theta, psi).s:.4f}, bulk edge 1+√ψ = {1 + psi**0.5:.4f}")
+      f"outlier at s = {th.bgn_outlier(theta, psi).singular_value:.4f}, bulk edge 1+√ψ = {1 + psi**0.5:.4f}")
 lz_sizes = size((100, 200), (200, 400, 800, 1600))
 n_seeds = 2
-lam1 = th.bgn_outlier(theta, psi).s ** 2
+lam1 = th.bgn_outlier(theta, psi).singular_value ** 2
 lo, hi = th.mp_edges(psi)
 gamma = (lam1 - hi) / (hi - lo)           # relative gap of the outlier, N-independent
 tol = 1e-10                               # lanczos_triplets' default residual tolerance

@@ -26,7 +26,7 @@ def available_figures() -> list[str]:
     return sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_"))
 
 
-def run_figure(name: str, out: Path, quick: bool = False) -> int:
+def run_figure(name: str, out: Path, *, quick: bool = False) -> int:
     """Import ``figures/NAME.py`` and call its ``main``."""
     names = available_figures()
     if name not in names:
@@ -40,9 +40,9 @@ def run_figure(name: str, out: Path, quick: bool = False) -> int:
 
 
 def _cmd(args) -> int:
-    from rmtfl.compare._figures import use_agg
+    from ._common import pyplot
 
-    use_agg()
+    pyplot()  # the Agg backend: figures are written, never shown
     if not figures_dir().is_dir():
         raise ValueError(f"no figures/ folder next to the package ({figures_dir()}); "
                          "install from a source checkout with pip install -e .")
@@ -57,8 +57,10 @@ def _cmd(args) -> int:
 
 def register(groups, top) -> None:
     """Add ``rmtfl figures``."""
-    p = top.add_parser("figures", help="regenerate the papers' figures (figures/NAME.py)")
+    from ._common import options
+
+    p = top.add_parser("figures", help="regenerate the papers' figures (figures/NAME.py)",
+                       parents=[options(out="the PNGs and their JSON sidecars (default figures/gallery)")])
     p.add_argument("name", nargs="?", default="all", help="figure name or 'all' (default)")
-    p.add_argument("--out", default=None, help="output folder (default figures/gallery)")
     p.add_argument("--quick", action="store_true", help="small sizes, for smoke use")
     p.set_defaults(func=_cmd)

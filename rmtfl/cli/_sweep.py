@@ -1,172 +1,290 @@
-"""CLI of the sweep part: ``rmtfl sweep EXPERIMENT ...`` and ``rmtfl phase-diagram``.
-
-::
-
-    rmtfl sweep two-step --alpha1 0:0.45:6 --alpha2 0:0.45:6 --N 800 --seeds 4 \\
-        --store sweep.sqlite [--workers W | --scheduler tcp://HOST:PORT] [--backend cupy] [--json]
-    rmtfl sweep one-step --eta 0:4:9 ...     rmtfl sweep bbp --theta 0:3:7 ...
-    rmtfl phase-diagram [--empirical] --alpha1 ... --alpha2 ... --out DIR [...]
-
-Axes take ``LO:HI:COUNT`` (inclusive linspace), ``a,b,c`` or a number; the
-other parameters of the experiment are options with their defaults.
-``--workers 0`` runs serially, ``--workers W`` on a local cluster of ``W``
-one-thread processes (default: one per CPU), ``--scheduler`` on a running Dask
-cluster.  The store (default ``sweep.sqlite``) is reused: a rerun computes only
-the missing tasks.  Ctrl-C keeps every finished task (exit status 130).
+"""CLI of the sweep part: ``rmtfl sweep EXPERIMENT ...`` and ``rmtfl phase-diagram`` (the descriptions below).
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-__all__ = ["register"]
+from rmtfl import _defaults
+
+from ._common import ACTIVATION_HELP, TARGET_HELP, emit, only_with, options, usage_error, write_json
+
+__all__ = ["register", "SWEEP_DESCRIPTION", "PHASE_DESCRIPTION"]
+
+#: ``rmtfl sweep --help``.
+SWEEP_DESCRIPTION = """\
+Parameter sweeps, resumable and lossless: every (grid point, seed) of an experiment is one task.
+
+    rmtfl sweep two-step --alpha1 0:0.45:6 --alpha2 0:0.45:6 --N 800 --seeds 4 \\
+        --store sweep.sqlite [--workers W | --scheduler tcp://HOST:PORT] [--backend cupy] [--json]
+    rmtfl sweep one-step --eta 0:4:9 ...     rmtfl sweep bbp --theta 0:3:7 ...     rmtfl sweep kernel --b 0:16:5 ...
+
+Axes take LO:HI:COUNT (inclusive linspace), a,b,c or a number; the other parameters of the
+experiment are options with their defaults (model defaults from rmtfl._defaults).  The whole grid
+is checked before any task runs (exit status 2, nothing written, e.g. for --alpha1 0:0.5:3:
+alpha must lie in [0, 1/2), docs/conventions.md §5).  --workers 0 runs serially, --workers W on a
+local cluster of W one-thread processes (default: one per CPU), --scheduler on a running Dask
+cluster (dask is imported only then).  The store (default sweep.sqlite) is reused: a rerun
+computes only the missing tasks.  --seed is the root seed shared by all tasks, --seeds S the
+number of seed indices per grid point.  Ctrl-C keeps every finished task (exit status 130).
+"""
+
+#: ``rmtfl phase-diagram --help``.
+PHASE_DESCRIPTION = """\
+The (alpha1, alpha2) map of two large steps, eta_t = c_t N^alpha_t (docs/theory/two_step.md §6).
+
+    rmtfl phase-diagram [--alpha1 SPEC] [--alpha2 SPEC] [--activation A] [--target T]
+                        [--N N [--psi P] [--c1 C1] [--c2 C2]]
+                        [--empirical --N N [--seeds S] [--store FILE] [--workers W | --scheduler ADDR] ...]
+                        [--json] [--out DIR]
+
+By default the theory: Lambda, its critical lines, the learnable region and the effective count
+#{1 <= k <= Lambda : P_k != 0} (rmtfl.theory.phase_diagram).  With --N N also the finite-N map at
+that width (rmtfl.theory.finite_n_outlier_map: quadratic sigma, reused batch).  With --empirical the
+simulated map of the two-step sweep at width --N beside it (the sweep flags as for rmtfl sweep).
+Flags that would change nothing are refused (exit status 2).  --out DIR writes phase_diagram.json
+and phase_diagram.png.  Maps have shape (len(alpha2), len(alpha1)).
+"""
+
+#: Defaults of the executor flags of ``rmtfl phase-diagram --empirical`` (and ``rmtfl sweep``).
+EXECUTOR_DEFAULTS = {"seeds": 4, "store": "sweep.sqlite", "retries": 2}
 
 
-def _add_executor_options(p) -> None:
-    p.add_argument("--seeds", type=int, default=4, help="seeds per grid point (indices 0..S-1; default 4)")
-    p.add_argument("--store", default="sweep.sqlite", help="SQLite result store (default sweep.sqlite)")
+def _add_executor_options(p, *, conditional: bool = False) -> None:
+    """``--seeds --store --workers|--scheduler --retries --no-progress`` (``--seed``, ``--backend``: parents)."""
+    d = (lambda k: None) if conditional else EXECUTOR_DEFAULTS.get
+    p.add_argument("--seeds", type=int, default=d("seeds"), help="seeds per grid point (indices 0..S-1; default 4)")
+    p.add_argument("--store", default=d("store"), help="SQLite result store (default sweep.sqlite)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--workers", type=int, default=None,
                    help="0 = serial; W = local cluster of W one-thread processes (default: one per CPU)")
     g.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, tcp://HOST:PORT")
-    p.add_argument("--backend", default="numpy", choices=["numpy", "cupy"], help="array backend of the tasks")
-    p.add_argument("--root-seed", type=int, default=0, help="root entropy shared by all tasks (default 0)")
-    p.add_argument("--retries", type=int, default=2, help="resubmissions of a task whose worker died")
+    p.add_argument("--retries", type=int, default=d("retries"), help="resubmissions of a task whose worker died "
+                   "(default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the JSON summary")
 
 
-def _add_experiment_options(p, exp, *, axis_help: str = "LO:HI:COUNT, a,b,c or a number") -> None:
+def _axis_flag(p, name, default, *, help_=None) -> None:
+    p.add_argument(f"--{name}", default=default, metavar="SPEC",
+                   help=help_ or f"axis: LO:HI:COUNT, a,b,c or a number (default {default})")
+
+
+def _add_experiment_options(p, exp, *, skip=(), conditional=()) -> None:
+    """One flag per axis (a SPEC) and per fixed parameter (typed by its default)."""
     for name, default in exp.axes.items():
-        p.add_argument(f"--{name}", default=default, metavar="SPEC", help=f"axis ({axis_help}; default {default})")
+        if name not in skip:
+            _axis_flag(p, name, default)
     for name, default in exp.fixed.items():
+        if name in skip:
+            continue
         kind = type(default) if isinstance(default, (int, float, str)) else str
-        p.add_argument(f"--{name}", type=kind, default=default, help=f"default {default}")
+        help_ = ACTIVATION_HELP if name == "activation" else TARGET_HELP if name == "target" else f"default {default}"
+        p.add_argument(f"--{name}", type=kind, default=None if name in conditional else default, help=help_)
 
 
-def _grid(exp, args):
+def _grid(exp, args, **override):
     from rmtfl.sweep import product_grid
 
-    axes = {n: getattr(args, n) for n in exp.axes}
-    fixed = {n: getattr(args, n) for n in exp.fixed}
-    return product_grid(axes, fixed=fixed)
+    axes = {n: override.get(n, getattr(args, n)) for n in exp.axes}
+    fixed = {n: override.get(n, getattr(args, n) if getattr(args, n) is not None else exp.fixed[n])
+             for n in exp.fixed}
+    grid = product_grid(axes, fixed=fixed)
+    exp.validate(grid)  # the whole grid, before any task (and before the store is opened)
+    return grid
 
 
-def _run(exp, args):
-    from rmtfl.sweep import run_sweep
+def _check_executor(args) -> None:
+    from rmtfl._validate import check_int
 
-    grid = _grid(exp, args)
-    if args.seeds < 1:
-        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
-    if args.workers is not None and args.workers < 0:
-        raise ValueError(f"--workers must be >= 0, got {args.workers}")
-    if args.backend == "cupy":
+    check_int("--seeds", args.seeds, lo=1)
+    check_int("--retries", args.retries, lo=0)
+    if args.workers is not None:
+        check_int("--workers", args.workers, lo=0)
+    if args.backend == "cupy" and args.scheduler is None:  # on a remote cluster the workers need the GPU
         from rmtfl.numerics import get_backend
 
-        if args.scheduler is None:  # on a remote cluster the workers need the GPU, not the driver
-            get_backend("cupy")
-    return grid, run_sweep(exp, grid, args.seeds, store=args.store, workers=args.workers,
-                           scheduler=args.scheduler, root_seed=args.root_seed, backend=args.backend,
-                           retries=args.retries, progress=not args.no_progress)
+        get_backend("cupy")
+
+
+def _run(exp, grid, args):
+    from rmtfl.sweep import run_sweep
+
+    return run_sweep(exp, grid, args.seeds, store=args.store, workers=args.workers, scheduler=args.scheduler,
+                     root_seed=args.seed, backend=args.backend, retries=args.retries,
+                     progress=not args.no_progress)
 
 
 def _table(exp, res) -> str:
     swept = list(exp.axes)
     metrics = list(exp.metrics)
-    head = "  ".join(f"{c:>10}" for c in swept + ["n"] + metrics)
-    lines = [head]
+    lines = ["  ".join(f"{c:>10}" for c in swept + ["n"] + metrics)]
     for r in res.results:
-        vals = [f"{r['params'][c]:>10.4g}" for c in swept] + [f"{r['n']:>10d}"]
-        vals += [f"{r['mean'].get(m, float('nan')):>10.4g}" for m in metrics]
+        vals = [f"{r.params[c]:>10.4g}" for c in swept] + [f"{r.n:>10d}"]
+        vals += [f"{r.mean.get(m, float('nan')):>10.4g}" for m in metrics]
         lines.append("  ".join(vals))
     return "\n".join(lines)
 
 
+def _interrupted(args) -> int:
+    print(f"\nrmtfl: interrupted: finished tasks are kept in {args.store}; rerun the same command to resume",
+          file=sys.stderr)
+    return 130
+
+
+def _failures(res) -> str:
+    if not res.failures:
+        return ""
+    return "\nfailures:\n" + "\n".join(f"  {f.params} seed {f.seed_index}: {f.error}" for f in res.failures[:10])
+
+
 def _cmd_sweep(args) -> int:
-    from rmtfl.cli._main import emit
-    from rmtfl.sweep import EXPERIMENTS, get_experiment
+    from rmtfl.sweep import get_experiment
 
     exp = get_experiment(args.experiment)
+    grid = _grid(exp, args)
+    _check_executor(args)
     try:
-        _, res = _run(exp, args)
+        res = _run(exp, grid, args)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: finished tasks are kept in {args.store}; rerun the same command to resume",
-              file=sys.stderr)
-        return 130
-    out = res.to_dict()
-    out["experiments"] = {n: e.description for n, e in EXPERIMENTS.items()}
-    text = _table(exp, res) + "\n" + res.summary()
-    if res.failures:
-        text += "\nfailures:\n" + "\n".join(f"  {f['params']} seed {f['seed_index']}: {f['error']}"
-                                              for f in res.failures[:10])
-    emit(out, args, text)
+        return _interrupted(args)
+    emit(res, args, _table(exp, res) + "\n" + res.summary() + _failures(res))
     return 0 if res.failed == 0 else 1
+
+
+# ------------------------------------------------------------------ phase diagram
+def _phase_text(pd) -> list[str]:
+    lines = [f"Lambda (rows alpha2, columns alpha1 = {pd.alpha1.tolist()}), '*' = critical line, "
+             f"'L' = learnable (information exponent > 1 directions), k_min = {pd.k_min}; "
+             f"effective count in brackets"]
+    for i, a2 in enumerate(pd.alpha2):
+        cells = [f"{pd.Lambda[i, j]}{'*' if pd.critical[i, j] else ''}{'L' if pd.learnable[i, j] else ''}"
+                 f"({pd.effective[i, j]})" for j in range(pd.alpha1.size)]
+        lines.append(f"  alpha2={a2:<6g} " + " ".join(f"{c:>8}" for c in cells))
+    return lines
 
 
 def _cmd_phase(args) -> int:
     import numpy as np
 
-    from rmtfl.cli._main import emit
-    from rmtfl.compare._figures import save_figure, use_agg
-    from rmtfl.sweep import get_experiment, parse_axis, theory_outliers
+    from rmtfl.sweep import get_experiment, parse_axis
+    from rmtfl.theory import phase_diagram
 
-    use_agg()
-    import matplotlib.pyplot as plt
+    empirical, N = args.empirical, args.N
+    only_with(args, N is not None or empirical, ["--psi", "--c1", "--c2"], "with --N or --empirical")
+    only_with(args, empirical, ["--seeds", "--store", "--workers", "--scheduler", "--retries", "--no-progress",
+                                "--seed", "--backend", "--count", "--dtype"], "with --empirical")
+    if empirical and N is None:
+        usage_error(args, "--empirical needs the width --N of the simulated networks")
+    if N is not None and args.batch == "fresh" and not empirical:
+        usage_error(args, "--N: the finite-N map is that of a reused batch; with --batch fresh, --N only sets the "
+                          "width of --empirical")
+    from rmtfl._validate import check_alpha
 
-    from rmtfl.plots._sweep import plot_phase_boundaries, plot_phase_map
-
-    exp = get_experiment("two-step")
     a1 = np.array(parse_axis("alpha1", args.alpha1), float)
     a2 = np.array(parse_axis("alpha2", args.alpha2), float)
-    for name, v in (("alpha1", a1), ("alpha2", a2)):
-        if np.any((v < 0) | (v >= 0.5)):
-            raise ValueError(f"{name} values must lie in [0, 0.5), got {v.tolist()}")
-    from rmtfl.plots._sweep import _edges
+    for name, axis in (("alpha1", a1), ("alpha2", a2)):
+        for v in axis:
+            check_alpha(name, v)
+    psi = _defaults.PSI if args.psi is None else args.psi
+    c1 = 1.0 if args.c1 is None else args.c1
+    c2 = 1.0 if args.c2 is None else args.c2
+    exp, grid = get_experiment("two-step"), None
+    if empirical:  # check the whole sweep before any work
+        for k, v in EXECUTOR_DEFAULTS.items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
+        args.seed = _defaults.SEED if args.seed is None else args.seed
+        args.backend = _defaults.BACKEND if args.backend is None else args.backend
+        args.count = "separated" if args.count is None else args.count
+        grid = _grid(exp, args, alpha1=a1.tolist(), alpha2=a2.tolist(), N=N, psi=psi, phi=args.phi, c1=c1, c2=c2,
+                     activation=args.activation, target=args.target, batch=args.batch,
+                     dtype=args.dtype or "float64")
+        _check_executor(args)
 
-    # theory on a fine grid over the same extent as the empirical cells (inside [0, 1/2))
-    e1, e2 = _edges(a1), _edges(a2)
+    pd = phase_diagram(a1, a2, activation=args.activation, target=args.target, degree=args.degree,
+                       batch=args.batch, phi=args.phi)
+    result = {"activation": args.activation, "target": args.target, "batch": args.batch, "phi": args.phi,
+              "degree": args.degree, "convention": "maps have shape (len(alpha2), len(alpha1)); "
+              "eta_t = c_t N^alpha_t (docs/conventions.md §5)", **pd.to_dict()}
+    lines = _phase_text(pd)
+    fin = None
+    if N is not None and args.batch == "reused":
+        from rmtfl.theory import finite_n_outlier_map
+
+        try:
+            fin = finite_n_outlier_map(a1, a2, activation=args.activation, target=args.target, psi=psi,
+                                       phi=args.phi, N=N, c1=c1, c2=c2)
+        except ValueError as exc:
+            if not empirical:
+                raise
+            result["notes"] = [f"finite-N map not drawn: {exc}"]
+            lines.append(f"note: finite-N map not drawn: {exc}")
+    if fin is not None:
+        result["finite_N"] = {"N": N, "psi": psi, "c1": c1, "c2": c2, **fin.to_dict()}
+        lines.append(f"outliers of W2 at N={N} (eta_t = c_t N^alpha_t): BGN spike locations above the "
+                     f"finite-N bulk edge (the edge in brackets)")
+        for i, al2 in enumerate(fin.alpha2):
+            cells = [f"{fin.count[i, j]} ({fin.edge[i, j]:.3g})" for j in range(fin.alpha1.size)]
+            lines.append(f"  alpha2={al2:<6g} " + " ".join(f"{c:>11}" for c in cells))
+    emp = None
+    if empirical:
+        try:
+            res = _run(exp, grid, args)
+        except KeyboardInterrupt:
+            return _interrupted(args)
+        metric = {"separated": "separated", "edge": "outliers"}[args.count]
+        emp = np.array([r.mean.get(metric, np.nan) for r in res.results], float).reshape(a1.size, a2.size).T
+        agree = float(np.mean(np.round(emp) == pd.effective)) if np.isfinite(emp).all() else float("nan")
+        result["empirical"] = {"count": args.count, "metric": metric, "mean": emp, "agreement": agree,
+                               "sweep": {k: v for k, v in res.to_dict().items() if k != "results"}}
+        lines += [f"simulated (mean '{metric}' over {args.seeds} seeds, N={N}; rows alpha2):"]
+        lines += [f"  alpha2={al2:<6g} " + " ".join(f"{v:>8.3g}" for v in emp[i]) for i, al2 in enumerate(a2)]
+        lines += [res.summary() + _failures(res), f"simulated == theory (rounded mean) on {agree:.0%} of the grid"]
+    if args.out:
+        path = _phase_figure(args, a1, a2, pd, fin, emp)
+        result["figure"] = str(path)
+        result["written"] = str(write_json(args.out, "phase_diagram.json", result))
+        lines.append(f"written: {result['written']}, {path}")
+    emit(result, args, "\n".join(lines))
+    return 0 if not empirical or res.failed == 0 else 1
+
+
+def _phase_figure(args, a1, a2, pd, fin, emp):
+    """The panels: theory (effective count, fine grid), the finite-N map, the simulation."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from rmtfl.compare import save_figure
+    from rmtfl.plots import cell_edges, plot_count_map, plot_phase_boundaries
+    from rmtfl.sweep import theory_outliers
+
+    from ._common import pyplot
+
+    plt = pyplot()
+    # theory on a fine grid over the extent of the cells (inside [0, 1/2))
+    e1, e2 = cell_edges(a1), cell_edges(a2)
     fine1 = np.linspace(max(e1[0], 0.0), min(e1[-1], 0.4975), 200)
     fine2 = np.linspace(max(e2[0], 0.0), min(e2[-1], 0.4975), 200)
-    kw = {"activation": args.activation, "target": args.target, "batch": args.batch, "phi": args.phi}
-    theory_fine = theory_outliers(fine1, fine2, **kw)
-    theory_grid = np.asarray(theory_outliers(a1, a2, **kw), float)
-    metric = {"separated": "separated", "edge": "outliers"}[args.count]
-    result = {"activation": args.activation, "target": args.target, "batch": args.batch, "count": args.count,
-              "alpha1": a1.tolist(), "alpha2": a2.tolist(), "theory": theory_grid.tolist()}
-    panels = 2 if args.empirical else 1
-    fig, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 3.8), squeeze=False)
-    vmax = float(np.nanmax(theory_grid))   # the fine map saturates (colour bar extends) beyond it
-    text = ""
-    if args.empirical:
-        try:
-            grid, res = _run(exp, args)
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: finished tasks are kept in {args.store}; rerun to resume", file=sys.stderr)
-            plt.close(fig)
-            return 130
-        emp = np.array([r["mean"].get(metric, np.nan) for r in res.results], float).reshape(a1.size, a2.size)
-        vmax = max(vmax, float(np.nanmax(emp)) if np.isfinite(emp).any() else 0.0)
-        agree = float(np.mean(np.round(emp) == theory_grid)) if np.isfinite(emp).all() else float("nan")
-        result.update({"empirical": emp.tolist(), "agreement": agree, **{k: v for k, v in res.to_dict().items()
-                                                                            if k != "results"}})
-        plot_phase_map(a1, a2, emp, ax=axes[0, 1], vmax=vmax, annotate=True,
-                       title=f"empirical ({args.count} count), N={args.N}, {args.seeds} seeds")
-        plot_phase_boundaries(axes[0, 1])
-        text = res.summary() + f"\nempirical == theory (rounded mean) on {agree:.0%} of the grid"
-    plot_phase_map(fine1, fine2, theory_fine, ax=axes[0, 0], vmax=vmax,
-                   title=f"theory: Λ restricted to P_k≠0 ({args.activation})")
-    plot_phase_boundaries(axes[0, 0])
+    fine = theory_outliers(args.activation, args.target, alpha1=fine1, alpha2=fine2, batch=args.batch, phi=args.phi)
+    panels = [("theory: Λ restricted to P_k≠0 ({})".format(args.activation), fine1, fine2, fine, False)]
+    if fin is not None:
+        panels.append((f"theory at N={args.N}: outliers beyond the first", a1, a2, np.maximum(fin.count - 1, 0), True))
+    if emp is not None:
+        panels.append((f"simulated ({args.count} count), N={args.N}, {args.seeds} seeds", a1, a2, emp, True))
+    vmax = float(max(np.nanmax(pd.effective), *[np.nanmax(v) if np.isfinite(v).any() else 0.0
+                                                 for _, _, _, v, _ in panels[1:]], 0.0))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    for ax, (title, x, y, v, annotate) in zip(axes[0], panels):
+        plot_count_map(x, y, v, ax=ax, vmax=vmax, annotate=annotate, title=title)
+        plot_phase_boundaries(ax=ax)
     fig.tight_layout()
+    settings = {k: v for k, v in vars(args).items() if k not in ("func", "_parser")}
     path = save_figure(fig, Path(args.out) / "phase_diagram.png",
                        {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
-                        for k, v in vars(args).items() if k != "func"})
+                        for k, v in settings.items()})
     plt.close(fig)
-    result["figure"] = str(path)
-    from rmtfl.sweep._engine import _json_clean
-
-    emit(_json_clean(result), args, (text + "\n" if text else "") + f"figure: {path}")
-    return 0
+    return path
 
 
 def register(groups, top) -> None:
@@ -174,21 +292,41 @@ def register(groups, top) -> None:
     from rmtfl.sweep import EXPERIMENTS
 
     sw = top.add_parser("sweep", help="parameter sweeps: serial, local processes or a Dask cluster",
-                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                        description=SWEEP_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = sw.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for name, exp in EXPERIMENTS.items():
-        p = sub.add_parser(name, help=exp.description)
+        p = sub.add_parser(name, help=exp.description, parents=[options(
+            json=True, seed="root seed shared by all tasks", backend="the tasks")])
         _add_experiment_options(p, exp)
         _add_executor_options(p)
         p.set_defaults(func=_cmd_sweep)
 
-    exp = EXPERIMENTS["two-step"]
-    pd = top.add_parser("phase-diagram", help="theoretical (and --empirical) two-step outlier-count map")
-    pd.add_argument("--empirical", action="store_true", help="also run the two-step sweep and draw it beside")
-    pd.add_argument("--out", default="rmtfl-out", help="output folder (default ./rmtfl-out)")
-    pd.add_argument("--count", default="separated", choices=["separated", "edge"],
-                    help="empirical count: values split from the bulk by a 25%% relative gap (default), "
+    pd = top.add_parser(
+        "phase-diagram", help="the (alpha1, alpha2) map of two steps: theory, finite N, and simulated",
+        description=PHASE_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options(json=True, out="phase_diagram.json and phase_diagram.png",
+                         seed="root seed of the --empirical tasks (default 0)", seed_default=None,
+                         backend="the --empirical tasks")])
+    pd.set_defaults(backend=None)
+    _axis_flag(pd, "alpha1", "0:0.4:5")
+    _axis_flag(pd, "alpha2", "0:0.4:5")
+    pd.add_argument("--activation", default=_defaults.ACTIVATION, help=ACTIVATION_HELP)
+    pd.add_argument("--target", default=_defaults.TARGET, help=TARGET_HELP)
+    pd.add_argument("--batch", default="reused", choices=["reused", "fresh"], help="second batch (default reused)")
+    pd.add_argument("--phi", type=float, default=_defaults.PHI, help=f"n/d (default {_defaults.PHI})")
+    pd.add_argument("--degree", type=int, default=None, help="polynomial degree L of sigma in Lambda (default: "
+                    "sigma's own, none for a non-polynomial sigma)")
+    pd.add_argument("--N", type=int, default=None, help="width: the finite-N map (~1 s per point) and the width "
+                    "of --empirical")
+    pd.add_argument("--psi", type=float, default=None, help=f"N/d, with --N or --empirical (default {_defaults.PSI})")
+    pd.add_argument("--c1", type=float, default=None, help="eta1 = c1 N^alpha1, with --N or --empirical (default 1)")
+    pd.add_argument("--c2", type=float, default=None, help="eta2 = c2 N^alpha2, with --N or --empirical (default 1)")
+    pd.add_argument("--empirical", action="store_true", help="also run the two-step sweep at width --N and draw it "
+                    "beside the theory")
+    pd.add_argument("--count", default=None, choices=["separated", "edge"],
+                    help="--empirical count: values split from the bulk by a 25%% relative gap (default), "
                          "or values beyond 1 + sqrt(psi) plus a Tracy-Widom margin")
-    _add_experiment_options(pd, exp)
-    _add_executor_options(pd)
+    pd.add_argument("--dtype", default=None, choices=["float64", "float32"], help="--empirical precision "
+                    "(default float64)")
+    _add_executor_options(pd, conditional=True)
     pd.set_defaults(func=_cmd_phase)

@@ -5,9 +5,9 @@ One module per topic behind this flat namespace (``classical``, ``two_step``, ``
 """
 from __future__ import annotations
 
-from ._core import Comparison, Report, compare, compare_bool, mean_stderr
+from ._core import Comparison, MeanStderr, Report, compare, compare_bool, mean_stderr
 from ._figures import save_figure, to_jsonable
 from ._verify import Check, VerifyContext, run_verify
 
-__all__ = ["Comparison", "Report", "compare", "compare_bool", "mean_stderr", "save_figure", "to_jsonable",
+__all__ = ["Comparison", "MeanStderr", "Report", "compare", "compare_bool", "mean_stderr", "save_figure", "to_jsonable",
            "Check", "VerifyContext", "run_verify"]

@@ -17,7 +17,7 @@ Tolerances (fluctuation scales, never fitted to the outcome):
   ``+ 3 stderr``; and against the TW-corrected mean ``center + E[TW_1] scale``
   with tolerance ``3 max(stderr, sd(TW_1) scale / sqrt(k)) + 0.3 scale``
   (Johnstone's centring is accurate to ``O(N^{-1/3})`` TW units).
-* **BGN** — ``theta / theta_c`` in {0.5, 1.5, 2.5} at both ratios.  Above the
+* **BGN** — ``theta / theta_c`` in {0.5, 1.5, 2.5} at both values of ``psi``.  Above the
   threshold: ``|mean - limit| <= 1.0 N^{-1/2} + 3 stderr`` for ``s``,
   ``cos2_left``, ``cos2_right`` (finite-N bias is O(1/N), fluctuations
   O(N^{-1/2}); at N = 1000 the measured deviations are <= 0.7 N^{-1/2}).
@@ -27,21 +27,23 @@ Tolerances (fluctuation scales, never fitted to the outcome):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl.numerics import gaussian_matrix, measure_spiked, spiked_matrix
 from rmtfl.numerics import eigenvalues_of_gram, ks_distance_mp
-from rmtfl.theory import bgn_outlier, bgn_threshold
+from rmtfl.theory import bgn_outlier, bgn_threshold, largest_sv_scaling
 from rmtfl.theory import mp_sv_edges
-from rmtfl.theory._classical.tracy_widom import TW_MEAN, TW_STD, largest_sv_scaling
+from rmtfl.theory._classical.tracy_widom import TW_MEAN, TW_STD
 from ._core import compare, mean_stderr
 from ._verify import Check
 
-__all__ = ["checks", "simulate_bbp", "RATIOS", "THETA_FACTORS"]
+__all__ = ["checks", "simulate_bbp", "BBPSimulation", "PSIS", "THETA_FACTORS"]
 
 PART = "classical"
-RATIOS = (0.5, 2.0)
+PSIS = (0.5, 2.0)
 THETA_FACTORS = (0.5, 1.5, 2.5)
 C_SQRT = 1.0  # constant of the N^{-1/2} term in the BGN tolerances
 
@@ -63,7 +65,7 @@ def _spectra(ctx, N, psi, k, name):
 def _check_mp(ctx):
     N, k = _size(ctx)
     rows, samples = [], {}
-    for psi in RATIOS:
+    for psi in PSIS:
         N_, d = _dims(N, psi)
         eigs = _spectra(ctx, N_, psi, k, f"mp-law-{psi}")
         samples[psi] = eigs[0]
@@ -79,16 +81,16 @@ def _check_mp(ctx):
         from rmtfl.plots._classical import plot_mp_histogram
 
         fig, axes = plt.subplots(1, 2, figsize=(9.2, 3.6), constrained_layout=True)
-        for ax, psi in zip(axes, RATIOS):
+        for ax, psi in zip(axes, PSIS):
             plot_mp_histogram(samples[psi], psi, ax=ax, bins=50)
-        ctx.save_figure("mp_histogram", fig, {"N": N, "ratios": list(RATIOS), "seed": ctx.seed, "level": ctx.level})
+        ctx.save_figure("mp_histogram", fig, {"N": N, "psi": list(PSIS), "seed": ctx.seed, "level": ctx.level})
     return rows
 
 
 def _edge_rows(N_, d, psi, s1):
     m, se = mean_stderr(s1)
     center, scale = largest_sv_scaling(N_, d)
-    edge = mp_sv_edges(psi)[1]
+    edge = mp_sv_edges(psi).upper
     se_th = max(se, TW_STD[1] * scale / math.sqrt(len(s1)))
     return [
         compare(PART, f"top edge s1 psi={psi:g} N={N_}", edge, m, se, tolerance=4 * scale + 3 * se,
@@ -99,50 +101,73 @@ def _edge_rows(N_, d, psi, s1):
     ]
 
 
-def simulate_bbp(N: int, psi: float, thetas, rngs, backend="numpy") -> dict:
-    """Seed-means and stderrs of ``(s_1, cos2_left, cos2_right)`` of rank-one spiked matrices.
+@dataclass(frozen=True)
+class BBPSimulation(Result):
+    """Seed-means and standard errors of the top triplet of rank-one spiked matrices, one entry per ``theta``.
 
-    ``rngs`` is a list of generators (one draw per generator and ``theta``).
-    Returns ``{"theta", "s", "s_se", "left", "left_se", "right", "right_se", "N", "d"}`` (arrays).
+    ``singular_value``, ``cos2_left`` (N side), ``cos2_right`` (d side) are the means over the draws
+    and ``*_se`` their standard errors (docs/theory/two_step.md §2.1 gives the limits); ``N``, ``d``
+    the matrix shape (``d = round(N / psi)``).
+    """
+
+    theta: np.ndarray
+    singular_value: np.ndarray
+    singular_value_se: np.ndarray
+    cos2_left: np.ndarray
+    cos2_left_se: np.ndarray
+    cos2_right: np.ndarray
+    cos2_right_se: np.ndarray
+    N: int
+    d: int
+
+
+def simulate_bbp(theta, *, N: int, psi: float, rngs, backend="numpy") -> BBPSimulation:
+    """Seed-means and stderrs of ``(s_1, cos2_left, cos2_right)`` of rank-one spiked matrices ``W0 + theta u v^T``.
+
+    Normalisation: docs/theory/two_step.md §2 (``W0`` ``N x d``, entries ``N(0, 1/d)``, ``d = round(N/psi)``).
+    ``theta`` (a sequence of strengths) positional, the rest keyword-only; ``rngs`` is a list of
+    generators (one draw per generator and ``theta``).
     """
     N_, d = _dims(N, psi)
-    out = {key: [] for key in ("s", "s_se", "left", "left_se", "right", "right_se")}
+    thetas = np.atleast_1d(np.asarray(theta, float))
+    out = {key: [] for key in ("singular_value", "cos2_left", "cos2_right")}
+    out.update({key + "_se": [] for key in list(out)})
     for th in thetas:
         meas = [measure_spiked(spiked_matrix(N_, d, th, rng=r, backend=backend), rng=r, backend=backend)
                 for r in (g.spawn(1)[0] for g in rngs)]
-        for key, vals in (("s", [m.s[0] for m in meas]), ("left", [m.cos2_left[0] for m in meas]),
-                          ("right", [m.cos2_right[0] for m in meas])):
+        for key, vals in (("singular_value", [m.singular_values[0] for m in meas]),
+                          ("cos2_left", [m.cos2_left[0] for m in meas]),
+                          ("cos2_right", [m.cos2_right[0] for m in meas])):
             mu, se = mean_stderr(vals)
             out[key].append(mu)
             out[key + "_se"].append(se)
-    res = {key: np.array(v) for key, v in out.items()}
-    res.update(theta=np.asarray(thetas, float), N=N_, d=d)
-    return res
+    return BBPSimulation(theta=thetas, N=N_, d=d, **{key: np.array(v) for key, v in out.items()})
 
 
 def _check_bgn(ctx):
     N, k = _size(ctx)
     rows, sims = [], {}
-    for psi in RATIOS:
+    for psi in PSIS:
         tc = bgn_threshold(psi)
         thetas = [f * tc for f in THETA_FACTORS]
-        sim = simulate_bbp(N, psi, thetas, ctx.seeds(f"bgn-{psi}", k), backend=ctx.backend)
+        sim = simulate_bbp(thetas, N=N, psi=psi, rngs=ctx.seeds(f"bgn-{psi}", k), backend=ctx.backend)
         sims[psi] = sim
-        N_, d = sim["N"], sim["d"]
+        N_, d = sim.N, sim.d
         _, scale = largest_sv_scaling(N_, d)
         tol_sqrt = C_SQRT / math.sqrt(N_)
         for i, (f, th) in enumerate(zip(THETA_FACTORS, thetas)):
             pred = bgn_outlier(th, psi)
             tag = f"psi={psi:g} theta={f:g}theta_c"
+            se_s = sim.singular_value_se[i]
             if f > 1:
-                tol_s, note_s = tol_sqrt + 3 * sim["s_se"][i], "outlier; tol 1.0 N^-1/2 + 3 stderr"
+                tol_s, note_s = tol_sqrt + 3 * se_s, "outlier; tol 1.0 N^-1/2 + 3 stderr"
             else:
-                tol_s, note_s = 4 * scale + 3 * sim["s_se"][i], "below threshold: edge; tol 4 TW scale + 3 stderr"
-            rows.append(compare(PART, f"BGN s1 {tag}", pred.s, sim["s"][i], sim["s_se"][i], tolerance=tol_s,
-                                note=note_s))
-            for key, name in (("left", "cos2_left"), ("right", "cos2_right")):
-                se = sim[key + "_se"][i]
-                rows.append(compare(PART, f"BGN {name} {tag}", getattr(pred, name), sim[key][i], se,
+                tol_s, note_s = 4 * scale + 3 * se_s, "below threshold: edge; tol 4 TW scale + 3 stderr"
+            rows.append(compare(PART, f"BGN s1 {tag}", pred.singular_value, sim.singular_value[i], se_s,
+                                tolerance=tol_s, note=note_s))
+            for name in ("cos2_left", "cos2_right"):
+                se = getattr(sim, name + "_se")[i]
+                rows.append(compare(PART, f"BGN {name} {tag}", getattr(pred, name), getattr(sim, name)[i], se,
                                     tolerance=tol_sqrt + 3 * se, note="tol 1.0 N^-1/2 + 3 stderr"))
     if ctx.figure_path("bbp") is not None:
         import matplotlib.pyplot as plt
@@ -150,16 +175,19 @@ def _check_bgn(ctx):
         from rmtfl.plots._classical import plot_bbp_outlier, plot_bbp_overlaps
 
         fig, axes = plt.subplots(2, 2, figsize=(9.2, 7.0), constrained_layout=True)
-        for j, psi in enumerate(RATIOS):
+        for j, psi in enumerate(PSIS):
             sim = sims[psi]
-            plot_bbp_outlier(sim["theta"], sim["s"], sim["s_se"], psi, ax=axes[0, j])
-            plot_bbp_overlaps(sim["theta"], sim["left"], sim["left_se"], sim["right"], sim["right_se"], psi,
-                              ax=axes[1, j])
-        ctx.save_figure("bbp", fig, {"N": N, "seeds": k, "ratios": list(RATIOS), "theta_factors": list(THETA_FACTORS),
+            plot_bbp_outlier(sim.theta, sim.singular_value, sim.singular_value_se, psi=psi, ax=axes[0, j])
+            plot_bbp_overlaps(sim.theta, sim.cos2_left, sim.cos2_left_se, sim.cos2_right, sim.cos2_right_se,
+                              psi=psi, ax=axes[1, j])
+        ctx.save_figure("bbp", fig, {"N": N, "seeds": k, "psi": list(PSIS), "theta_factors": list(THETA_FACTORS),
                                 "seed": ctx.seed, "level": ctx.level})
     return rows
 
 
 def checks(ctx):
-    """The list of :class:`~rmtfl.compare.Check` of this part."""
+    """The list of :class:`~rmtfl.compare.Check` of this part.
+
+    Predictions of docs/theory/classical.md §1–§6; tolerances in the module notes.
+    """
     return [Check(PART, "MP law and top edge", _check_mp), Check(PART, "BGN outliers", _check_bgn)]

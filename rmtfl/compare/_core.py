@@ -24,11 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Comparison", "compare", "compare_bool", "Report", "mean_stderr"]
+from .._results import Result
+
+__all__ = ["Comparison", "compare", "compare_bool", "Report", "MeanStderr", "mean_stderr"]
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Result):
     """One prediction-versus-measurement row (schema of the JSON report)."""
 
     part: str
@@ -65,21 +67,45 @@ def compare_bool(part: str, name: str, predicted: str, measured: str, passed: bo
     return Comparison(part, name, predicted, measured, float("nan"), "exact", bool(passed), note)
 
 
-def mean_stderr(values) -> tuple[float, float]:
-    """Mean and standard error of the mean (``ddof=1``; 0 for a single value)."""
+@dataclass(frozen=True)
+class MeanStderr(Result):
+    """Mean over seeds and the standard error of that mean; unpacks as ``m, se = mean_stderr(x)``."""
+
+    mean: float
+    stderr: float
+
+    def __iter__(self):
+        return iter((self.mean, self.stderr))
+
+    def __getitem__(self, i):
+        return (self.mean, self.stderr)[i]
+
+
+def mean_stderr(values) -> MeanStderr:
+    """Mean and standard error of the mean (``ddof=1``; 0 for a single value).
+
+    >>> m, se = mean_stderr([1.0, 2.0, 3.0])
+    >>> m, round(se, 6)
+    (2.0, 0.57735)
+    """
     v = np.asarray(values, dtype=float)
     if v.size == 0:
         raise ValueError("values must be non-empty")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("values must be finite")
     se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
-    return float(v.mean()), se
+    return MeanStderr(float(v.mean()), se)
 
 
-@dataclass
-class Report:
-    """All rows of a verify run plus its resolved settings."""
+@dataclass(frozen=True)
+class Report(Result):
+    """All rows of a verify run plus its resolved settings (``comparisons`` is a tuple of :class:`Comparison`)."""
 
-    comparisons: list[Comparison] = field(default_factory=list)
+    comparisons: tuple = ()
     settings: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "comparisons", tuple(self.comparisons))
 
     @property
     def passed(self) -> bool:

@@ -5,6 +5,8 @@ import json
 import platform
 from pathlib import Path
 
+from .._results import to_jsonable
+
 __all__ = ["save_figure", "versions", "use_agg", "figure_args", "to_jsonable"]
 
 
@@ -58,20 +60,3 @@ def save_figure(fig, path, params: dict, *, dpi: int = 110) -> Path:
     sidecar.write_text(json.dumps({"figure": path.name, "params": params, "versions": versions()},
                                   indent=2, default=to_jsonable))
     return path
-
-
-def to_jsonable(o):
-    """``json.dumps(default=...)`` hook: numpy scalars and arrays, paths and dataclasses."""
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    if hasattr(o, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return asdict(o)
-    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")

@@ -20,14 +20,9 @@ __all__ = ["checks"]
 PART = "gradient-flow"
 
 
-def _kw(ex):
-    return dict(activation=ex["activation"], width=ex["width"], depth=ex["depth"], loss=ex["loss"])
-
-
 # ------------------------------------------------------------------- KKT points
 def _run_kkt(ctx):
-    from rmtfl.theory import ncf_kkt
-    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.theory import flow_example, ncf_kkt
 
     rows = []
     cases = [("check1", "linear one unit", 1.0), ("check2", "square L=3", 1.0), ("relu2", "relu^2 L=3", 1.0)]
@@ -35,24 +30,23 @@ def _run_kkt(ctx):
         cases.append(("deep", "deep [3,4,4,1] z^2 L=7", 1.0))
     for name, label, _ in cases:
         ex = flow_example(name)
-        closed = ncf_kkt(ex["X"], ex["y"], method="closed", rng=ctx.rng("kkt-" + name), **_kw(ex))
-        found = ncf_kkt(ex["X"], ex["y"], method="search", restarts=ctx.pick(8, 20, 30),
-                        rng=ctx.rng("kkt-" + name), **_kw(ex))
+        closed = ncf_kkt(ex.X, ex.y, method="closed", **ex.settings)
+        found = ncf_kkt(ex.X, ex.y, method="search", restarts=ctx.pick(8, 20, 30), **ex.settings)
         rows.append(compare(PART, f"N* {label}: closed form vs search", closed.value, found.value,
                             tolerance=1e-8, note=f"closed form '{closed.method}' (docs/theory/gradient_flow.md §5) vs L-BFGS + Newton "
-                            f"search; acceptance 1e-8"))
+                            f"search from {ctx.pick(8, 20, 30)} fixed Sobol directions; acceptance 1e-8"))
         if name != "check1":
             rows.append(compare_bool(PART, f"KKT {label}: one active unit per layer", "single path/neuron",
-                                     f"{found.all[0].active_units} active", found.all[0].active_units == ex["depth"] - 1,
+                                     f"{found.all[0].active_units} active", found.all[0].active_units == ex.depth - 1,
                                      note="docs/theory/gradient_flow.md §5.2/§5.3 single-neuron (single-path) structure of every maximum"))
     ex = flow_example("check1")
-    k = ncf_kkt(ex["X"], ex["y"], rng=0, **_kw(ex))
+    k = ncf_kkt(ex.X, ex.y, **ex.settings)
     rows.append(compare(PART, "N* check 1 vs spec reference", 0.5632717, k.value, tolerance=5e-8,
                         note="docs/theory/gradient_flow.md §14 Check 1 (7 digits quoted)"))
     rows.append(compare(PART, "Delta check 1 = 2N* (Riemannian Hessian)", 2 * k.value, k.margin, tolerance=1e-6,
                         note="central-difference Hessian (step 1e-6), docs/theory/gradient_flow.md §5.1"))
     ex = flow_example("check2")
-    k = ncf_kkt(ex["X"], ex["y"], rng=0, **_kw(ex))
+    k = ncf_kkt(ex.X, ex.y, **ex.settings)
     rows.append(compare(PART, "N* check 2 = 2/(3 sqrt 3) |lambda_1|", 2 / (3 * math.sqrt(3)), k.value,
                         tolerance=1e-12, note="docs/theory/gradient_flow.md §5.2 square activation, X = I_3"))
     rows.append(compare(PART, "Delta check 2 = 3N* (Riemannian Hessian)", 3 * k.value, k.margin, tolerance=1e-6,
@@ -60,23 +54,22 @@ def _run_kkt(ctx):
     rows.append(compare_bool(PART, "check 2 local maxima", "{0.3849, 0.19245}",
                              str([round(p.value, 5) for p in k.all]),
                              len(k.all) == 2 and abs(k.all[1].value - k.value / 2) < 1e-8,
-                             note="docs/theory/gradient_flow.md §14 Check 2: the restarts find exactly these two 1-sparse maxima"))
+                             note="docs/theory/gradient_flow.md §14 Check 2: the 20 search starts find exactly these two 1-sparse maxima"))
     return rows
 
 
 # ------------------------------------------------------------------ L = 2 flow
 def _run_l2(ctx):
-    from rmtfl.numerics._gradient_flow.flow import path_distance, simulate_flow
-    from rmtfl.theory import escape_time, limiting_path, ncf_kkt
-    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.numerics import path_distance, simulate_flow
+    from rmtfl.theory import escape_time, flow_example, limiting_path, ncf_kkt
 
     ex = flow_example("check1")
-    X, y, w0, kw = ex["X"], ex["y"], ex["w0"], _kw(ex)
+    X, y, w0, kw = ex.X, ex.y, ex.w0, ex.settings
     rows = []
     deltas = [1e-4, 1e-6, 1e-8]
     t_esc = []
     for d in deltas:
-        run = simulate_flow(X, y, delta=d, w0=w0, t_end=40.0, escape_loss=ex["escape_loss"], t_eval=[0.0, 40.0], **kw)
+        run = simulate_flow(X, y, delta=d, w0=w0, t_end=40.0, escape_loss=ex.escape_loss, t_eval=[0.0, 40.0], **kw)
         t_esc.append(run.t_escape)
     pred = escape_time(X, y, delta=1e-4, w0=w0, **kw)
     slope = np.polyfit(np.log(1 / np.array(deltas)), t_esc, 1)[0]
@@ -87,7 +80,7 @@ def _run_l2(ctx):
     rows.append(compare(PART, "L=2 gamma(w0) = <u*, w0>", 0.571976, pred.amplitude, tolerance=1e-6,
                         note="docs/theory/gradient_flow.md §14 Check 1"))
     # trajectory error against p(t) after the shift
-    k = ncf_kkt(X, y, rng=0, **kw)
+    k = ncf_kkt(X, y, **kw)
     Nst = k.value
     tt = np.linspace(-3.0, 6.0, ctx.pick(31, 61, 91))
     path = limiting_path(X, y, t=tt + math.log(pred.amplitude) / (2 * Nst), w0=w0, estimate_error=False, **kw)
@@ -134,14 +127,13 @@ def _shift_path(path, dt):
 
 # ------------------------------------------------------------------ L = 3 flow
 def _run_l3(ctx):
-    from rmtfl.numerics._gradient_flow.flow import find_plateaus, log_time_grid, simulate_flow
-    from rmtfl.theory import escape_time, first_saddle
-    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.numerics import find_plateaus, log_time_grid, simulate_flow
+    from rmtfl.theory import escape_time, first_saddle, flow_example
 
     ex = flow_example("check2")
-    X, y, w0, kw = ex["X"], ex["y"], ex["w0"], _kw(ex)
+    X, y, w0, kw = ex.X, ex.y, ex.w0, ex.settings
     rows = []
-    sad = first_saddle(X, y, w0=w0, rng=0, **kw)
+    sad = first_saddle(X, y, w0=w0, **kw)
     pred = escape_time(X, y, delta=1.0, w0=w0, **kw)
     Tst = pred.blowup_time
     rows.append(compare(PART, "T*(w0) check 2 vs spec reference", 2.3227165, Tst, tolerance=1e-6,
@@ -151,13 +143,13 @@ def _run_l3(ctx):
     rows.append(compare(PART, "first-saddle a = 2^(-1/3)", 2 ** (-1 / 3), abs(sad.point[0]), tolerance=1e-9,
                         note=f"stationarity residual {sad.residual:.1e}"))
     delta = ctx.pick(1e-3, 1e-4, 1e-5)
-    grid = log_time_grid(12.0 / delta, ctx.pick(200, 400, 600), t_min=1.0)
+    grid = log_time_grid(12.0 / delta, n=ctx.pick(200, 400, 600), t_min=1.0)
     run = simulate_flow(X, y, delta=delta, w0=w0, t_end=12.0 / delta, t_eval=grid, escape_loss=0.42,
                         stop_loss=sad.loss - 1e-3, **kw)
     rows.append(compare(PART, f"delta*t_esc -> T*(w0) (delta={delta:g})", Tst, delta * run.t_escape,
                         tolerance=1e-3 * Tst, note="docs/theory/gradient_flow.md §7.2 acceptance: within 0.1% at delta = 1e-4 "
                         "(spec measured 2.321927 / 2.322638 / 2.322709 at 1e-3 / 1e-4 / 1e-5)"))
-    plats = [p for p in find_plateaus(run.t, run.loss, 1e-3) if abs(p[2] - sad.loss) < 1e-3]
+    plats = [p for p in find_plateaus(run.t, run.loss, tol=1e-3) if abs(p.level - sad.loss) < 1e-3]
     if plats:
         t0, t1, level = plats[0]
         on = (run.t >= t0) & (run.t <= t1)
@@ -183,11 +175,11 @@ def _run_l3(ctx):
         from rmtfl.plots._gradient_flow import plot_unit_norms, plot_weight_heatmap
 
         fig, axs = plt.subplots(1, 3, figsize=(14, 4))
-        t_sad = plats[0][0] if plats else None
+        t_sad = plats[0].t_start if plats else None
         plot_unit_norms(run.t, run.unit_norms, ax=axs[0], delta=delta, t_escape=run.t_escape, t_saddle=t_sad)
         pb_unpack = _unpack_two_layer(ex)
         k_esc = int(np.searchsorted(run.t, run.t_escape))
-        k_sad = int(np.argmin(np.abs(run.t - math.sqrt(plats[0][0] * plats[0][1])))) if plats else -1
+        k_sad = int(np.argmin(np.abs(run.t - math.sqrt(plats[0].t_start * plats[0].t_end)))) if plats else -1
         plot_weight_heatmap(pb_unpack(run.w[min(k_esc, len(run.t) - 1)]), ax=axs[1], title="|[a W]| at escape")
         plot_weight_heatmap(pb_unpack(run.w[k_sad]), ax=axs[2], title="|[a W]| on the first plateau")
         fig.tight_layout()
@@ -196,17 +188,16 @@ def _run_l3(ctx):
 
 
 def _unpack_two_layer(ex):
-    h, d = ex["width"], ex["X"].shape[1]
+    h, d = ex.N, ex.X.shape[1]
     return lambda w: np.column_stack([w[:h], w[h:].reshape(h, d)])
 
 
 def _run_l3_path(ctx):
-    from rmtfl.numerics._gradient_flow.flow import path_distance, simulate_flow
-    from rmtfl.theory import escape_time, limiting_path
-    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.numerics import path_distance, simulate_flow
+    from rmtfl.theory import escape_time, flow_example, limiting_path
 
     ex = flow_example("check2")
-    X, y, w0, kw = ex["X"], ex["y"], ex["w0"], _kw(ex)
+    X, y, w0, kw = ex.X, ex.y, ex.w0, ex.settings
     Tst = escape_time(X, y, delta=1.0, w0=w0, **kw).blowup_time
     tt = np.linspace(-10.0, 30.0, 41)
     path = limiting_path(X, y, t=tt, w0=w0, estimate_error=False, **kw)
@@ -225,13 +216,11 @@ def _run_l3_path(ctx):
 # ------------------------------------------------------------------ outside the theory / logistic
 def _run_relu(ctx):
     from rmtfl.numerics import kth_to_max_ratio, simulate_flow
-    from rmtfl.theory import ncf_kkt
-    from rmtfl.theory._gradient_flow.examples import flow_example
-    from rmtfl.theory import make_problem
+    from rmtfl.theory import flow_example, make_problem, ncf_kkt
 
     ex = flow_example("relu")
-    X, y, w0, kw = ex["X"], ex["y"], ex["w0"], _kw(ex)
-    k = ncf_kkt(X, y, method="closed", rng=0, **kw)
+    X, y, w0, kw = ex.X, ex.y, ex.w0, ex.settings
+    k = ncf_kkt(X, y, method="closed", **kw)
     pb = make_problem(X, y, **kw)
     thr = pb.loss_at_zero() - 0.05
     ratios, nus = [], []
@@ -250,11 +239,10 @@ def _run_relu(ctx):
 
 
 def _run_logistic(ctx):
-    from rmtfl.theory import first_saddle
-    from rmtfl.theory._gradient_flow.examples import flow_example
+    from rmtfl.theory import first_saddle, flow_example
 
     ex = flow_example("logistic")
-    s = first_saddle(ex["X"], ex["y"], w0=ex["w0"], rng=0, **_kw(ex))
+    s = first_saddle(ex.X, ex.y, w0=ex.w0, **ex.settings)
     return [compare_bool(PART, "logistic: first saddle at infinity", "at infinity",
                          "at infinity" if s.at_infinity else "finite", s.at_infinity,
                          note="docs/theory/gradient_flow.md §9: X = diag(1.5,1,1), y = (1,-1,-1), z^2: sample 1 fitted with growing norm"),

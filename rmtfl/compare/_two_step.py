@@ -38,9 +38,9 @@ def _one_step(ctx):
     rows, pts = [], {"cos2 target": [], "cos2 a": []}
     errs = {"cos2 target": [], "cos2 a": []}
     for eta in etas:
-        p = one_step("tanh", "linear", psi, phi, eta)
-        sims = [simulate_one_step(activation="tanh", target="linear", N=N, d=N, n=int(phi * N), eta=eta,
-                                  rng=g, k=4, backend=ctx.backend) for g in ctx.seeds(f"one-step-{eta}", m)]
+        p = one_step("tanh", "linear", psi=psi, phi=phi, eta=eta)
+        sims = [simulate_one_step("tanh", "linear", N=N, d=N, n=int(phi * N), eta=eta, k=4, rng=g,
+                                  backend=ctx.backend) for g in ctx.seeds(f"one-step-{eta}", m)]
         s, se_s = mean_stderr([r.singular_values[0] for r in sims])
         ct, se_t = mean_stderr([r.cos2_target[0, 0] for r in sims])
         ca, se_a = mean_stderr([r.cos2_a_powers[0, 0] for r in sims])
@@ -68,7 +68,7 @@ def _one_step(ctx):
         from rmtfl.plots._two_step import plot_alignment_vs_eta
 
         grid = np.linspace(0.3, 4.0, 120)
-        th = [one_step("tanh", "linear", psi, phi, e) for e in grid]
+        th = [one_step("tanh", "linear", psi=psi, phi=phi, eta=e) for e in grid]
         fig, ax = plt.subplots(figsize=(5.5, 4))
         plot_alignment_vs_eta(grid, {"cos2 target": [q.cos2_target for q in th],
                                      "cos2 a": [q.cos2_second_layer for q in th]},
@@ -87,19 +87,20 @@ def _two_step_lambda0(ctx):
     m = ctx.pick(1, 2, 3)
     psi, phi, e1, e2 = 1.0, 2.0, 1.5, 1.5
     rows = []
-    q_one = one_step("tanh", "linear", psi, phi, e1 + e2)
-    q_lim = two_step("tanh", "linear", psi, phi, e1, e2)
+    q_one = one_step("tanh", "linear", psi=psi, phi=phi, eta=e1 + e2)
+    q_lim = two_step("tanh", "linear", psi=psi, phi=phi, eta1=e1, eta2=e2)
     rows.append(compare(PART, "theory: reused Lambda=0 == one step eta1+eta2", q_one.singular_value,
                         q_lim.outliers[0].singular_value, 0.0, tolerance=1e-10, note="exact identity (N -> inf)"))
-    q_half = two_step("tanh", "linear", psi, phi / 2, e1, e2, batch="fresh", phi2=phi / 2)
+    q_half = two_step("tanh", "linear", psi=psi, phi=phi / 2, eta1=e1, eta2=e2, batch="fresh", phi2=phi / 2)
     rows.append(compare(PART, "theory: fresh halves == reused full batch", q_lim.outliers[0].cos2_target,
                         q_half.outliers[0].cos2_target, 0.0, tolerance=1e-10, note="docs/theory/two_step.md §3.4, exact"))
     for batch in ("reused", "fresh"):
-        p = two_step("tanh", "linear", psi, phi, e1, e2, batch=batch, phi2=phi if batch == "fresh" else None, N=N)
+        p = two_step("tanh", "linear", psi=psi, phi=phi, eta1=e1, eta2=e2, batch=batch,
+                     phi2=phi if batch == "fresh" else None, N=N)
         o = p.outliers[0]
-        sims = [simulate_two_step(activation="tanh", target="linear", N=N, d=N, n=int(phi * N), eta1=e1, eta2=e2,
-                                  batch=batch, n2=int(phi * N) if batch == "fresh" else None, rng=g, k=4,
-                                  backend=ctx.backend) for g in ctx.seeds(f"two-step-{batch}", m)]
+        sims = [simulate_two_step("tanh", "linear", N=N, d=N, n=int(phi * N), eta1=e1, eta2=e2, batch=batch,
+                                  n2=int(phi * N) if batch == "fresh" else None, k=4, rng=g, backend=ctx.backend)
+                for g in ctx.seeds(f"two-step-{batch}", m)]
         s, se_s = mean_stderr([r.singular_values[0] for r in sims])
         ct, se_t = mean_stderr([r.cos2_target[0, 0] for r in sims])
         note = f"tanh, linear target, eta1=eta2=1.5, N=d={N}, phi=2, {m} seeds, {p.mode}"
@@ -115,21 +116,23 @@ QUAD_TARGET = [0.0, 1.0, 1.0 / math.sqrt(2)]  # z + He2/sqrt2
 
 
 def _quadratic(ctx):
-    from rmtfl.numerics import simulate_two_step
+    from rmtfl.numerics import simulate_two_step, two_step_semi_analytic
     from rmtfl.theory import two_step
 
     N = ctx.pick(400, 1500, 2000)
     m = ctx.pick(1, 3, 4)
     psi, phi = 1.0, 4.0
     eta = round(8.0 * (N / 1500) ** 0.25, 3)  # keeps the second spike ~4 above the edge
-    # finite-N bulk (theory's own draws, never the simulation's): the O(eta N^-1/2) remainder R of docs/theory/two_step.md §5.4
-    # widens the bulk and interacts with a, a^2, beta_hat, M beta_hat; the MP bulk under-predicts
-    # outlier 2 by ~4% at N = 1500 (rmtfl.theory._two_step.finite_bulk)
-    p = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N, bulk="finite-N", rng=ctx.rng("quadratic-bulk"))
-    p_mp = two_step(QUAD_SIGMA, QUAD_TARGET, psi, phi, eta, eta, N=N)
+    # finite-N bulk (the prediction's own draws, never the simulation's): the O(eta N^-1/2) remainder R of
+    # docs/theory/two_step.md §5.4 widens the bulk and interacts with a, a^2, beta_hat, M beta_hat; the MP bulk
+    # under-predicts outlier 2 by ~4% at N = 1500 (docs/theory/two_step.md §8.1, rmtfl.numerics._two_step.finite_bulk);
+    # analytic Gram matrices of P, sampled bulk
+    p = two_step_semi_analytic(QUAD_SIGMA, QUAD_TARGET, N=N, psi=psi, phi=phi, eta1=eta, eta2=eta, grams="analytic",
+                               bulk="finite-N", rng=ctx.rng("quadratic-bulk"))
+    p_mp = two_step(QUAD_SIGMA, QUAD_TARGET, psi=psi, phi=phi, eta1=eta, eta2=eta, N=N)
     fig_k = None if ctx.figure_path("two_step_spectrum") is not None else 6  # the figure shows seed 0's spectrum
-    sims = [simulate_two_step(activation=QUAD_SIGMA, target=QUAD_TARGET, N=N, d=N, n=int(phi * N), eta1=eta,
-                              eta2=eta, rng=g, k=fig_k if j == 0 else 6, backend=ctx.backend)
+    sims = [simulate_two_step(QUAD_SIGMA, QUAD_TARGET, N=N, d=N, n=int(phi * N), eta1=eta, eta2=eta,
+                              k=fig_k if j == 0 else 6, rng=g, backend=ctx.backend)
             for j, g in enumerate(ctx.seeds("quadratic", m))]
     rows = []
     for i in range(2):
@@ -176,11 +179,11 @@ def _he3_contrast(ctx):
 
     rows = []
     phi = 2.0
-    fr = spike_vector_stats("tanh", "he3n", phi, 3, batch="fresh", phi2=phi)
+    fr = spike_vector_stats("tanh", "he3n", phi=phi, K=3, batch="fresh", phi2=phi)
     rows.append(compare_bool(PART, "He3 fresh: m_k = 0 exactly (k=0..3)", "all 0",
-                             str(fr["m"][:, 0].tolist()), bool(np.all(fr["m"] == 0.0)), note="docs/theory/two_step.md §7.1"))
-    ru = spike_vector_stats("tanh", "he3n", phi, 3, batch="reused")
-    mk = ru["m"][:, 0]
+                             str(fr.m[:, 0].tolist()), bool(np.all(fr.m == 0.0)), note="docs/theory/two_step.md §7.1"))
+    ru = spike_vector_stats("tanh", "he3n", phi=phi, K=3, batch="reused")
+    mk = ru.m[:, 0]
     rows.append(compare_bool(PART, "He3 reused: m_0 = m_1 = 0, m_2 != 0", "m_1 = 0, m_2 != 0",
                              f"m = {np.round(mk, 6).tolist()}",
                              bool(abs(mk[0]) < 1e-12 and abs(mk[1]) < 1e-12 and abs(mk[2]) > 1e-3)))
@@ -188,7 +191,7 @@ def _he3_contrast(ctx):
     closed = phi**-2 * gaussian_moment("tanh", 3, 2) * 324.0 / 6**1.5
     rows.append(compare(PART, "He3 reused: m_2 closed form vs quadrature", closed, mk[2], 0.0,
                         tolerance=1e-9 * abs(closed), note="docs/theory/two_step.md §7.1 closed form, E[z He3^3] = 324"))
-    q = two_step("tanh", "he3n", 1.0, phi, 3.0, 3.0, batch="fresh", phi2=phi)
+    q = two_step("tanh", "he3n", psi=1.0, phi=phi, eta1=3.0, eta2=3.0, batch="fresh", phi2=phi)
     rows.append(compare(PART, "He3 fresh two-step cos2 target", 0.0, q.outliers[0].cos2_target, 0.0,
                         tolerance=0.0, note="exact zero alignment, not an error"))
     pd = phase_diagram([0.25, 0.3], [0.45], activation="tanh", target="he3n")
@@ -203,15 +206,15 @@ def _he3_contrast(ctx):
         g = ctx.rng(f"taylor-{sig}-{batch}")
         W0 = init_first_layer(N, N, rng=g)
         X1 = sample_inputs(2 * N, N, rng=g)
-        y1 = sample_targets(X1, tgt)
+        y1 = sample_targets(X1, target=tgt)
         if batch == "fresh":
             X2 = sample_inputs(2 * N, N, rng=g)
-            y2 = sample_targets(X2, tgt)
+            y2 = sample_targets(X2, target=tgt)
             s = X2 @ (X1.T @ y1 / (2 * N))
         else:
             X2, y2 = X1, y1
             s = X1 @ (X1.T @ y1 / (2 * N)) - y1 * np.einsum("ij,ij->i", X1, X1) / (2 * N)
-        w = taylor_term_weights(sig, W0, X1, y1, X2, y2, kmax=2)[1]
+        w = taylor_term_weights(sig, W0, X1, y1, X2=X2, y2=y2, kmax=2)[1]
         mu1 = hermite_coeff(sig, 1)
         tau_h = math.sqrt(max(gaussian_moment(sig, 1, 1) - mu1**2, 0.0) * 1.0 / phi)
         th = P_k(2, batch, y=y2, s=s, stein=stein_table(sig, 2), mu1=mu1, tau_h=tau_h, phi=phi)
@@ -247,11 +250,10 @@ def _phase_figure(ctx):
     grid = np.array([0.0, 0.1, 0.2, 0.3, 0.4])
     sig, tgt = QUAD_SIGMA, QUAD_TARGET
     th = phase_diagram(grid, grid, activation=sig, target=tgt)
-    emp = empirical_phase_diagram(activation=sig, target=tgt, N=N, d=N, n=2 * N, alpha1=grid, alpha2=grid,
-                                  c1=1.0, c2=1.0, seeds=ctx.pick(1, 1, 2), rng=ctx.rng("phase"), k=8,
-                                  rel_gap=0.25)
+    emp = empirical_phase_diagram(sig, tgt, N=N, d=N, n=2 * N, alpha1=grid, alpha2=grid, c1=1.0, c2=1.0,
+                                  seeds=ctx.pick(1, 1, 2), k=8, rel_gap=0.25, rng=ctx.rng("phase"))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    plot_phase_pair((grid, grid, 1 + th.effective), (grid, grid, emp["mean_separated"]), axes=axes,
+    plot_phase_pair((grid, grid, 1 + th.effective), (grid, grid, emp.mean_separated), axes=axes,
                     titles=("theory: 1 + Lambda (quadratic sigma)", f"simulation: separated outliers, N=d={N}"))
     ctx.save_figure("two_step_phase_diagram", fig, {"N": N, "grid": grid, "c": 1.0, "sigma": sig})
 
@@ -264,10 +266,10 @@ def _bulk_edge(ctx):
     N = ctx.pick(400, 800, 1500)
     m = ctx.pick(3, 4, 6)
     psi, phi, al = 1.0, 2.0, 0.3
-    eta = step_size(1.0, N, al)
-    pred = two_step_bulk_edge("linear", psi, phi, eta, eta, N, activation=QUAD_SIGMA)
-    tops = [quadratic_bulk(activation=QUAD_SIGMA, target="linear", N=N, d=N, n=int(phi * N), eta1=eta, eta2=eta,
-                           rng=g, k=1)[0] for g in ctx.seeds("bulk-edge", m)]
+    eta = step_size(1.0, N=N, alpha=al)
+    pred = two_step_bulk_edge(QUAD_SIGMA, "linear", psi=psi, phi=phi, eta1=eta, eta2=eta, N=N)
+    tops = [quadratic_bulk(QUAD_SIGMA, "linear", N=N, d=N, n=int(phi * N), eta1=eta, eta2=eta, k=1, rng=g)[0]
+            for g in ctx.seeds("bulk-edge", m)]
     s, se = mean_stderr(tops)
     # the top bulk value fluctuates on the edge scale N^{-2/3} (TW) and, at large steps, by the few rows
     # with the largest |a_j| (seed-to-seed s.d.); 1.5 N^{-2/3} edge covers the TW mean shift (~-0.4 units)

@@ -104,8 +104,9 @@ def run_verify(ctx: VerifyContext, parts=None, *, progress: bool | None = None) 
     checks = collect_checks(ctx, parts)
     if progress is None:
         progress = sys.stderr.isatty()
-    report = Report(settings={"level": ctx.level, "seed": ctx.seed, "backend": ctx.backend,
-                              "out": None if ctx.out is None else str(ctx.out), "versions": versions()})
+    settings = {"level": ctx.level, "seed": ctx.seed, "backend": ctx.backend,
+                "out": None if ctx.out is None else str(ctx.out), "versions": versions()}
+    comparisons = []
     t0 = time.perf_counter()
     timings = {}
     bar = tqdm(checks, desc="rmtfl verify", unit="check", disable=not progress, leave=False)
@@ -114,7 +115,7 @@ def run_verify(ctx: VerifyContext, parts=None, *, progress: bool | None = None) 
         t = time.perf_counter()
         rows = chk.run(ctx)
         timings[f"{chk.part}/{chk.name}"] = round(time.perf_counter() - t, 3)
-        report.comparisons.extend(rows)
-    report.settings["seconds"] = round(time.perf_counter() - t0, 2)
-    report.settings["check_seconds"] = timings
-    return report
+        comparisons.extend(rows)
+    settings["seconds"] = round(time.perf_counter() - t0, 2)
+    settings["check_seconds"] = timings
+    return Report(tuple(comparisons), settings)

@@ -12,6 +12,7 @@ from ._backend import Backend, BackendUnavailable, get_backend, to_numpy
 from ._classical.spectra import (
     count_outliers,
     dense_spectrum_and_top,
+    DenseSpectrum,
     eigenvalues_of_gram,
     empirical_spectral_density,
     ESD,
@@ -39,6 +40,7 @@ from ._classical.lanczos import lanczos_triplets, LanczosResult
 from ._two_step.model import (
     correlation_grad,
     gd_steps,
+    gd_trajectory,
     init_first_layer,
     init_second_layer,
     sample_inputs,
@@ -46,6 +48,7 @@ from ._two_step.model import (
 )
 from ._two_step.two_step import (
     empirical_phase_diagram,
+    EmpiricalPhaseDiagram,
     quadratic_bulk,
     separated_count,
     simulate_one_step,
@@ -53,25 +56,31 @@ from ._two_step.two_step import (
     StepSimulation,
     taylor_term_weights,
 )
+from ._two_step.semi_analytic import two_step_semi_analytic
 
 # --- spiked_kernel: kernel Gram matrices, one-step spiked features
-from ._spiked_kernel.kernels import (
-    activate,
+from ._spiked_kernel.sampling import harmonic_vectors, random_direction, sample_measure, sample_sphere
+from ._spiked_kernel.kernels import activate, empirical_rf_kernel, kernel_gram
+from ._spiked_kernel.gram_eigenpairs import GramEigenpairs, top_gram_eigenpairs
+from ._spiked_kernel.gram_experiments import (
+    DegreeBlocks,
     eigvec_alignment,
-    empirical_rf_kernel,
+    EigvecAlignment,
     gram_alignment,
     gram_degree_eigenvalues,
-    harmonic_vectors,
-    kernel_gram,
+    GramAlignment,
     linear_sector_gram,
-    sample_sphere,
-    top_gram_eigenpairs,
+    LinearSectorEstimate,
 )
 from ._spiked_kernel.spiked_features import (
     generalisation_experiment,
+    GeneralisationResult,
+    KernelBaseline,
     measure_spike,
     one_step_weights,
+    OneStep,
     ridge_predict,
+    SpikeMeasurement,
 )
 
 # --- gradient_flow: the flow from small initialisation and its measurements
@@ -81,6 +90,9 @@ from ._gradient_flow.flow import (
     FlowRun,
     is_zero_preserving,
     kth_to_max_ratio,
+    log_time_grid,
+    path_distance,
+    Plateau,
     simulate_flow,
     winner_share,
 )
@@ -88,15 +100,21 @@ from ._gradient_flow.flow import (
 
 __all__ = [
     "Backend", "BackendUnavailable", "get_backend", "to_numpy", "count_outliers", "dense_spectrum_and_top",
-    "eigenvalues_of_gram", "empirical_spectral_density", "ESD", "gram_eigenvalues", "ks_distance_mp",
+    "DenseSpectrum", "eigenvalues_of_gram", "empirical_spectral_density", "ESD", "gram_eigenvalues",
+    "ks_distance_mp",
     "singular_values", "squared_overlaps", "top_eigenpairs", "top_singular_triplets", "TopEigenpairs",
     "TopTriplets", "device_normal", "gaussian_matrix", "haar_frame", "measure_spiked", "spiked_matrix",
     "SpikedMatrix", "SpikedMeasurement", "lanczos_triplets", "LanczosResult", "correlation_grad", "gd_steps",
-    "init_first_layer", "init_second_layer", "sample_inputs", "sample_targets", "empirical_phase_diagram",
-    "quadratic_bulk", "separated_count", "simulate_one_step", "simulate_two_step", "StepSimulation",
-    "taylor_term_weights", "activate", "eigvec_alignment", "empirical_rf_kernel", "gram_alignment",
-    "gram_degree_eigenvalues", "harmonic_vectors", "kernel_gram", "linear_sector_gram", "sample_sphere",
-    "top_gram_eigenpairs", "generalisation_experiment", "measure_spike", "one_step_weights", "ridge_predict",
-    "active_count", "find_plateaus", "FlowRun", "is_zero_preserving", "kth_to_max_ratio", "simulate_flow",
-    "winner_share",
+    "gd_trajectory", "init_first_layer", "init_second_layer", "sample_inputs", "sample_targets",
+    "empirical_phase_diagram", "EmpiricalPhaseDiagram", "quadratic_bulk", "separated_count", "simulate_one_step",
+    "simulate_two_step", "StepSimulation", "taylor_term_weights", "two_step_semi_analytic",
+    # spiked_kernel
+    "activate", "DegreeBlocks", "eigvec_alignment", "EigvecAlignment", "empirical_rf_kernel", "gram_alignment",
+    "gram_degree_eigenvalues", "GramAlignment", "GramEigenpairs", "harmonic_vectors", "kernel_gram",
+    "linear_sector_gram", "LinearSectorEstimate", "random_direction", "sample_measure", "sample_sphere",
+    "top_gram_eigenpairs", "generalisation_experiment", "GeneralisationResult", "KernelBaseline",
+    "measure_spike", "one_step_weights", "OneStep", "ridge_predict", "SpikeMeasurement",
+    # gradient_flow
+    "active_count", "find_plateaus", "FlowRun", "is_zero_preserving", "kth_to_max_ratio", "log_time_grid",
+    "path_distance", "Plateau", "simulate_flow", "winner_share",
 ]

@@ -36,7 +36,10 @@ class BackendUnavailable(ValueError):
 
 @dataclass(frozen=True)
 class Backend:
-    """An array namespace plus the few linear-algebra entry points rmtfl needs."""
+    """An array namespace plus the few linear-algebra entry points rmtfl needs (a model object, not a result).
+
+    Results come back as host numpy arrays; nothing is rescaled (docs/theory/classical.md §7).
+    """
 
     name: str
     xp: ModuleType
@@ -72,7 +75,11 @@ class Backend:
 
 
 def to_numpy(a) -> np.ndarray:
-    """Host copy of a numpy or cupy array (or anything array-like)."""
+    """Host copy of a numpy or cupy array (or anything array-like); values unchanged (docs/theory/classical.md §7).
+
+    >>> to_numpy([1, 2]).tolist()
+    [1, 2]
+    """
     if type(a).__module__.startswith("cupy"):
         return a.get()
     return np.asarray(a)
@@ -97,7 +104,15 @@ def _cupy_backend() -> Backend:
 
 
 def get_backend(name: str | Backend = "numpy") -> Backend:
-    """Return the backend called ``name`` (``"numpy"`` or ``"cupy"``)."""
+    """Return the backend called ``name`` (``"numpy"`` or ``"cupy"``; a :class:`Backend` is returned as is).
+
+    The ``backend=`` keyword of every numerics function goes through here (docs/theory/classical.md §7); asking
+    for ``"cupy"`` without cupy or a device raises :class:`BackendUnavailable`.
+
+    >>> be = get_backend()
+    >>> be.name, get_backend(be) is be
+    ('numpy', True)
+    """
     if isinstance(name, Backend):
         return name
     if name == "numpy":
@@ -107,10 +122,11 @@ def get_backend(name: str | Backend = "numpy") -> Backend:
     raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
 
 
-def require_finite(name: str, a, backend: Backend | None = None):
+def require_finite(name: str, a, *, backend: Backend | None = None):
     """``a`` unchanged if it is real and every entry is finite (checked where ``a`` lives), else
     ``ValueError`` naming ``name``: LAPACK and the Krylov solvers fail obscurely on NaN/inf, and
     the spectra here use ``A A^T`` (real Gram matrices), which would be silently wrong for complex input.
+    ``backend`` (keyword-only) is where ``a`` lives.
 
     >>> require_finite("A", np.ones(2)).tolist()
     [1.0, 1.0]
@@ -125,7 +141,13 @@ def require_finite(name: str, a, backend: Backend | None = None):
 
 
 def resolve_dtype(dtype) -> np.dtype:
-    """``"float64"`` (default for comparisons) or ``"float32"``; anything else is refused."""
+    """``"float64"`` (default for comparisons) or ``"float32"``; anything else is refused.
+
+    Values are never rescaled by a backend or a dtype (docs/theory/classical.md §7).
+
+    >>> resolve_dtype("float32").name
+    'float32'
+    """
     dt = np.dtype(dtype)
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")

@@ -19,11 +19,17 @@ def _ax(ax):
     return ax
 
 
-def plot_loss_collapse(runs, path=None, *, ax=None, saddle_loss=None):
-    """Loss against shifted time for several ``delta`` with ``p(t)`` overlaid.
+def plot_loss_collapse(runs, *, path=None, ax=None, saddle_loss=None):
+    """Loss against shifted time for several ``delta`` with ``p(t)`` overlaid (docs/theory/gradient_flow.md §8).
 
     ``runs``: list of ``(delta, t_shifted, loss)``; ``path``: a
     :class:`~rmtfl.theory.LimitingPath` (its ``t`` and ``loss``).
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_loss_collapse([(1e-2, [0.0, 1.0], [1.0, 0.5])], saddle_loss=0.5)
+    >>> ax.get_xlabel()
+    't − T_δ(w0)'
     """
     ax = _ax(ax)
     for delta, ts, loss in runs:
@@ -39,7 +45,15 @@ def plot_loss_collapse(runs, path=None, *, ax=None, saddle_loss=None):
 
 
 def plot_unit_norms(t, norms, *, ax=None, delta=None, t_escape=None, t_saddle=None):
-    """Per-unit norms ``nu_j(t)`` (log–log, ``t > 0``) with ``delta``, ``10 delta`` and event markers."""
+    """Per-unit norms ``nu_j(t)`` (log–log, ``t > 0``) with ``delta``, ``10 delta`` and event markers
+    (docs/theory/gradient_flow.md §11).
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_unit_norms([0.0, 1.0, 10.0], [[1e-3, 1e-3], [1e-2, 1e-3], [1.0, 2e-3]], delta=1e-3)
+    >>> len(ax.get_lines())       # two units, delta and 10 delta
+    4
+    """
     ax = _ax(ax)
     t, norms = np.asarray(t, float), np.asarray(norms)
     keep = t > 0
@@ -65,7 +79,13 @@ def plot_weight_heatmap(M, *, ax=None, title="", log=True):
     """``|M|`` as a heat-map (e.g. ``[a | W]`` with one row per hidden unit).
 
     ``log=True`` uses a logarithmic colour scale (floor ``1e-12``) so that ``O(delta)``
-    entries stay visible next to ``O(1)`` ones; exact zeros show at the floor.
+    entries stay visible next to ``O(1)`` ones; exact zeros show at the floor.  Rows follow the
+    packing of docs/conventions.md §9.
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> plot_weight_heatmap([[1.0, 0.0], [1e-4, 2.0]], title="[a W]").get_title()
+    '[a W]'
     """
     ax = _ax(ax)
     A = np.abs(np.asarray(M, dtype=float))
@@ -86,8 +106,13 @@ def plot_weight_heatmap(M, *, ax=None, title="", log=True):
 def plot_escape_times(deltas, t_esc, *, predicted=None, degree=2, ax=None):
     """Measured escape times against ``delta`` with the predicted curve.
 
-    ``L = 2``: ``t_esc`` against ``ln(1/delta)`` (linear axis); ``L > 2``: log–log.
-    ``predicted``: callable ``delta -> t`` (or ``None``).
+    ``L = 2``: ``t_esc`` against ``ln(1/delta)`` (linear axis); ``L > 2``: log–log
+    (docs/theory/gradient_flow.md §7).  ``predicted``: callable ``delta -> t`` (or ``None``).
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> plot_escape_times([1e-2, 1e-3], [5.0, 7.0], degree=2).get_xlabel()
+    'ln(1/δ)'
     """
     ax = _ax(ax)
     d = np.asarray(deltas, float)

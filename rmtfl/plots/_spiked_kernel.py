@@ -27,7 +27,7 @@ def _ax(ax, size=(4.6, 3.6)):
     return ax
 
 
-def plot_degree_spectrum(gram_k0, gram_k1, levels, ax=None, *, k1_levels=None, title: str = ""):
+def plot_degree_spectrum(gram_k0, gram_k1, levels, *, ax=None, k1_levels=None, title: str = ""):
     """Sorted Gram eigenvalues of ``k_0`` and ``k_1`` (log scale) with predicted levels.
 
     Parameters
@@ -38,6 +38,16 @@ def plot_degree_spectrum(gram_k0, gram_k1, levels, ax=None, *, k1_levels=None, t
         ``{label: value}`` horizontal lines for ``k_0`` (e.g. ``"mu_2 (N=54)"``).
     k1_levels : dict, optional
         ``{label: value}`` predicted ``k_1`` eigenvalues (dashed).
+
+    Eigenvalues w.r.t. the input probability measure (docs/conventions.md §8).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_degree_spectrum([0.17, 0.025, 0.025], [0.4, 0.15, 0.02], {"mu_0": 0.167})
+    >>> ax.get_yscale(), ax.get_xlabel()
+    ('log', 'eigenvalue index')
     """
     ax = _ax(ax)
     i0 = np.arange(1, len(gram_k0) + 1)
@@ -57,12 +67,21 @@ def plot_degree_spectrum(gram_k0, gram_k1, levels, ax=None, *, k1_levels=None, t
     return ax
 
 
-def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, ax=None, *, first_order=None,
+def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, *, ax=None, first_order=None,
                       title: str = "", label_curve: str = "zonal operator"):
     """Squared overlap ``cos^2(phi_top, Y_2) = <phi_top, Y_2>^2`` versus ``b``: Gram points (mean ± s.e.
     over seeds of the squared overlap) over the operator curve ``<f, Y_2>^2``.
 
-    ``first_order`` (optional) is the first-order curve ``sin^2 theta_mix`` with ``tan theta_mix = b eps/b``.
+    ``first_order`` (optional) is the first-order curve ``sin^2 theta_mix`` with ``tan theta_mix = b eps/b``
+    (docs/theory/spiked_kernel.md §5.3); overlaps squared (docs/conventions.md §1).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_y2_alignment([0, 10], [0, 0.1], [10], [0.09], [0.01], first_order=[0, 0.12])
+    >>> len(ax.get_lines()) >= 2
+    True
     """
     ax = _ax(ax)
     ax.plot(b_curve, y2_curve, "-", color="k", lw=1.2, label=label_curve)
@@ -81,16 +100,25 @@ def plot_y2_alignment(b_curve, y2_curve, b_points, y2_mean, y2_se, ax=None, *, f
     return ax
 
 
-def plot_test_error(widths, nn, nn_se, kernels: dict, ax=None, *, rf=None, rf_se=None, title: str = ""):
-    """Test MSE versus width ``m`` (log x): one-step network and RF at init, KRR baselines as lines.
+def plot_test_error(N, nn, nn_se, kernels: dict, *, ax=None, rf=None, rf_se=None, title: str = ""):
+    """Test MSE versus width ``N`` (log x): one-step network and RF at init, KRR baselines as lines.
 
-    ``kernels`` maps a label to ``(mean, se)``.
+    ``kernels`` maps a label to ``(mean, se)`` (e.g. :class:`rmtfl.numerics.KernelBaseline`); test MSE
+    against the noise-free target (docs/theory/spiked_kernel.md §7.2).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_test_error([64, 256], [0.4, 0.3], [0.01, 0.01], {"k0": (0.5, 0.02)})
+    >>> ax.get_xlabel()
+    'width N'
     """
     ax = _ax(ax)
-    widths = np.asarray(widths, dtype=float)
-    ax.errorbar(widths, nn, yerr=nn_se, fmt="o-", color="C3", ms=4, capsize=2, label="one-step NN")
+    N = np.asarray(N, dtype=float)
+    ax.errorbar(N, nn, yerr=nn_se, fmt="o-", color="C3", ms=4, capsize=2, label="one-step NN")
     if rf is not None:
-        ax.errorbar(widths, rf, yerr=rf_se, fmt="s-", color="C7", ms=4, capsize=2, label="RF at init")
+        ax.errorbar(N, rf, yerr=rf_se, fmt="s-", color="C7", ms=4, capsize=2, label="RF at init")
     styles = {"k0": ("C0", "-"), "k1_target": ("C2", "--"), "k1_hhat": ("C1", "-.")}
     names = {"k0": "KRR $k_0$", "k1_target": r"KRR $k_1(\beta^*)$", "k1_hhat": r"KRR $k_1(\hat h)$"}
     for key, (mean, se) in kernels.items():
@@ -98,7 +126,7 @@ def plot_test_error(widths, nn, nn_se, kernels: dict, ax=None, *, rf=None, rf_se
         ax.axhline(mean, color=col, ls=ls, lw=1.2, label=names.get(key, key))
         ax.axhspan(mean - se, mean + se, color=col, alpha=0.12, lw=0)
     ax.set_xscale("log")
-    ax.set_xlabel("width m")
+    ax.set_xlabel("width N")
     ax.set_ylabel("test MSE")
     ax.set_title(title)
     ax.legend(fontsize=8)

@@ -2,24 +2,28 @@
 
 Axes are the step-size exponents of ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5);
 colour is an outlier count (docs/theory/two_step.md §6), theoretical or the mean over seeds.
+Maps have shape ``(len(alpha2), len(alpha1))`` (rows ``alpha2``), as :class:`rmtfl.theory.PhaseDiagram`.
 
 Examples
 --------
 >>> import numpy as np, matplotlib
 >>> matplotlib.use("Agg")
 >>> a = np.linspace(0, 0.45, 4)
->>> ax = plot_phase_map(a, a, np.zeros((4, 4)), title="demo")
+>>> ax = plot_count_map(a, a[:2], np.zeros((2, 4)), title="demo")
 >>> ax.get_title()
 'demo'
+>>> cell_edges([0.0, 0.1, 0.3]).tolist()
+[-0.05, 0.05, 0.2, 0.4]
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_phase_map", "plot_phase_boundaries"]
+__all__ = ["plot_count_map", "plot_phase_boundaries", "cell_edges"]
 
 
-def _edges(v: np.ndarray) -> np.ndarray:
+def cell_edges(v) -> np.ndarray:
+    """Cell boundaries around the grid values ``v`` (midpoints inside, mirrored half-steps at the ends)."""
     v = np.asarray(v, dtype=float)
     if v.size == 1:
         return np.array([v[0] - 0.025, v[0] + 0.025])
@@ -27,12 +31,13 @@ def _edges(v: np.ndarray) -> np.ndarray:
     return np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
 
 
-def plot_phase_map(alpha1, alpha2, values, ax=None, *, title: str = "", vmax=None, cmap="viridis",
+def plot_count_map(alpha1, alpha2, values, *, ax=None, title: str = "", vmax=None, cmap="viridis",
                    label: str = "outliers beyond the first", annotate: bool = False):
-    """Colour map of ``values[i, j]`` at ``(alpha1[i], alpha2[j])`` (``alpha1`` on x, ``alpha2`` on y).
+    """Colour map of ``values[i, j]`` at ``(alpha1[j], alpha2[i])`` (``alpha1`` on x, ``alpha2`` on y).
 
-    ``values`` has shape ``(len(alpha1), len(alpha2))``; NaN cells stay blank.
-    ``annotate`` writes each cell's value (for coarse empirical grids).
+    ``values`` has shape ``(len(alpha2), len(alpha1))``; NaN cells stay blank; the colour bar
+    extends when a value exceeds ``vmax``.  ``annotate`` writes each cell's value (for coarse
+    empirical grids).
     """
     import matplotlib.pyplot as plt
 
@@ -40,16 +45,16 @@ def plot_phase_map(alpha1, alpha2, values, ax=None, *, title: str = "", vmax=Non
         _, ax = plt.subplots(figsize=(4.2, 3.6))
     a1, a2 = np.asarray(alpha1, float), np.asarray(alpha2, float)
     V = np.asarray(values, float)
-    if V.shape != (a1.size, a2.size):
-        raise ValueError(f"values must have shape {(a1.size, a2.size)}, got {V.shape}")
+    if V.shape != (a2.size, a1.size):
+        raise ValueError(f"values must have shape (len(alpha2), len(alpha1)) = {(a2.size, a1.size)}, got {V.shape}")
     vmax = np.nanmax(V) if vmax is None else vmax
     vmax = max(float(vmax) if np.isfinite(vmax) else 1.0, 1.0)
-    mesh = ax.pcolormesh(_edges(a1), _edges(a2), V.T, cmap=cmap, vmin=0, vmax=vmax, shading="flat")
+    mesh = ax.pcolormesh(cell_edges(a1), cell_edges(a2), V, cmap=cmap, vmin=0, vmax=vmax, shading="flat")
     over = bool(np.any(V[np.isfinite(V)] > vmax))
     ax.figure.colorbar(mesh, ax=ax, label=label, extend="max" if over else "neither")
     if annotate:
-        for i, x in enumerate(a1):
-            for j, y in enumerate(a2):
+        for i, y in enumerate(a2):
+            for j, x in enumerate(a1):
                 if np.isfinite(V[i, j]):
                     ax.text(x, y, f"{V[i, j]:.2g}", ha="center", va="center", fontsize=7, color="w")
     ax.set_xlabel(r"$\alpha_1$")
@@ -59,7 +64,7 @@ def plot_phase_map(alpha1, alpha2, values, ax=None, *, title: str = "", vmax=Non
     return ax
 
 
-def plot_phase_boundaries(ax=None, kmax: int = 6, *, alpha_max: float = 0.5, **line_kw):
+def plot_phase_boundaries(kmax: int = 6, *, ax=None, alpha_max: float = 0.5, **line_kw):
     """Draw the lines ``k alpha1 + alpha2 = k/2`` for ``k = 1..kmax`` (docs/theory/two_step.md §6)."""
     import matplotlib.pyplot as plt
 

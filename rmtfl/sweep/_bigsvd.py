@@ -6,7 +6,7 @@ Normalisation as everywhere (docs/conventions.md §3–§5): ``W_0`` entries ``N
 ``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (one reused batch).
 
 :func:`two_step_w2_dask` builds ``W_2`` lazily as a chunked ``dask.array``:
-``W_0``, ``a`` and ``X`` are drawn by ``dask.array.random.default_rng(seed)``
+``W_0``, ``a`` and ``X`` are drawn by ``dask.array.random.default_rng(rng)``
 chunk by chunk (on the workers, never on the driver), ``y = g(X beta*)`` is
 computed per row-chunk of ``X``, and each step is two chunked products,
 ``Z = W X^T`` (``N x n``, chunks ``rows x rows``) and ``G = (sigma'(Z) * y) X``
@@ -21,17 +21,17 @@ accurate to near machine precision while values inside the bulk are only
 approximate — ask for ``k`` beyond the predicted number of outliers and read
 only those above the bulk edge (docs/theory/two_step.md §9).
 
-The random numbers depend on ``seed`` and on the chunking (same seed and
+The random numbers depend on ``rng`` (an integer seed) and on the chunking (same seed and
 chunks give the same matrix on any cluster); :func:`materialise_inputs`
 returns the same ``W_0, a, X, y`` as numpy arrays so the result can be checked
 against the in-memory computation at a size that fits.
 
 Examples
 --------
->>> W2 = two_step_w2_dask("tanh", "linear", N=120, d=100, n=200, eta1=4.0, eta2=4.0, seed=1, rows=50)
+>>> W2 = two_step_w2_dask("tanh", "linear", N=120, d=100, n=200, eta1=4.0, eta2=4.0, rng=1, rows=50)
 >>> W2.shape, W2.chunksize
 ((120, 100), (50, 100))
->>> s = top_singular_values_dask(W2, 3, n_power_iter=6, seed=0, scheduler="sync")
+>>> s = top_singular_values_dask(W2, 3, n_power_iter=6, rng=0, scheduler="sync")
 >>> ref = __import__("numpy").linalg.svd(W2.compute(scheduler="sync"), compute_uv=False)[:3]
 >>> bool(abs(s[0] - ref[0]) < 1e-10), bool(abs(s[1] - ref[1]) < 1e-2)   # outlier exact, bulk approximate
 (True, True)
@@ -39,28 +39,50 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_int, check_real
 
-__all__ = ["two_step_w2_dask", "top_singular_values_dask", "materialise_inputs"]
+__all__ = ["two_step_w2_dask", "top_singular_values_dask", "materialise_inputs", "DaskInputs"]
 
 
-def _inputs(N, d, n, seed, rows, dtype):
+@dataclass(frozen=True)
+class DaskInputs(Result):
+    """The ``W_0, a, X, y`` of :func:`two_step_w2_dask` as numpy arrays; unpacks as ``W0, a, X, y``."""
+
+    W0: np.ndarray = field(repr=False)
+    a: np.ndarray = field(repr=False)
+    X: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+
+    def __iter__(self):
+        return iter((self.W0, self.a, self.X, self.y))
+
+
+def _seed(rng) -> int:
+    """The integer seed of the chunked generator (chunks are drawn on the workers, so only a seed travels)."""
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ValueError(f"rng must be a non-negative integer seed on the dask path, got {rng!r}")
+    return int(rng)
+
+
+def _inputs(N, d, n, rng, rows, dtype):
     import dask.array as da
 
-    rng = da.random.default_rng(seed)
-    W0 = rng.standard_normal((N, d), chunks=(rows, d), dtype=dtype) / np.sqrt(d).astype(dtype)
-    a = rng.standard_normal(N, chunks=rows, dtype=dtype) / np.sqrt(N).astype(dtype)
-    X = rng.standard_normal((n, d), chunks=(rows, d), dtype=dtype)
+    g = da.random.default_rng(_seed(rng))
+    W0 = g.standard_normal((N, d), chunks=(rows, d), dtype=dtype) / np.sqrt(d).astype(dtype)
+    a = g.standard_normal(N, chunks=rows, dtype=dtype) / np.sqrt(N).astype(dtype)
+    X = g.standard_normal((n, d), chunks=(rows, d), dtype=dtype)
     return W0, a, X
 
 
 def _labels(Xb, target):
     from rmtfl.numerics import sample_targets
 
-    return sample_targets(Xb, target)
+    return sample_targets(Xb, target=target)
 
 
 def _sigma_prime_block(Z, activation):
@@ -83,8 +105,8 @@ def _check(N, d, n, rows, target):
     return N, d, n, rows, t
 
 
-def two_step_w2_dask(activation, target, N: int, d: int, n: int, eta1: float, eta2: float, *,
-                     seed: int = 0, rows: int = 2000, dtype="float64"):
+def two_step_w2_dask(activation, target, *, N: int, d: int, n: int, eta1: float, eta2: float,
+                     rows: int = 2000, dtype="float64", rng: int = 0):
     """``W_2`` after two reused-batch steps, as a lazy ``dask.array`` (``N x d``, row chunks of ``rows``).
 
     ``eta_t`` are the step sizes themselves (``eta = c N^alpha``: see
@@ -96,7 +118,7 @@ def two_step_w2_dask(activation, target, N: int, d: int, n: int, eta1: float, et
     N, d, n, rows, t = _check(N, d, n, rows, target)
     eta1, eta2 = check_real("eta1", eta1), check_real("eta2", eta2)
     dtype = np.dtype(dtype)
-    W0, a, X = _inputs(N, d, n, seed, rows, dtype)
+    W0, a, X = _inputs(N, d, n, rng, rows, dtype)
     y = X.map_blocks(_labels, t, drop_axis=1, dtype=dtype)
     W = W0
     for eta in (eta1, eta2):
@@ -107,19 +129,19 @@ def two_step_w2_dask(activation, target, N: int, d: int, n: int, eta1: float, et
     return W
 
 
-def materialise_inputs(N: int, d: int, n: int, *, seed: int = 0, rows: int = 2000, dtype="float64",
-                       target="linear"):
+def materialise_inputs(*, target, N: int, d: int, n: int, rows: int = 2000, dtype="float64",
+                       rng: int = 0) -> DaskInputs:
     """The ``W_0, a, X, y`` that :func:`two_step_w2_dask` uses, as numpy arrays (for small checks)."""
     import dask
 
     N, d, n, rows, t = _check(N, d, n, rows, target)
-    W0, a, X = _inputs(N, d, n, seed, rows, np.dtype(dtype))
+    W0, a, X = _inputs(N, d, n, rng, rows, np.dtype(dtype))
     W0, a, X = dask.compute(W0, a, X, scheduler="sync")
-    return W0, a, X, _labels(X, t)
+    return DaskInputs(W0, a, X, _labels(X, t))
 
 
-def top_singular_values_dask(W, k: int, *, n_power_iter: int = 4, n_oversamples: int = 10, seed=0,
-                             scheduler=None) -> np.ndarray:
+def top_singular_values_dask(W, k: int, *, n_power_iter: int = 4, n_oversamples: int = 10, scheduler=None,
+                             rng: int = 0) -> np.ndarray:
     """Top ``k`` singular values of a (dask or numpy) matrix by ``svd_compressed``; host float64, descending.
 
     ``scheduler`` is passed to ``compute`` (``None``: the active distributed Client, if any,
@@ -134,6 +156,6 @@ def top_singular_values_dask(W, k: int, *, n_power_iter: int = 4, n_oversamples:
     if k > min(W.shape):
         raise ValueError(f"k must be in [1, {min(W.shape)}], got {k}")
     _, s, _ = da.linalg.svd_compressed(W, k, n_power_iter=n_power_iter, n_oversamples=n_oversamples,
-                                       seed=seed)
+                                       seed=_seed(rng))
     kw = {} if scheduler is None else {"scheduler": scheduler}
     return np.sort(np.asarray(s.compute(**kw), dtype=np.float64))[::-1]

@@ -33,8 +33,12 @@ Examples
 ...                 name="doc", progress=False)
 >>> res.tasks, res.computed, res.reused, res.failed
 (6, 6, 0, 0)
->>> [r["n"] for r in res.results]
+>>> [r.n for r in res.results]
 [3, 3]
+
+An :class:`~rmtfl.sweep.Experiment` checks the whole grid before any task runs (no store row is
+written for a bad grid).  JSON (``to_dict``) follows :func:`rmtfl._results.jsonify`: the standard
+error of a single seed, NaN, is written ``"nan"``.
 """
 from __future__ import annotations
 
@@ -47,25 +51,49 @@ import sys
 import time
 import traceback
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ._grid import normalise_params, seed_indices, task_key, task_seed
-from ._store import ResultStore, TaskResult
+from rmtfl._results import Result
 from rmtfl._threads import blas_threads
 
-__all__ = ["run_sweep", "SweepResult", "execute_task", "point_means"]
+from ._grid import normalise_params, seed_indices, task_key, task_seed
+from ._store import ResultStore, TaskResult
+
+__all__ = ["run_sweep", "SweepResult", "PointSummary", "TaskFailure", "execute_task", "point_means"]
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class PointSummary(Result):
+    """The finished seeds of one grid point: ``n`` of them, per-metric ``mean`` and standard error.
+
+    ``stderr[m] = std(ddof=1)/sqrt(n)`` (NaN for ``n < 2``); a metric missing from every seed is NaN.
+    """
+
+    params: dict
+    n: int
+    mean: dict
+    stderr: dict
+
+
+@dataclass(frozen=True)
+class TaskFailure(Result):
+    """A task that ended in an error: its point, seed index and the last line of the traceback."""
+
+    params: dict
+    seed_index: int
+    error: str
+
+
+@dataclass(frozen=True)
+class SweepResult(Result):
     """Summary of one sweep run.
 
     ``tasks`` = grid points x seeds; ``computed`` + ``reused`` + ``failed`` = ``tasks``
-    unless interrupted.  ``results[i]`` holds the per-seed mean and standard
-    error (``std(ddof=1)/sqrt(n)``, NaN for ``n < 2``) of every metric at
-    ``grid[i]``, over the seeds of this sweep that finished ``'ok'``.
+    unless interrupted.  ``results[i]`` (:class:`PointSummary`) holds the per-seed mean and
+    standard error of every metric at ``grid[i]``, over the seeds of this sweep that finished
+    ``'ok'``; ``failures`` the :class:`TaskFailure` of this run.
     """
 
     experiment: str
@@ -79,8 +107,8 @@ class SweepResult:
     wall_seconds: float
     executor: str
     store: str
-    results: list = field(default_factory=list)
-    failures: list = field(default_factory=list)
+    results: tuple = ()
+    failures: tuple = ()
 
     def summary(self) -> str:
         """One line: counts, wall time, store."""
@@ -88,27 +116,6 @@ class SweepResult:
                 f"{len(self.seeds)} seeds = {self.tasks} tasks; computed {self.computed}, "
                 f"reused {self.reused}, failed {self.failed}; wall {self.wall_seconds:.2f} s "
                 f"on {self.executor}; store {self.store}")
-
-    def to_dict(self) -> dict:
-        """JSON-ready: ``points`` (= tasks), counts, ``results`` ordered by the grid, failures.
-
-        NaN (e.g. the standard error of a single seed) becomes ``None`` (JSON ``null``).
-        """
-        return _json_clean({"experiment": self.experiment, "version": self.version, "points": self.tasks,
-                "grid_points": self.grid_points, "seeds": list(self.seeds), "computed": self.computed,
-                "reused": self.reused, "failed": self.failed, "wall_seconds": round(self.wall_seconds, 3),
-                "executor": self.executor, "store": self.store, "results": self.results,
-                "failures": self.failures})
-
-
-def _json_clean(o):
-    if isinstance(o, dict):
-        return {k: _json_clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_json_clean(v) for v in o]
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return o
 
 
 def _scalar_metrics(metrics) -> dict:
@@ -165,8 +172,12 @@ def _accepts_backend(fn) -> bool:
     return any(p.kind == p.VAR_POSITIONAL for p in params) or len(params) >= 3
 
 
-def point_means(grid: list[dict], seeds, rows_by_key: dict, keys: list[list[str]]) -> list[dict]:
-    """Per grid point: ``{"params", "n", "mean", "stderr"}`` over the finished seeds, in grid order."""
+def point_means(grid: list[dict], seeds, rows_by_key: dict, keys: list[list[str]]) -> tuple:
+    """Per grid point, in grid order: a :class:`PointSummary` over the finished seeds.
+
+    ``rows_by_key`` maps task keys to metric dicts (:meth:`ResultStore.metrics_by_key`);
+    ``keys[i]`` are the task keys of ``grid[i]``, one per seed.
+    """
     out = []
     for point, point_keys in zip(grid, keys):
         rows = [rows_by_key[k] for k in point_keys if k in rows_by_key]
@@ -178,8 +189,8 @@ def point_means(grid: list[dict], seeds, rows_by_key: dict, keys: list[list[str]
             vals = np.array([float(r[m]) for r in rows if m in r and r[m] is not None], dtype=float)
             mean[m] = float(vals.mean()) if vals.size else math.nan
             se[m] = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else math.nan
-        out.append({"params": point, "n": len(rows), "mean": mean, "stderr": se})
-    return out
+        out.append(PointSummary(point, len(rows), mean, se))
+    return tuple(out)
 
 
 def _default_workers() -> int:
@@ -222,6 +233,9 @@ def run_sweep(fn, grid, seeds, *, store=None, workers: int | None = None, schedu
     if not isinstance(grid, (list, tuple)) or not grid:
         raise ValueError("grid must be a non-empty list of parameter dicts")
     grid = [normalise_params(p) for p in grid]
+    validate = getattr(fn, "validate", None)
+    if callable(validate):  # an Experiment: every point is checked before any task runs
+        validate(grid)
     seeds = seed_indices(seeds)
     if scheduler is not None and workers is not None:
         raise ValueError("give either workers or scheduler, not both")
@@ -250,7 +264,7 @@ def run_sweep(fn, grid, seeds, *, store=None, workers: int | None = None, schedu
         else:
             counts["failed"] += 1
             last = (out["error"] or "").strip().splitlines()
-            failures.append({"params": grid[i], "seed_index": s, "error": last[-1] if last else ""})
+            failures.append(TaskFailure(grid[i], s, last[-1] if last else ""))
 
     bar = _progress_bar(len(todo), len(todo) - len(pending), name, progress)
     executor = "serial"
@@ -279,7 +293,7 @@ def run_sweep(fn, grid, seeds, *, store=None, workers: int | None = None, schedu
     if own_store:
         st.close()
     return SweepResult(name, version, len(grid), tuple(seeds), len(todo), counts["computed"], len(done),
-                       counts["failed"], wall, executor, location, results, failures)
+                       counts["failed"], wall, executor, location, results, tuple(failures))
 
 
 def _progress_bar(total, initial, name, enabled):

@@ -15,7 +15,7 @@ Registry (:data:`EXPERIMENTS`):
     Rank-one BBP/BGN check, ``W = Z/sqrt(d) + theta u v^T`` (docs/conventions.md §1,
     entries ``N(0, 1/d)``); metrics ``s1``, ``s2``, ``cos2_u``, ``cos2_v``.  Cheap; an
     optional ``delay`` (seconds, slept inside the task) emulates expensive tasks for
-    fault-tolerance tests.  ``theta < 0`` raises ``ValueError`` (a failing task).
+    fault-tolerance tests.
 ``two-step``
     Two large gradient steps (docs/theory/two_step.md §6) over ``(alpha1, alpha2)`` with
     ``eta_t = c_t N^{alpha_t}``; metrics ``outliers`` (= number of singular values
@@ -30,7 +30,14 @@ Registry (:data:`EXPERIMENTS`):
     :func:`rmtfl.numerics.simulate_one_step`.
 ``kernel``
     Spiked random-features kernel over ``b`` (docs/theory/spiked_kernel.md §7.1): top eigenvalue of
-    ``K/n`` and its eigenvector's overlaps, from :func:`rmtfl.numerics.gram_alignment`.
+    ``K/n`` and its eigenvector's squared overlaps ``cos2_y0``, ``cos2_y2``, ``cos2_psi``, from
+    :func:`rmtfl.numerics.gram_alignment`.
+
+Every experiment has a ``check(params)`` that validates one grid point (``ValueError`` naming the
+parameter and its range); :meth:`Experiment.validate` runs it on the whole grid, and
+:func:`~rmtfl.sweep.run_sweep` calls that before any task runs, so a bad grid (``alpha1 = 0.5``,
+``N = 0``, an unknown activation) fails at once and writes nothing.  The defaults of the model
+parameters are those of :mod:`rmtfl._defaults` (activation, target, ``psi``, ``phi``).
 
 Examples
 --------
@@ -40,6 +47,10 @@ Examples
 >>> out = e.fn({"theta": 2.0, "N": 60, "psi": 1.0}, __import__("numpy").random.default_rng(0), "numpy")
 >>> sorted(out)
 ['cos2_u', 'cos2_v', 's1', 's2']
+>>> e.validate([{"theta": -1.0}])
+Traceback (most recent call last):
+...
+ValueError: theta must be >= 0, got -1.0 (grid point {"theta":-1.0})
 """
 from __future__ import annotations
 
@@ -50,7 +61,10 @@ from typing import Callable
 
 import numpy as np
 
+from rmtfl import _defaults
 from rmtfl._validate import check_alpha, check_choice, check_int, check_nonnegative, check_positive, check_real
+
+from ._grid import canonical_params
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "bbp_task", "two_step_task", "one_step_task",
            "kernel_task", "theory_outliers"]
@@ -74,6 +88,9 @@ class Experiment:
     metrics : tuple of str
         The main metrics (shown first by the CLI).
     description : str
+    check : callable or None
+        ``check(params)`` raises ``ValueError`` (naming the parameter) for a bad grid point;
+        ``params`` holds the fixed parameters with the point's values applied.
     """
 
     name: str
@@ -83,6 +100,17 @@ class Experiment:
     fixed: dict = field(default_factory=dict)
     metrics: tuple = ()
     description: str = ""
+    check: Callable | None = field(default=None, repr=False)
+
+    def validate(self, grid) -> None:
+        """Check every point of ``grid`` before anything runs; ``ValueError`` names the parameter and the point."""
+        if self.check is None:
+            return
+        for point in grid:
+            try:
+                self.check({**self.fixed, **point})
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{exc} (grid point {canonical_params(point)})") from None
 
     def params(self, overrides: dict | None = None) -> dict:
         """The fixed parameters with ``overrides`` applied (unknown names are refused)."""
@@ -104,10 +132,7 @@ def bbp_task(params: dict, rng: np.random.Generator, backend: str = "numpy") -> 
     """
     from rmtfl.numerics import get_backend, to_numpy
 
-    theta = check_nonnegative("theta", params.get("theta", 0.0))
-    N = check_int("N", params.get("N", 200), lo=2)
-    psi = check_positive("psi", params.get("psi", 1.0))
-    delay = check_nonnegative("delay", params.get("delay", 0.0))
+    theta, N, psi, delay = _check_bbp({**BBP_FIXED, **params})
     d = max(2, int(round(N / psi)))
     be = get_backend(backend)
     Z = rng.standard_normal((N, d)) / math.sqrt(d)
@@ -124,7 +149,24 @@ def bbp_task(params: dict, rng: np.random.Generator, backend: str = "numpy") -> 
             "cos2_v": float((Vt[0] @ v) ** 2)}
 
 
+def _check_bbp(p: dict):
+    return (check_nonnegative("theta", p.get("theta", 0.0)), check_int("N", p["N"], lo=2),
+            check_positive("psi", p["psi"]), check_nonnegative("delay", p["delay"]))
+
+
+BBP_FIXED = {"N": 200, "psi": _defaults.PSI, "delay": 0.0}
+
+
 # ---------------------------------------------------------------------- two-step
+def _check_model(p: dict) -> None:
+    """Activation, target and dtype of a two-step or one-step point (resolved once, then dropped)."""
+    from rmtfl.theory import get_activation, make_target
+
+    get_activation(p["activation"])
+    make_target(p["target"])
+    check_choice("dtype", p["dtype"], ("float64", "float32"))
+
+
 def _sizes(p: dict) -> tuple[int, int, int]:
     N = check_int("N", p["N"], lo=8)
     psi = check_positive("psi", p["psi"])
@@ -169,17 +211,27 @@ def two_step_task(params: dict, rng: np.random.Generator, backend: str = "numpy"
 
     p = {**TWO_STEP_FIXED, **params}
     N, d, n = _sizes(p)
-    check_choice("batch", p["batch"], ("reused", "fresh"))
-    eta1 = step_size(check_positive("c1", p["c1"]), N, check_alpha("alpha1", p["alpha1"]))
-    eta2 = step_size(check_positive("c2", p["c2"]), N, check_alpha("alpha2", p["alpha2"]))
+    _check_two_step(p)
+    eta1 = step_size(p["c1"], N=N, alpha=p["alpha1"])
+    eta2 = step_size(p["c2"], N=N, alpha=p["alpha2"])
     r = simulate_two_step(activation=p["activation"], target=p["target"], N=N, d=d, n=n, eta1=eta1,
                           eta2=eta2, batch=p["batch"], n2=n if p["batch"] == "fresh" else None, rng=rng,
                           dtype=p["dtype"], backend=backend, n_vectors=1)
     return {**_step_metrics(r), "eta1": float(eta1), "eta2": float(eta2)}
 
 
-TWO_STEP_FIXED = {"N": 400, "psi": 1.0, "phi": 2.0, "c1": 1.0, "c2": 1.0, "activation": "tanh",
-                  "target": "linear", "batch": "reused", "dtype": "float64"}
+def _check_two_step(p: dict) -> None:
+    _sizes(p)
+    for t in (1, 2):
+        check_alpha(f"alpha{t}", p.get(f"alpha{t}"))
+        check_positive(f"c{t}", p[f"c{t}"])
+    check_choice("batch", p["batch"], ("reused", "fresh"))
+    _check_model(p)
+
+
+TWO_STEP_FIXED = {"N": 400, "psi": _defaults.PSI, "phi": _defaults.PHI, "c1": 1.0, "c2": 1.0,
+                  "activation": _defaults.ACTIVATION, "target": _defaults.TARGET, "batch": "reused",
+                  "dtype": "float64"}
 
 
 # ---------------------------------------------------------------------- one-step
@@ -193,14 +245,21 @@ def one_step_task(params: dict, rng: np.random.Generator, backend: str = "numpy"
 
     p = {**ONE_STEP_FIXED, **params}
     N, d, n = _sizes(p)
-    eta = check_real("eta", p["eta"])
+    _check_one_step(p)
+    eta = p["eta"]
     r = simulate_one_step(activation=p["activation"], target=p["target"], N=N, d=d, n=n, eta=eta, rng=rng,
                           dtype=p["dtype"], backend=backend, n_vectors=1)
     return _step_metrics(r)
 
 
-ONE_STEP_FIXED = {"N": 400, "psi": 1.0, "phi": 2.0, "activation": "tanh", "target": "linear",
-                  "dtype": "float64"}
+def _check_one_step(p: dict) -> None:
+    _sizes(p)
+    check_real("eta", p.get("eta"))
+    _check_model(p)
+
+
+ONE_STEP_FIXED = {"N": 400, "psi": _defaults.PSI, "phi": _defaults.PHI, "activation": _defaults.ACTIVATION,
+                  "target": _defaults.TARGET, "dtype": "float64"}
 
 
 # ---------------------------------------------------------------------- kernel
@@ -208,56 +267,70 @@ def kernel_task(params: dict, rng: np.random.Generator, backend: str = "numpy") 
     """Top eigenpair of the spiked-kernel Gram matrix ``K/n`` for ``Gamma = A (I + b v v^T)``.
 
     Runs :func:`rmtfl.numerics.gram_alignment` (docs/theory/spiked_kernel.md §7.1) on ``backend``
-    (inputs drawn on the host either way).  Metrics: ``eigenvalue`` and the absolute overlaps ``y0``, ``y2``,
-    ``psi`` of the top eigenvector with the degree-0, degree-2 and linear sample vectors.
+    (inputs drawn on the host either way).  Metrics: ``eigenvalue`` and the squared overlaps
+    (docs/conventions.md §1) ``cos2_y0``, ``cos2_y2``, ``cos2_psi`` of the top eigenvector with the
+    degree-0, degree-2 and linear sample vectors.
     """
     from rmtfl.numerics import gram_alignment
 
     p = {**KERNEL_FIXED, **params}
-    r = gram_alignment(p["d"], p["n"], p["b"], activation=p["activation"], A=p["A"], measure=p["measure"],
+    _check_kernel(p)
+    r = gram_alignment(p["activation"], d=p["d"], n=p["n"], b=p["b"], A=p["A"], measure=p["measure"],
                        rng=rng, backend=backend)
-    return {"eigenvalue": r.eigenvalue, "y0": r.y0, "y2": r.y2, "psi": r.psi}
+    return {"eigenvalue": r.eigenvalue, "cos2_y0": r.cos2_y0, "cos2_y2": r.cos2_y2, "cos2_psi": r.cos2_psi}
 
 
-KERNEL_FIXED = {"d": 30, "n": 600, "activation": "relu", "A": 1.0, "measure": "sphere"}
+def _check_kernel(p: dict) -> None:
+    from rmtfl.theory import get_activation
+
+    check_int("d", p["d"], lo=2)
+    check_int("n", p["n"], lo=2)
+    check_nonnegative("b", p.get("b"))
+    check_positive("A", p["A"])
+    check_choice("measure", p["measure"], ("gaussian", "sphere"))
+    get_activation(p["activation"])
+
+
+KERNEL_FIXED = {"d": 30, "n": 600, "activation": _defaults.ACTIVATION, "A": 1.0, "measure": "sphere"}
 
 
 # ---------------------------------------------------------------------- theory
-def theory_outliers(alpha1, alpha2, activation="tanh", target="linear", batch="reused",
-                    phi: float = 2.0) -> np.ndarray:
+def theory_outliers(activation, target, *, alpha1, alpha2, batch: str = "reused",
+                    phi: float = _defaults.PHI) -> np.ndarray:
     """Predicted outliers of ``W_2`` beyond the first direction on the grid ``alpha1 x alpha2``.
 
     ``#{1 <= k <= Lambda : P_k != 0}`` with ``Lambda = min(L - 1, floor(alpha2 / (1/2 - alpha1)))``
-    (docs/theory/two_step.md §6), from :func:`rmtfl.theory.phase_diagram` (``effective``; odd
-    ``sigma`` keeps only even ``k``; Taylor indices up to 12).  ``alpha1``, ``alpha2`` are 1-d
-    axes; the result has shape ``(len(alpha1), len(alpha2))``.
+    (docs/theory/two_step.md §6): the ``effective`` map of :func:`rmtfl.theory.phase_diagram` with
+    Taylor indices up to 12 (odd ``sigma`` keeps only even ``k``), the theory beside the ``outliers``
+    and ``separated`` metrics of the ``two-step`` experiment.  ``alpha1``, ``alpha2`` are 1-d axes in
+    ``[0, 1/2)`` (``eta_t = c_t N^alpha_t``, docs/conventions.md §5); the result has shape
+    ``(len(alpha2), len(alpha1))`` (rows ``alpha2``, as :class:`rmtfl.theory.PhaseDiagram`).
 
-    >>> theory_outliers([0.1, 0.3, 0.4], [0.45], "tanh").ravel().tolist()
-    [0, 1, 2]
-    >>> theory_outliers([0.3], [0.45], "gelu").tolist()
+    >>> theory_outliers("tanh", "linear", alpha1=[0.1, 0.3, 0.4], alpha2=[0.45]).tolist()
+    [[0, 1, 2]]
+    >>> theory_outliers("gelu", "linear", alpha1=[0.3], alpha2=[0.45]).tolist()
     [[2]]
     """
     from rmtfl.theory import phase_diagram
 
-    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
-    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
-    pd = phase_diagram(a1, a2, activation=activation, target=target, batch=batch, phi=phi, kmax=12)
-    return np.asarray(pd.effective).T
+    pd = phase_diagram(np.atleast_1d(np.asarray(alpha1, dtype=float)), np.atleast_1d(np.asarray(alpha2, dtype=float)),
+                       activation=activation, target=target, batch=batch, phi=phi, kmax=12)
+    return np.asarray(pd.effective)
 
 
 EXPERIMENTS = {
-    "bbp": Experiment("bbp", "1", bbp_task, axes={"theta": "0:3:7"},
-                      fixed={"N": 200, "psi": 1.0, "delay": 0.0}, metrics=("s1", "s2", "cos2_v"),
+    "bbp": Experiment("bbp", "1", bbp_task, axes={"theta": "0:3:7"}, fixed=dict(BBP_FIXED),
+                      metrics=("s1", "s2", "cos2_v"), check=_check_bbp,
                       description="rank-one BBP/BGN spike W = Z/sqrt(d) + theta u v^T (cheap)"),
     "two-step": Experiment("two-step", "2", two_step_task,
                            axes={"alpha1": "0:0.45:4", "alpha2": "0:0.45:4"}, fixed=dict(TWO_STEP_FIXED),
-                           metrics=("separated", "outliers", "s1", "s2", "cos2_target"),
+                           metrics=("separated", "outliers", "s1", "s2", "cos2_target"), check=_check_two_step,
                            description="two large GD steps over (alpha1, alpha2): outlier count of W2"),
     "one-step": Experiment("one-step", "2", one_step_task, axes={"eta": "0:4:9"},
                            fixed=dict(ONE_STEP_FIXED), metrics=("s1", "s2", "cos2_target"),
-                           description="one GD step over eta: BBP transition of W1"),
-    "kernel": Experiment("kernel", "1", kernel_task, axes={"b": "0:16:5"}, fixed=dict(KERNEL_FIXED),
-                         metrics=("eigenvalue", "y0", "y2", "psi"),
+                           check=_check_one_step, description="one GD step over eta: BBP transition of W1"),
+    "kernel": Experiment("kernel", "2", kernel_task, axes={"b": "0:16:5"}, fixed=dict(KERNEL_FIXED),
+                         metrics=("eigenvalue", "cos2_y0", "cos2_y2", "cos2_psi"), check=_check_kernel,
                          description="spiked RF kernel Gamma = A(I + b v v^T): top Gram eigenpair over b"),
 }
 

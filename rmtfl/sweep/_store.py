@@ -49,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rmtfl._results import Result
+
 __all__ = ["ResultStore", "TaskResult", "APPLICATION_ID", "SCHEMA_VERSION", "to_table"]
 
 #: ``PRAGMA application_id`` of rmtfl stores: the ASCII bytes ``"RMTF"``.
@@ -80,7 +82,7 @@ _COLUMNS = ("key", "experiment", "version", "params", "seed_index", "root_seed",
 
 
 @dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Result):
     """One finished task as stored: ``status`` is ``'ok'`` (with ``metrics``) or ``'error'``."""
 
     key: str

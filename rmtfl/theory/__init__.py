@@ -13,6 +13,7 @@ from ._classical.hermite import (
     hermite_coeff,
     hermite_coeff_normalised,
     hermite_coeffs,
+    hermite_coeffs_mp,
     hermite_he,
     information_exponent,
     nonlinear_norm,
@@ -20,6 +21,7 @@ from ._classical.hermite import (
 )
 from ._classical.targets import make_target, Target
 from ._classical.mp import (
+    MPEdges,
     mp_atom,
     mp_cdf,
     mp_density,
@@ -35,6 +37,7 @@ from ._classical.mp import (
 )
 from ._classical.tracy_widom import (
     edge_margin,
+    EdgeScaling,
     largest_sv_scaling,
     tracy_widom_cdf,
     tracy_widom_mean,
@@ -53,20 +56,16 @@ from ._classical.bgn import (
 # --- two_step: one and two large gradient steps, outlier counts, phase diagrams (docs/theory/two_step.md)
 from ._two_step.one_step import one_step, OneStepPrediction
 from ._two_step.outliers import CountResult, one_step_spike_count, outlier_count, phase_boundary, step_size
-from ._two_step.phase import finite_n_outlier_map, phase_diagram, PhaseDiagram
+from ._two_step.phase import finite_n_outlier_map, FiniteNMap, phase_diagram, PhaseDiagram
 from ._two_step.two_step import two_step, TwoStepOutlier, TwoStepPrediction
 from ._two_step.bulk_edge import two_step_bulk_edge
 
 # --- spiked_kernel: random-features kernels, sphere spectra, the zonal problem (docs/theory/spiked_kernel.md)
-from ._spiked_kernel.rf_kernel import (
-    arccos_kernel,
-    dk_dB,
-    dk_dB_relu,
-    gram_block,
-    kernel_from_scalars,
-    rf_kernel,
-    SpikedGamma,
-)
+from ._spiked_kernel.gamma import as_gamma, SpikedGamma
+from ._spiked_kernel.closed_forms import arccos_kernel
+from ._spiked_kernel.mehler import kernel_truncation_error, mehler_coefficients, MehlerCoefficients
+from ._spiked_kernel.rf_kernel import gram_block, kernel_from_scalars, rf_kernel, rf_kernel_error
+from ._spiked_kernel.spike_derivative import dk_dB, dk_dB_relu
 from ._spiked_kernel.sphere import (
     funk_hecke,
     gegenbauer_P,
@@ -80,9 +79,12 @@ from ._spiked_kernel.sphere import (
 from ._spiked_kernel.spike import b_from_eta, eta_from_b, spike_constants, SpikeConstants
 from ._spiked_kernel.zonal import (
     first_order_mixing,
+    MixingCoefficient,
     zonal_limit_operator,
+    zonal_operator,
     zonal_top_eigenfunction,
     ZonalEigen,
+    ZonalOperator,
 )
 
 # --- gradient_flow: homogeneous networks, NCF KKT points, escape, the first saddle (docs/theory/gradient_flow.md)
@@ -92,29 +94,38 @@ from ._gradient_flow.networks import (
     QuadraticModel,
     TwoLayer,
     zero_preserving,
+    ZeroPreservingSet,
 )
 from ._gradient_flow.problem import ebar, FlowProblem, make_problem
-from ._gradient_flow.kkt import KKTResult, KKTSearchError, ncf_kkt
+from ._gradient_flow.kkt import KKTPoint, KKTResult, KKTSearchError, ncf_kkt
 from ._gradient_flow.escape import escape_time, EscapePrediction
 from ._gradient_flow.saddle import first_saddle, FirstSaddle, limiting_path, LimitingPath, SaddleSearchError
+from ._gradient_flow.examples import FLOW_EXAMPLES, flow_example, FlowExample
 
 
 __all__ = [
     "Activation", "get_activation", "hermite_polynomial", "known_activations", "dual_activation",
-    "gaussian_moment", "hermite_coeff", "hermite_coeff_normalised", "hermite_coeffs", "hermite_he",
+    "gaussian_moment", "hermite_coeff", "hermite_coeff_normalised", "hermite_coeffs", "hermite_coeffs_mp", "hermite_he",
     "information_exponent", "nonlinear_norm", "stein_moment", "make_target", "Target", "mp_atom", "mp_cdf",
     "mp_density", "mp_edges", "mp_moment", "mp_moments", "mp_quantile", "mp_stieltjes", "mp_sv_atom",
-    "mp_sv_cdf", "mp_sv_density", "mp_sv_edges", "edge_margin", "largest_sv_scaling", "tracy_widom_cdf",
+    "mp_sv_cdf", "mp_sv_density", "mp_sv_edges", "MPEdges", "edge_margin", "EdgeScaling", "largest_sv_scaling",
+    "tracy_widom_cdf",
     "tracy_widom_mean", "tracy_widom_pdf", "tracy_widom_quantile", "bgn_dtransform", "bgn_outlier",
     "bgn_threshold", "BGNOutlier", "dtransform_threshold", "DTransformBulk", "one_step", "OneStepPrediction",
     "CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
-    "finite_n_outlier_map", "phase_diagram", "PhaseDiagram", "two_step", "TwoStepOutlier",
-    "TwoStepPrediction", "two_step_bulk_edge", "arccos_kernel", "dk_dB", "dk_dB_relu", "gram_block",
-    "kernel_from_scalars", "rf_kernel", "SpikedGamma", "funk_hecke", "gegenbauer_P", "harmonic_multiplicity",
-    "linear_sector", "LinearSector", "sphere_eigenvalues", "SphereSpectrum", "zonal_harmonic", "b_from_eta",
-    "eta_from_b", "spike_constants", "SpikeConstants", "first_order_mixing", "zonal_limit_operator",
-    "zonal_top_eigenfunction", "ZonalEigen", "FeedForward", "homogeneity_degree", "QuadraticModel",
-    "TwoLayer", "zero_preserving", "ebar", "FlowProblem", "make_problem", "KKTResult", "KKTSearchError",
-    "ncf_kkt", "escape_time", "EscapePrediction", "first_saddle", "FirstSaddle", "limiting_path",
-    "LimitingPath", "SaddleSearchError",
+    "finite_n_outlier_map", "FiniteNMap", "phase_diagram", "PhaseDiagram", "two_step", "TwoStepOutlier",
+    "TwoStepPrediction", "two_step_bulk_edge",
+    # spiked_kernel
+    "arccos_kernel", "as_gamma", "dk_dB", "dk_dB_relu", "gram_block", "kernel_from_scalars",
+    "kernel_truncation_error", "mehler_coefficients", "MehlerCoefficients", "rf_kernel", "rf_kernel_error",
+    "SpikedGamma", "funk_hecke", "gegenbauer_P", "harmonic_multiplicity", "linear_sector", "LinearSector",
+    "sphere_eigenvalues", "SphereSpectrum", "zonal_harmonic", "b_from_eta", "eta_from_b", "spike_constants",
+    "SpikeConstants", "first_order_mixing", "MixingCoefficient",
+    "zonal_limit_operator", "zonal_operator", "zonal_top_eigenfunction", "ZonalEigen", "ZonalOperator",
+    # gradient_flow
+    "FeedForward", "homogeneity_degree", "QuadraticModel",
+    "TwoLayer", "zero_preserving", "ebar", "FlowProblem", "make_problem", "KKTPoint", "KKTResult",
+    "KKTSearchError", "ncf_kkt", "escape_time", "EscapePrediction", "first_saddle", "FirstSaddle",
+    "limiting_path", "LimitingPath", "SaddleSearchError", "FLOW_EXAMPLES", "flow_example", "FlowExample",
+    "ZeroPreservingSet",
 ]

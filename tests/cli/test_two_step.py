@@ -1,9 +1,9 @@
-"""CLI of the two-step part: rmtfl theory one-step|two-step|phase-diagram, rmtfl simulate two-step."""
+"""CLI of the two-step part: rmtfl theory one-step|two-step, rmtfl simulate two-step."""
 import json
 
 import pytest
 
-from rmtfl.cli._main import main
+from rmtfl.cli import main
 
 
 def _json(capsys, argv):
@@ -12,14 +12,20 @@ def _json(capsys, argv):
 
 
 def test_theory_one_step(capsys):
-    r = _json(capsys, ["theory", "one-step", "--eta", "3", "--json"])
+    r = _json(capsys, ["theory", "one-step", "--eta", "3", "--activation", "tanh", "--target", "linear", "--json"])
     assert abs(r["singular_value"] - 2.674841) < 1e-5 and r["threshold"] > 1.3
+    d = _json(capsys, ["theory", "one-step", "--eta", "3", "--json"])      # defaults of rmtfl._defaults
+    from rmtfl import _defaults
+
+    assert (d["activation"], d["target"], d["psi"], d["phi"]) == (_defaults.ACTIVATION, [_defaults.TARGET],
+                                                                  _defaults.PSI, _defaults.PHI)
 
 
 def test_theory_two_step_alpha_form(capsys):
-    r = _json(capsys, ["theory", "two-step", "--alpha1", "0.1", "--alpha2", "0.1", "--c1", "1", "--c2", "1",
-                       "--N", "1000", "--json"])
-    assert r["mode"] == "analytic" and len(r["outliers"]) >= 1 and r["Lambda"]["count"] == 0
+    r = _json(capsys, ["theory", "two-step", "--activation", "tanh", "--target", "linear", "--alpha1", "0.1",
+                       "--alpha2", "0.1", "--c1", "1", "--c2", "1", "--N", "1000", "--json"])
+    assert len(r["outliers"]) >= 1 and r["outlier_count"]["count"] == 0
+    assert r["eta1"] == pytest.approx(1000 ** 0.1)
 
 
 def test_theory_two_step_quadratic(capsys):
@@ -29,19 +35,11 @@ def test_theory_two_step_quadratic(capsys):
     assert len(r["outliers"]) == 2
 
 
-def test_theory_phase_diagram(capsys):
-    r = _json(capsys, ["theory", "phase-diagram", "--alpha1", "0.25", "0.3", "--alpha2", "0.45",
-                       "--activation", "tanh", "--json"])
-    assert r["Lambda"] == [[1, 2]] and r["learnable"] == [[False, True]]
-
-
-def test_theory_phase_diagram_at_finite_n(capsys):
-    """--N adds the map at that width (reference: rmtfl.theory.finite_n_outlier_map, test_phase.py)."""
-    r = _json(capsys, ["theory", "phase-diagram", "--alpha1", "0", "0.3", "--alpha2", "0.3", "--target", "linear",
-                       "--N", "400", "--json"])
-    assert r["finite_N"]["count"] == [[1, 2]] and r["finite_N"]["activation"] == "hermite(0, 1, 0.5)"
-    assert 2.05 < r["finite_N"]["bulk_edge"][0][0] < r["finite_N"]["bulk_edge"][0][1]
-    assert r["Lambda"] == [[0, 1]]  # asymptotic: sigma generic here, Lambda = floor(0.3 / 0.2) = 1 at alpha1 = 0.3
+def test_theory_two_step_fresh_batch_defaults_phi2_to_phi(capsys):
+    a = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--json"])
+    b = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--phi2", "2",
+                       "--json"])
+    assert a["phi2"] == 2.0 and a["outliers"] == b["outliers"]
 
 
 def test_simulate_two_step(capsys, tmp_path):
@@ -53,13 +51,29 @@ def test_simulate_two_step(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [
-    ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh"],
     ["theory", "two-step", "--alpha1", "0.5", "--eta2", "1", "--N", "100"],
     ["theory", "one-step", "--eta", "1", "--psi", "-1"],
     ["theory", "one-step", "--eta", "1", "--activation", "nope"],
-    ["simulate", "two-step", "--N", "50", "--d", "50", "--n", "50", "--eta1", "1", "--eta2", "1",
-     "--batch", "fresh"],
+    ["simulate", "two-step", "--N", "0", "--d", "50", "--n", "50", "--eta1", "1", "--eta2", "1"],
 ])
 def test_bad_input_exit_2(argv, capsys):
     assert main(argv) == 2
-    assert "error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("rmtfl: error:") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["theory", "two-step", "--eta1", "1", "--eta2", "1", "--c1", "2"], "--c1 applies only with --alpha1"),
+    (["theory", "two-step", "--alpha1", "0.2", "--eta2", "1"], "--alpha1 needs the width --N"),
+    (["theory", "two-step", "--eta1", "1", "--alpha1", "0.2", "--eta2", "1"], "not allowed with"),
+    (["theory", "two-step", "--eta2", "1"], "one of the arguments --eta1 --alpha1 is required"),
+    (["theory", "two-step", "--eta1", "1", "--eta2", "1", "--phi2", "3"], "--phi2 applies only with --batch fresh"),
+    (["simulate", "two-step", "--N", "50", "--d", "50", "--n", "50", "--eta1", "1", "--eta2", "1", "--n2", "60"],
+     "--n2 applies only with --batch fresh"),
+    (["theory", "two-step", "--eta1", "1", "--eta2", "1", "--seed", "3"], "unrecognized arguments: --seed"),
+    (["theory", "one-step", "--eta", "1", "--out", "x"], "unrecognized arguments: --out"),
+])
+def test_flags_that_would_change_nothing_are_refused(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err

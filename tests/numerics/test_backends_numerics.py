@@ -49,10 +49,12 @@ def test_device_paths_match_numpy(k):
 
 def test_host_rng_is_bit_identical_across_backends():
     for law in ("gaussian", "sphere"):
-        np.testing.assert_array_equal(init_first_layer(30, 20, law, 5, backend=SIM), init_first_layer(30, 20, law, 5))
+        np.testing.assert_array_equal(init_first_layer(30, 20, law=law, rng=5, backend=SIM),
+                                      init_first_layer(30, 20, law=law, rng=5))
     for law in ("gaussian", "rademacher"):
-        np.testing.assert_array_equal(init_second_layer(30, law, 5, backend=SIM), init_second_layer(30, law, 5))
-    np.testing.assert_array_equal(sample_inputs(7, 4, 2, backend=SIM), sample_inputs(7, 4, 2))
+        np.testing.assert_array_equal(init_second_layer(30, law=law, rng=5, backend=SIM),
+                                      init_second_layer(30, law=law, rng=5))
+    np.testing.assert_array_equal(sample_inputs(7, 4, rng=2, backend=SIM), sample_inputs(7, 4, rng=2))
 
 
 def test_device_rng_is_another_reproducible_stream():
@@ -67,14 +69,14 @@ def test_device_rng_is_another_reproducible_stream():
     assert abs(W.var() * 250 - 1.0) < 4 * np.sqrt(2 / W.size) and abs(W.mean()) * np.sqrt(250) < 4 / np.sqrt(W.size)
     X = sample_inputs(400, 250, rng=1, device_rng=True, dtype="float32")
     assert X.dtype == np.float32 and abs(X.var() - 1.0) < 4 * np.sqrt(2 / X.size)
-    S = init_first_layer(50, 40, "sphere", rng=2, device_rng=True)
+    S = init_first_layer(50, 40, law="sphere", rng=2, device_rng=True)
     np.testing.assert_allclose(np.linalg.norm(S, axis=1), 1.0, rtol=1e-12)
     G = gaussian_matrix(300, 200, rng=0, device_rng=True)
     assert not np.array_equal(G, gaussian_matrix(300, 200, rng=0))
     np.testing.assert_array_equal(G, gaussian_matrix(300, 200, rng=0, device_rng=True))
     sp = spiked_matrix(300, 200, [4.0], rng=0, device_rng=True)
     assert np.allclose(sp.U, spiked_matrix(300, 200, [4.0], rng=0).U)  # frames: host stream
-    assert device_normal(1, 3, "float64", "numpy").shape == (3,)
+    assert device_normal(3, dtype="float64", rng=1, backend="numpy").shape == (3,)
 
 
 def test_cupy_request_without_gpu_fails_cleanly():

@@ -128,8 +128,8 @@ def test_numpy_backend_takes_device_arrays_back_to_the_host(cp):
     back = get_backend("numpy").asarray(_dev(h))
     assert _is_host(back) and np.array_equal(back, h)
     sp = spiked_matrix(120, 80, [3.0], rng=2, backend="cupy")
-    np.testing.assert_allclose(measure_spiked(sp, rng=1).s, measure_spiked(spiked_matrix(120, 80, [3.0], rng=2),
-                                                                            rng=1).s, rtol=1e-10)
+    np.testing.assert_allclose(measure_spiked(sp, rng=1).singular_values,
+                               measure_spiked(spiked_matrix(120, 80, [3.0], rng=2), rng=1).singular_values, rtol=1e-10)
     np.testing.assert_allclose(singular_values(sp.W), singular_values(sp.W, backend="cupy"), rtol=1e-10)
 
 
@@ -219,13 +219,13 @@ def test_host_drawn_samplers_are_bit_identical(cp):
             spiked_matrix(30, 20, [3.0, 1.0], rng=5, dtype=dtype)
         assert np.array_equal(sp.W.get(), sr.W) and np.array_equal(sp.U, sr.U) and _is_host(sp.U, sp.V)
         for law in ("gaussian", "sphere"):
-            assert np.array_equal(init_first_layer(30, 20, law, 5, dtype=dtype, backend="cupy").get(),
-                                  init_first_layer(30, 20, law, 5, dtype=dtype))
+            assert np.array_equal(init_first_layer(30, 20, law=law, rng=5, dtype=dtype, backend="cupy").get(),
+                                  init_first_layer(30, 20, law=law, rng=5, dtype=dtype))
         for law in ("gaussian", "rademacher"):
-            assert np.array_equal(init_second_layer(30, law, 5, dtype=dtype, backend="cupy").get(),
-                                  init_second_layer(30, law, 5, dtype=dtype))
-        assert np.array_equal(sample_inputs(7, 4, 2, dtype=dtype, backend="cupy").get(),
-                              sample_inputs(7, 4, 2, dtype=dtype))
+            assert np.array_equal(init_second_layer(30, law=law, rng=5, dtype=dtype, backend="cupy").get(),
+                                  init_second_layer(30, law=law, rng=5, dtype=dtype))
+        assert np.array_equal(sample_inputs(7, 4, rng=2, dtype=dtype, backend="cupy").get(),
+                              sample_inputs(7, 4, rng=2, dtype=dtype))
     assert cp.log.generators == 0  # device_rng=False: nothing drawn on the device
 
 
@@ -250,17 +250,17 @@ def test_device_rng_uses_the_device_generator(cp):
         sp = spiked_matrix(60, 40, [3.0], rng=1, dtype=dtype, backend="cupy", device_rng=True)
         assert type(sp.W).__module__ == "cupy" and sp.W.dtype == np.dtype(dtype) and _is_host(sp.U, sp.V)
         assert np.array_equal(sp.U, spiked_matrix(60, 40, [3.0], rng=1).U)  # frames: host stream
-        W = init_first_layer(50, 40, "gaussian", 2, dtype=dtype, backend="cupy", device_rng=True)
-        S = init_first_layer(50, 40, "sphere", 2, dtype=dtype, backend="cupy", device_rng=True)
+        W = init_first_layer(50, 40, law="gaussian", rng=2, dtype=dtype, backend="cupy", device_rng=True)
+        S = init_first_layer(50, 40, law="sphere", rng=2, dtype=dtype, backend="cupy", device_rng=True)
         np.testing.assert_allclose(np.linalg.norm(S.get().astype(float), axis=1), 1.0, rtol=1e-5)
-        a = init_second_layer(50, "gaussian", 3, dtype=dtype, backend="cupy", device_rng=True)
-        r = init_second_layer(50, "rademacher", 3, dtype=dtype, backend="cupy", device_rng=True)
-        X = sample_inputs(20, 40, 4, dtype=dtype, backend="cupy", device_rng=True)
+        a = init_second_layer(50, law="gaussian", rng=3, dtype=dtype, backend="cupy", device_rng=True)
+        r = init_second_layer(50, law="rademacher", rng=3, dtype=dtype, backend="cupy", device_rng=True)
+        X = sample_inputs(20, 40, rng=4, dtype=dtype, backend="cupy", device_rng=True)
         for arr, shape in ((W, (50, 40)), (S, (50, 40)), (a, (50,)), (r, (50,)), (X, (20, 40))):
             assert type(arr).__module__ == "cupy" and arr.shape == shape and arr.dtype == np.dtype(dtype)
             assert np.isfinite(arr.get()).all()
         np.testing.assert_allclose(np.abs(r.get()), 1 / np.sqrt(50), rtol=1e-6)  # rademacher: host signs
-    z = device_normal(5, (3, 2), "float32", "cupy")
+    z = device_normal((3, 2), dtype="float32", rng=5, backend="cupy")
     assert type(z).__module__ == "cupy" and z.shape == (3, 2) and z.dtype == np.float32
 
 
@@ -268,8 +268,8 @@ def test_device_rng_uses_the_device_generator(cp):
 @pytest.mark.parametrize("activation", ["tanh", "relu", "hermite(0, 1, 0.5)", "he3", "erf", "gelu", "sigmoid",
                                         "softplus", "relu^2", "step"])
 def test_gradient_steps_on_the_device_match_numpy(cp, activation):
-    from rmtfl.numerics._two_step.model import (correlation_grad, gd_steps, init_first_layer, init_second_layer,
-                                      sample_inputs, sample_targets)
+    from rmtfl.numerics._two_step.model import (correlation_grad, gd_steps, gd_trajectory, init_first_layer,
+                                                init_second_layer, sample_inputs, sample_targets)
 
     rng = np.random.default_rng(9)
     W = init_first_layer(40, 30, rng=rng)
@@ -279,22 +279,22 @@ def test_gradient_steps_on_the_device_match_numpy(cp, activation):
     Wd, ad, Xd = (cp.asarray(z) for z in (W, a, X))
     for target, kw in (("linear", {}), ("tanh", {"directions": v[:1]}), ([[0, 1, 0.5], "he2"], {"directions": v}),
                        (["linear", "linear"], {})):
-        y = sample_targets(X, target, rng=1, **kw)
-        yd = sample_targets(Xd, target, rng=1, **kw)
+        y = sample_targets(X, target=target, rng=1, **kw)
+        yd = sample_targets(Xd, target=target, rng=1, **kw)
         assert type(yd).__module__ == "cupy"
         np.testing.assert_allclose(yd.get(), y, rtol=1e-12, atol=1e-12)
-    y = sample_targets(X, "tanh", rng=2)
+    y = sample_targets(X, target="tanh", rng=2)
     yd = cp.asarray(y)
-    G = correlation_grad(Wd, ad, Xd, yd, activation)
+    G = correlation_grad(activation, Wd, ad, Xd, yd)
     assert type(G).__module__ == "cupy"
-    np.testing.assert_allclose(G.get(), correlation_grad(W, a, X, y, activation), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(G.get(), correlation_grad(activation, W, a, X, y), rtol=1e-10, atol=1e-13)
     for etas in ([2.0], [1.5, 0.5]):
-        np.testing.assert_allclose(gd_steps(Wd, ad, (Xd, yd), etas, activation).get(),
-                                   gd_steps(W, a, (X, y), etas, activation), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gd_steps(activation, Wd, ad, (Xd, yd), etas=etas).get(),
+                                   gd_steps(activation, W, a, (X, y), etas=etas), rtol=1e-10, atol=1e-12)
     X2 = sample_inputs(50, 30, rng=rng)
-    y2 = sample_targets(X2, "linear")
-    outs = gd_steps(Wd, ad, [(Xd, yd), (cp.asarray(X2), cp.asarray(y2))], [1.0, 2.0], activation, return_all=True)
-    refs = gd_steps(W, a, [(X, y), (X2, y2)], [1.0, 2.0], activation, return_all=True)
+    y2 = sample_targets(X2, target="linear")
+    outs = gd_trajectory(activation, Wd, ad, [(Xd, yd), (cp.asarray(X2), cp.asarray(y2))], etas=[1.0, 2.0])
+    refs = gd_trajectory(activation, W, a, [(X, y), (X2, y2)], etas=[1.0, 2.0])
     for o, r in zip(outs, refs):
         np.testing.assert_allclose(o.get(), r, rtol=1e-10, atol=1e-12)
 
@@ -355,10 +355,10 @@ def test_phase_diagram_matches_numpy(cp):
     kw = dict(activation="tanh", target="linear", N=60, d=60, n=120, alpha1=[0.0], alpha2=[0.0, 0.2], seeds=2,
               rng=0, k=4)
     pd, ref = empirical_phase_diagram(**kw, backend="cupy"), empirical_phase_diagram(**kw)
-    assert np.array_equal(pd["mean_count"], ref["mean_count"])
-    assert np.array_equal(pd["mean_separated"], ref["mean_separated"])
+    assert np.array_equal(pd.mean_count, ref.mean_count)
+    assert np.array_equal(pd.mean_separated, ref.mean_separated)
     dev = empirical_phase_diagram(**kw, backend="cupy", device_rng=True)
-    assert dev["mean_count"].shape == (2, 1) and np.all(np.isfinite(dev["mean_count"]) & (dev["mean_count"] >= 0))
+    assert dev.mean_count.shape == (2, 1) and np.all(np.isfinite(dev.mean_count) & (dev.mean_count >= 0))
 
 
 # ------------------------------------------------------------------------------------ kernels
@@ -376,14 +376,14 @@ def test_kernel_gram_and_activations_match_numpy(cp, act):
         np.testing.assert_allclose(kernel_gram(act, X, gamma=gamma, backend="cupy").get(),  # host input moved
                                    kernel_gram(act, X, gamma=gamma), rtol=1e-12, atol=1e-13)
     W = np.random.default_rng(1).standard_normal((30, 5))
-    E = empirical_rf_kernel(W, X, activation=act, backend="cupy")
+    E = empirical_rf_kernel(act, W, X, backend="cupy")
     assert type(E).__module__ == "cupy"
-    np.testing.assert_allclose(E.get(), empirical_rf_kernel(W, X, activation=act), rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(empirical_rf_kernel(cp.asarray(W), cp.asarray(X), X[:7], activation=act,
+    np.testing.assert_allclose(E.get(), empirical_rf_kernel(act, W, X), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(empirical_rf_kernel(act, cp.asarray(W), cp.asarray(X), X[:7],
                                                    backend="cupy").get(),
-                               empirical_rf_kernel(W, X, X[:7], activation=act), rtol=1e-11, atol=1e-12)
+                               empirical_rf_kernel(act, W, X, X[:7]), rtol=1e-11, atol=1e-12)
     Z = np.random.default_rng(2).standard_normal((7, 11)) * 2
-    F = activate(act, cp.asarray(Z), "cupy")
+    F = activate(act, cp.asarray(Z), backend="cupy")
     assert type(F).__module__ == "cupy"
     np.testing.assert_allclose(F.get(), activate(act, Z), rtol=1e-12, atol=1e-14)
 
@@ -393,45 +393,48 @@ def test_activate_other_names_on_the_device(cp):
 
     Z = np.linspace(-3, 3, 24).reshape(4, 6)
     for act in ("sigmoid", "softplus", "relu^3", "square", "he3n", "gelu", "linear"):
-        F = activate(act, cp.asarray(Z), "cupy")
+        F = activate(act, cp.asarray(Z), backend="cupy")
         assert type(F).__module__ == "cupy" and F.dtype == np.float64
         np.testing.assert_allclose(F.get(), activate(act, Z), rtol=1e-12, atol=1e-14)
 
 
 def test_kernel_spectra_and_experiments_match_numpy(cp):
-    from rmtfl.numerics._spiked_kernel.kernels import (eigvec_alignment, gram_alignment, gram_degree_eigenvalues, kernel_gram,
-                                        linear_sector_gram, sample_sphere, top_gram_eigenpairs)
+    from rmtfl.numerics import (eigvec_alignment, gram_alignment, gram_degree_eigenvalues, kernel_gram,
+                                linear_sector_gram, sample_sphere, top_gram_eigenpairs)
 
     X = sample_sphere(200, 6, rng=0)
     v = np.eye(6)[0]
     K = kernel_gram("relu", X, gamma=(1.0, 3.0, v)) / 200
-    vals, vecs, how = top_gram_eigenpairs(cp.asarray(K), 4, rng=0)  # backend=None follows the device array
-    ref_vals, ref_vecs, _ = top_gram_eigenpairs(K, 4, rng=0)
+    top = top_gram_eigenpairs(cp.asarray(K), k=4, rng=0)  # backend=None follows the device array
+    vals, vecs, how = top.values, top.vectors, top.method
+    ref = top_gram_eigenpairs(K, k=4, rng=0)
+    ref_vals, ref_vecs = ref.values, ref.vectors
     assert how == "dense-eigh-cupy" and _is_host(vals, vecs)
     np.testing.assert_allclose(vals, ref_vals, rtol=1e-8)
     _cols_match_up_to_sign(vecs, ref_vecs, 1e-7)
-    vals2, _, how2 = top_gram_eigenpairs(K, 4, backend="cupy")
+    top2 = top_gram_eigenpairs(K, k=4, backend="cupy")
+    vals2, how2 = top2.values, top2.method
     assert how2 == "dense-eigh-cupy" and np.allclose(vals2, vals, rtol=1e-12)
-    b1, b2 = gram_degree_eigenvalues("relu", 6, 200, rng=3), gram_degree_eigenvalues("relu", 6, 200, rng=3,
-                                                                                     backend="cupy")
+    b1, b2 = gram_degree_eigenvalues("relu", d=6, n=200, rng=3), gram_degree_eigenvalues("relu", d=6, n=200, rng=3,
+                                                                                         backend="cupy")
     assert b2.method == "dense-eigh-cupy" and _is_host(b2.values, b2.mean)
     np.testing.assert_allclose(b2.values, b1.values, rtol=1e-8)
     for measure in ("sphere", "gaussian"):
-        a1 = gram_alignment(6, 200, 5.0, rng=4, measure=measure)
-        a2 = gram_alignment(6, 200, 5.0, rng=4, measure=measure, backend="cupy")
+        a1 = gram_alignment("relu", d=6, n=200, b=5.0, rng=4, measure=measure)
+        a2 = gram_alignment("relu", d=6, n=200, b=5.0, rng=4, measure=measure, backend="cupy")
         assert a2.eigenvalue == pytest.approx(a1.eigenvalue, rel=1e-10)
         np.testing.assert_allclose([a2.cos2_y0, a2.cos2_y2, a2.cos2_psi], [a1.cos2_y0, a1.cos2_y2, a1.cos2_psi],
                                    atol=1e-8)
-        l1 = linear_sector_gram("relu", 0.1, 0.5, 6, 200, measure=measure, rng=5)
-        l2 = linear_sector_gram("relu", 0.1, 0.5, 6, 200, measure=measure, rng=5, backend="cupy")
+        l1 = linear_sector_gram("relu", A=0.1, B=0.5, d=6, n=200, measure=measure, rng=5)
+        l2 = linear_sector_gram("relu", A=0.1, B=0.5, d=6, n=200, measure=measure, rng=5, backend="cupy")
         assert l2.target == pytest.approx(l1.target, rel=1e-10)
         assert l2.orthogonal == pytest.approx(l1.orthogonal, rel=1e-10)
     K0 = kernel_gram("relu", X, gamma=(1.0, 0.0, v))
     e1 = eigvec_alignment(K0, X, v, k=2, measure="sphere", rng=1)
     e2 = eigvec_alignment(kernel_gram("relu", X, gamma=(1.0, 0.0, v), backend="cupy"), X, v, k=2, measure="sphere")
     for key in ("values", "cos2_y0", "cos2_psi", "cos2_y2"):
-        assert _is_host(e2[key])
-        np.testing.assert_allclose(e2[key], e1[key], rtol=1e-7, atol=1e-8)
+        assert _is_host(getattr(e2, key))
+        np.testing.assert_allclose(getattr(e2, key), getattr(e1, key), rtol=1e-7, atol=1e-8)
 
 
 # -------------------------------------------------------------------------- spiked features
@@ -439,24 +442,24 @@ def test_spiked_features_match_numpy(cp):
     from rmtfl.numerics import generalisation_experiment, one_step_weights, ridge_predict
 
     for act in ("relu", "tanh"):
-        a = one_step_weights(act, "hermite(0, 1, 0.5)", 20, 30, 40, 2.0, rng=3)
-        b = one_step_weights(act, "hermite(0, 1, 0.5)", 20, 30, 40, 2.0, rng=3, backend="cupy")
-        assert _is_host(b.W0, b.W1, b.a, b.X1, b.y1) and np.array_equal(a.X1, b.X1)
+        a = one_step_weights(act, "hermite(0, 1, 0.5)", N=30, d=20, n=40, eta=2.0, rng=3)
+        b = one_step_weights(act, "hermite(0, 1, 0.5)", N=30, d=20, n=40, eta=2.0, rng=3, backend="cupy")
+        assert _is_host(b.W0, b.W1, b.a, b.X, b.y) and np.array_equal(a.X, b.X)
         np.testing.assert_allclose(b.W1, a.W1, rtol=1e-12, atol=1e-14)
     K = np.random.default_rng(0).standard_normal((12, 12))
     K = K @ K.T
     Kt, y = np.random.default_rng(1).standard_normal((5, 12)), np.arange(12.0)
-    p = ridge_predict(cp.asarray(K), cp.asarray(Kt), cp.asarray(y), 0.5)
+    p = ridge_predict(cp.asarray(K), cp.asarray(Kt), cp.asarray(y), lam=0.5)
     assert type(p).__module__ == "cupy"
-    np.testing.assert_allclose(p.get(), ridge_predict(K, Kt, y, 0.5), rtol=1e-10)
-    kw = dict(d=10, n1=40, n2=40, n_test=120, widths=(16, 32), seeds=2, rng=0)
+    np.testing.assert_allclose(p.get(), ridge_predict(K, Kt, y, lam=0.5), rtol=1e-10)
+    kw = dict(d=10, n=40, n2=40, n_test=120, N=(16, 32), seeds=2, rng=0)
     r1 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", **kw)
     r2 = generalisation_experiment("relu", "hermite(0, 1, 0.5)", backend="cupy", **kw)
     assert r2.params["backend"] == "cupy"
     np.testing.assert_allclose(r2.nn, r1.nn, rtol=1e-9)
     np.testing.assert_allclose(r2.rf, r1.rf, rtol=1e-9)
     for name, (m, _) in r1.kernels.items():
-        assert r2.kernels[name][0] == pytest.approx(m, rel=1e-9)
+        assert r2.kernels[name].mean == pytest.approx(m, rel=1e-9)
 
 
 # ------------------------------------------------------------------------------------- sweeps
@@ -486,7 +489,7 @@ def test_sweep_tasks_match_numpy(cp, tmp_path, capsys):
     cpu = run_sweep(exp, grid, 2, workers=0, progress=False)
     assert gpu.failed == 0
     for m in ("s1", "s2", "cos2_v"):
-        assert gpu.results[0]["mean"][m] == pytest.approx(cpu.results[0]["mean"][m], rel=1e-9)
+        assert gpu.results[0].mean[m] == pytest.approx(cpu.results[0].mean[m], rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------- CLI

@@ -4,7 +4,7 @@ import pytest
 
 from rmtfl.numerics import gd_steps
 from rmtfl.theory import make_target
-from rmtfl.sweep._bigsvd import materialise_inputs, top_singular_values_dask, two_step_w2_dask
+from rmtfl.sweep import materialise_inputs, top_singular_values_dask, two_step_w2_dask
 
 
 @pytest.fixture(scope="module")
@@ -13,9 +13,9 @@ def case():
     # for a non-odd sigma, docs/theory/two_step.md §6); row chunks of 150 -> 4 x 4 blocks of Z = W X^T
     N, d, n, rows = 480, 400, 600, 150
     eta1, eta2 = N ** 0.4, N ** 0.45
-    W2 = two_step_w2_dask("gelu", "linear", N, d, n, eta1, eta2, seed=11, rows=rows)
-    W0, a, X, y = materialise_inputs(N, d, n, seed=11, rows=rows)
-    ref = gd_steps(W0, a, (X, y), [eta1, eta2], "gelu")
+    W2 = two_step_w2_dask("gelu", "linear", N=N, d=d, n=n, eta1=eta1, eta2=eta2, rng=11, rows=rows)
+    W0, a, X, y = materialise_inputs(target="linear", N=N, d=d, n=n, rng=11, rows=rows)
+    ref = gd_steps("gelu", W0, a, (X, y), etas=[eta1, eta2])
     return W2, ref
 
 
@@ -30,7 +30,7 @@ def test_chunked_w2_equals_in_memory(case):
 def test_svd_compressed_top_values(case):
     W2, ref = case
     k = 8
-    s = top_singular_values_dask(W2, k, n_power_iter=6, seed=0, scheduler="threads")
+    s = top_singular_values_dask(W2, k, n_power_iter=6, rng=0, scheduler="threads")
     s_ref = np.linalg.svd(ref, compute_uv=False)[:k]
     # separated outliers (gap ratio s_{k+p}/s_i small): near machine precision
     out = s_ref > 1.2 * (1 + np.sqrt(480 / 400))
@@ -48,6 +48,8 @@ def test_numpy_input_and_bad_arguments():
         top_singular_values_dask(A, 11)
     noisy = make_target("linear", noise=0.1)
     with pytest.raises(ValueError, match="noise"):
-        two_step_w2_dask("tanh", noisy, 10, 10, 10, 1.0, 1.0, rows=5)
+        two_step_w2_dask("tanh", noisy, N=10, d=10, n=10, eta1=1.0, eta2=1.0, rows=5)
     with pytest.raises(ValueError, match="rows"):
-        two_step_w2_dask("tanh", "linear", 10, 10, 10, 1.0, 1.0, rows=0)
+        two_step_w2_dask("tanh", "linear", N=10, d=10, n=10, eta1=1.0, eta2=1.0, rows=0)
+    with pytest.raises(ValueError, match="rng"):
+        two_step_w2_dask("tanh", "linear", N=10, d=10, n=10, eta1=1.0, eta2=1.0, rows=5, rng=-1)

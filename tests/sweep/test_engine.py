@@ -2,6 +2,7 @@
 
 Fault tests: the driver SIGKILLed part-way (rerun reuses and completes), a worker SIGKILLed
 mid-task (its task is retried, every point completes), a task that raises (recorded, sweep goes on).
+An Experiment's grid is checked as a whole before any task runs.
 """
 import os
 import signal
@@ -14,9 +15,17 @@ import time
 import numpy as np
 import pytest
 
-from rmtfl.sweep import ResultStore, get_experiment, product_grid, run_sweep
+from rmtfl.sweep import PointSummary, ResultStore, get_experiment, product_grid, run_sweep
+from rmtfl.sweep._experiments import bbp_task
 
 BBP = get_experiment("bbp")
+
+
+def fragile_bbp(params, rng, backend="numpy"):
+    """The bbp task, failing at run time for theta > 2.5 (an Experiment would refuse a bad grid up front)."""
+    if params["theta"] > 2.5:
+        raise RuntimeError("theta too large for this test")
+    return bbp_task(params, rng, backend)
 
 
 def _grid(delay=0.0, thetas="0:3:4", N=60):
@@ -24,35 +33,52 @@ def _grid(delay=0.0, thetas="0:3:4", N=60):
 
 
 def _numbers(res):
-    return [(r["params"]["theta"], r["n"], r["mean"]) for r in res.results]
+    return [(r.params["theta"], r.n, r.mean) for r in res.results]
 
 
 def test_serial_counts_reuse_and_failures(tmp_path):
     store = tmp_path / "s.sqlite"
-    grid = _grid(thetas="-1,0,2")                         # theta = -1 raises ValueError in the task
-    r1 = run_sweep(BBP, grid, 3, store=store, workers=0, progress=False)
+    grid = _grid(thetas="3,0,2")                          # theta = 3 raises in the task
+    kw = dict(store=store, workers=0, progress=False, name="bbp-fragile", version="1")
+    r1 = run_sweep(fragile_bbp, grid, 3, **kw)
     assert (r1.tasks, r1.computed, r1.reused, r1.failed) == (9, 6, 0, 3)
-    assert r1.results[0]["n"] == 0 and r1.results[2]["n"] == 3
-    assert all("theta must be >= 0" in f["error"] for f in r1.failures)
+    assert r1.results[0].n == 0 and r1.results[2].n == 3 and isinstance(r1.results[0], PointSummary)
+    assert all("theta too large" in f.error for f in r1.failures)
     with ResultStore(store) as st:
         tb = st.rows(status="error")[0]["error"]
-    assert tb.startswith("Traceback") and "bbp_task" in tb     # the full traceback is stored
-    r2 = run_sweep(BBP, grid, [0, 1, 2, 3], store=store, workers=0, progress=False)
+    assert tb.startswith("Traceback") and "fragile_bbp" in tb  # the full traceback is stored
+    r2 = run_sweep(fragile_bbp, grid, [0, 1, 2, 3], **kw)
     assert (r2.computed, r2.reused, r2.failed) == (2, 6, 4)    # failed tasks are retried on a rerun
     assert _numbers(r2)[2][2] != _numbers(r1)[2][2]            # 4 seeds now, mean over all of them
-    r3 = run_sweep(BBP, grid[1:], 4, store=store, workers=0, progress=False)
+    r3 = run_sweep(fragile_bbp, grid[1:], 4, **kw)
     assert (r3.computed, r3.reused, r3.failed, r3.executor) == (0, 8, 0, "none (all reused)")
+    d = r3.to_dict()
+    assert d["tasks"] == 8 and d["results"][0]["n"] == 4 and isinstance(d["results"][0]["mean"]["s1"], float)
+
+
+def test_an_experiment_checks_the_whole_grid_first(tmp_path):
+    """A bad point anywhere in the grid: ValueError naming the parameter, no task run, no store written."""
+    store = tmp_path / "never.sqlite"
+    with pytest.raises(ValueError, match=r"theta must be >= 0, got -1.*grid point"):
+        run_sweep(BBP, _grid(thetas="0,1,-1"), 2, store=store, workers=0, progress=False)
+    exp = get_experiment("two-step")
+    for bad, match in (({"alpha2": 0.5}, "alpha2 must lie in"), ({"N": 0}, "N must be an integer"),
+                       ({"activation": "nope"}, "nope"), ({"c1": -1.0}, "c1 must be > 0")):
+        grid = [exp.params({"alpha1": 0.1, "alpha2": 0.1}), exp.params({"alpha1": 0.2, "alpha2": 0.1, **bad})]
+        with pytest.raises(ValueError, match=match):
+            run_sweep(exp, grid, 1, store=store, workers=0, progress=False)
+    assert not store.exists()
 
 
 def test_bbp_matches_bgn_prediction():
     """s1 above threshold matches BGN's closed form (docs/theory/two_step.md §2.1) within finite-size error."""
-    from rmtfl.theory._two_step.one_step import bgn_predict
+    from rmtfl.theory import bgn_outlier
 
     res = run_sweep(BBP, _grid(thetas="2,3", N=300), 4, workers=0, progress=False)
     for r in res.results:
-        s_pred = bgn_predict(r["params"]["theta"], 1.0)[0]
+        s_pred = bgn_outlier(r.params["theta"], 1.0).singular_value
         # outlier fluctuations ~ N^-1/2 (constant ~1) plus 3 stderr over seeds
-        assert abs(r["mean"]["s1"] - s_pred) < 300 ** -0.5 + 3 * r["stderr"]["s1"]
+        assert abs(r.mean["s1"] - s_pred) < 300 ** -0.5 + 3 * r.stderr["s1"]
 
 
 def test_serial_equals_embedded_local_cluster(tmp_path):
@@ -165,7 +191,7 @@ def test_worker_killed_mid_task_every_point_completes(tmp_path):
         res = run_sweep(BBP, grid, 2, store=tmp_path / "w.sqlite", scheduler=addr, progress=False)
         t.join()
     assert "pid" in killed
-    assert (res.computed, res.failed) == (8, 0) and all(r["n"] == 2 for r in res.results)
+    assert (res.computed, res.failed) == (8, 0) and all(r.n == 2 for r in res.results)
     reference = run_sweep(BBP, grid, 2, workers=0, progress=False)
     assert res.results == reference.results
 
@@ -190,7 +216,7 @@ def test_plain_function_and_metric_validation():
 
     res = run_sweep(f, [{"x": 0.0}, {"x": 2.0}], 2, workers=0, progress=False, name="plain")
     assert (res.computed, res.failed) == (2, 2)
-    assert "metric 'bad' must be a scalar" in res.failures[0]["error"]
+    assert "metric 'bad' must be a scalar" in res.failures[0].error
 
 
 def test_two_concurrent_sweeps_share_one_store(tmp_path):

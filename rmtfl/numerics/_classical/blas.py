@@ -39,7 +39,8 @@ def _fortran_operand(M):
 
 def matmul(A, B):
     """``A @ B`` for 2-d host float32/float64 arrays of one dtype via scipy's ``?gemm``
-    (``@`` otherwise, e.g. for cupy arrays).  Returns a C-contiguous array.
+    (``@`` otherwise, e.g. for cupy arrays).  Returns a C-contiguous array; nothing is rescaled
+    (docs/theory/classical.md §7).
 
     >>> A = np.ones((2, 3), dtype=np.float32)
     >>> matmul(A, A.T).tolist()
@@ -56,7 +57,8 @@ def matmul(A, B):
 
 def gram_upper(M):
     """``M M^T`` for a 2-d host float32/float64 array via ``?syrk``: only the UPPER triangle is
-    filled (Fortran order), as ``scipy.linalg.eigh(..., lower=False)`` reads it.
+    filled (Fortran order), as ``scipy.linalg.eigh(..., lower=False)`` reads it.  Nothing is
+    rescaled (docs/theory/classical.md §7).
 
     >>> gram_upper(np.eye(2, dtype=np.float32) * 2).tolist()
     [[4.0, 0.0], [0.0, 4.0]]

@@ -41,18 +41,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_in_range, check_int
 
 __all__ = ["LanczosResult", "lanczos_triplets"]
 
 
 @dataclass(frozen=True)
-class LanczosResult:
+class LanczosResult(Result):
     """``s`` (descending), ``U`` (N side), ``V`` (d side); ``certified``: a converged Ritz value lies
     certainly below ``edge`` after the returned ones; ``steps``: products with ``M^T M`` (beyond 100 the
     convergence test runs every 5th step, so longer runs stop at a multiple of 5);
     ``residuals``: ``||M^T M v_i - s_i^2 v_i|| / s_i`` of the returned triplets (the residual of
-    the one triplet relation that is not exact by construction)."""
+    the one triplet relation that is not exact by construction).  Order and sides: docs/conventions.md §1."""
 
     s: np.ndarray
     U: np.ndarray
@@ -62,8 +63,12 @@ class LanczosResult:
     residuals: np.ndarray
 
 
-def lanczos_triplets(A, k: int, *, edge=None, rng=None, tol: float = 0.0, maxiter: int | None = None):
+def lanczos_triplets(A, k: int, *, edge=None, tol: float = 0.0, maxiter: int | None = None,
+                     rng=None) -> LanczosResult | None:
     """Top ``max(k, #{s > edge})`` singular triplets of the host array ``A``, or ``None`` if not converged.
+
+    Normalisation: none (docs/conventions.md §1: descending, left = N side).  ``A`` and ``k``
+    positional, everything else keyword-only.
 
     Parameters
     ----------

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from rmtfl._results import Result
 from rmtfl._validate import check_in_range, check_int
 from .blas import gram_upper, matmul
 from .._backend import require_finite
@@ -60,8 +61,8 @@ _U64 = float(np.finfo(np.float64).eps) / 2
 
 
 @dataclass(frozen=True)
-class MixedResult:
-    """Top pairs from :func:`mixed_top_eigh` / :func:`mixed_top_triplets`.
+class MixedResult(Result):
+    """Top pairs from :func:`mixed_top_eigh` / :func:`mixed_top_triplets` (docs/conventions.md §1 order and sides).
 
     ``values``: eigenvalues of ``G`` (descending, float64); ``s``: their square roots (singular
     values for triplets); ``vectors``: orthonormal eigenvectors (columns); ``U``, ``V``: left (N
@@ -134,6 +135,9 @@ def _kato_temple(th, rho, below: float):
 def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10, rtol: float = 1e-8) -> MixedResult:
     """Top ``k`` (and every one above ``edge2``) eigenpairs of a symmetric host matrix ``S``.
 
+    Normalisation: none (docs/conventions.md §1: descending).  ``S`` and ``k`` positional, the
+    rest keyword-only.
+
     Parameters
     ----------
     S : ndarray (m, m), symmetric, float64 or float32 (the refinement runs in ``S``'s dtype
@@ -171,6 +175,9 @@ def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10, rtol: float = 1e-8) 
 
 def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-8) -> MixedResult:
     """Top ``k`` (and every one above ``edge``) singular triplets of a host matrix ``A`` (N x d).
+
+    Normalisation: none (docs/conventions.md §1: descending, left = N side).  ``A`` and ``k``
+    positional, the rest keyword-only.
 
     The eigenpairs of the smaller Gram side ``G = M M^T`` (``M = A`` if ``N <= d``, else
     ``A^T``) come from :func:`mixed_top_eigh`'s scheme with ``G_32 = M_32 M_32^T``; products

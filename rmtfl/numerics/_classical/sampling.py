@@ -8,6 +8,9 @@ matrix is ``W = W0 + sum_i theta_i u_i v_i^T`` (docs/theory/two_step.md §2) wit
 independently of ``W0`` and of each other (Haar, via QR of a Gaussian matrix
 with sign-fixed ``R`` diagonal).
 
+Signatures: the shape ``N, d`` (and the strengths ``theta``) are positional -- they define the
+sample; everything else is keyword-only, ``rng`` and ``backend`` included (docs/api.md).
+
 Randomness: ``rng`` is a seed or ``numpy.random.Generator``; numbers are drawn
 on the host and moved to the backend with ``Backend.asarray`` (same seed =>
 same matrix on every backend).  With ``device_rng=True`` the Gaussian noise is
@@ -31,24 +34,28 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_finite_array, check_int, check_positive
 from .._backend import get_backend, resolve_dtype
 
 __all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix", "device_normal"]
 
 
-def device_normal(rng, shape, dtype, backend):
-    """Standard normals of ``shape``/``dtype`` drawn by ``backend``'s own generator.
+def device_normal(shape, *, dtype="float64", rng=None, backend="numpy"):
+    """Standard normals ``N(0, 1)`` of ``shape``/``dtype`` drawn by ``backend``'s own generator.
+
+    Unscaled: the samplers scale them to the laws of docs/conventions.md §4.
 
     The generator (``Backend.device_rng``: cupy's ``default_rng`` on cupy, numpy's on
     numpy) is seeded with one integer drawn from the host ``rng``, so a seed gives the
     same numbers on a given backend; it is a different stream from the host draws.
+    ``shape`` positional; ``dtype``, ``rng``, ``backend`` keyword-only (docs/api.md).
 
-    >>> device_normal(0, (2, 3), "float32", "numpy").dtype.name
+    >>> device_normal((2, 3), dtype="float32", rng=0).dtype.name
     'float32'
     """
     be = get_backend(backend)
@@ -57,10 +64,12 @@ def device_normal(rng, shape, dtype, backend):
     return be.device_rng(seed).standard_normal(shape, dtype=dt)
 
 
-def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64", backend="numpy",
+def gaussian_matrix(N: int, d: int, *, var: float = 1.0, rng=None, dtype="float64", backend="numpy",
                     device_rng: bool = False):
     """``N x d`` matrix with iid ``N(0, var/d)`` entries, on ``backend`` in ``dtype``.
 
+    Normalisation: docs/conventions.md §4 (``var = 1`` is the law of ``W0``); its singular values
+    follow docs/theory/two_step.md §1.2.  ``N, d`` positional, the rest keyword-only.
     ``device_rng=True``: drawn by the backend's generator (a different stream, see the module notes).
 
     >>> float(abs(gaussian_matrix(200, 300, rng=0)).max()) < 1.0
@@ -73,7 +82,7 @@ def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64",
     be = get_backend(backend)
     rng = np.random.default_rng(rng)
     if device_rng:
-        Z = device_normal(rng, (N, d), dt, be)
+        Z = device_normal((N, d), dtype=dt, rng=rng, backend=be)
         Z *= dt.type(np.sqrt(var / d))
         return Z
     Z = rng.standard_normal((N, d), dtype=dt)
@@ -81,8 +90,11 @@ def gaussian_matrix(N: int, d: int, var: float = 1.0, rng=None, dtype="float64",
     return be.asarray(Z)
 
 
-def haar_frame(n: int, r: int, rng=None) -> np.ndarray:
+def haar_frame(n: int, r: int, *, rng=None) -> np.ndarray:
     """``n x r`` matrix with orthonormal columns, Haar distributed (host float64).
+
+    The frames ``U``, ``V`` of docs/theory/two_step.md §2 (QR of a Gaussian matrix, sign-fixed);
+    ``n, r`` positional, ``rng`` keyword-only.
 
     >>> Q = haar_frame(5, 2, rng=0)
     >>> bool(np.allclose(Q.T @ Q, np.eye(2)))
@@ -98,23 +110,31 @@ def haar_frame(n: int, r: int, rng=None) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SpikedMatrix:
-    """``W = W0 + U diag(theta) V^T``: ``W`` on the requested backend, ``U``/``V``/``theta`` on the host."""
+class SpikedMatrix(Result):
+    """``W = W0 + U diag(theta) V^T``: ``W`` on the requested backend, ``U``/``V``/``theta`` on the host.
 
-    W: object
-    U: np.ndarray
-    V: np.ndarray
+    The model of docs/theory/two_step.md §2 (``U`` on the N side, ``V`` on the d side).
+
+    ``to_dict()`` leaves out the matrices (``W``, ``U``, ``V``) and keeps ``theta``.
+    """
+
+    W: object = field(repr=False)
+    U: np.ndarray = field(repr=False)
+    V: np.ndarray = field(repr=False)
     theta: np.ndarray
 
     @property
     def rank(self) -> int:
+        """Number of spikes ``r``."""
         return int(self.theta.size)
 
 
-def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="float64",
+def spiked_matrix(N: int, d: int, theta, *, var: float = 1.0, rng=None, dtype="float64",
                   backend="numpy", device_rng: bool = False) -> SpikedMatrix:
     """Spiked matrix ``W0 + sum_i theta_i u_i v_i^T`` (docs/theory/two_step.md §2; ``u_i`` on the N side).
 
+    ``W0`` as in :func:`gaussian_matrix` (entries ``N(0, var/d)``, docs/conventions.md §4).
+    ``N, d, theta`` positional, the rest keyword-only.
     ``theta`` is a scalar or a 1-d array of ``r <= min(N, d)`` non-negative strengths.
     ``device_rng=True``: the noise ``W0`` is drawn by the backend's generator (a different
     stream); the frames ``U``, ``V`` are always drawn on the host.
@@ -135,8 +155,8 @@ def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="floa
     be = get_backend(backend)
     dt = resolve_dtype(dtype)
     r_noise, r_u, r_v = np.random.default_rng(rng).spawn(3)
-    U = haar_frame(N, th.size, r_u)
-    V = haar_frame(d, th.size, r_v)
+    U = haar_frame(N, th.size, rng=r_u)
+    V = haar_frame(d, th.size, rng=r_v)
     if device_rng:
         W = gaussian_matrix(N, d, var=var, rng=r_noise, dtype=dt, backend=be, device_rng=True)
         W += be.asarray(U * th[None, :], dtype=dt) @ be.asarray(V.T, dtype=dt)
@@ -147,31 +167,35 @@ def spiked_matrix(N: int, d: int, theta, rng=None, var: float = 1.0, dtype="floa
 
 
 @dataclass(frozen=True)
-class SpikedMeasurement:
-    """Measured outliers of a :class:`SpikedMatrix`.
+class SpikedMeasurement(Result):
+    """Measured outliers of a :class:`SpikedMatrix` (the finite-N counterpart of :class:`rmtfl.theory.BGNOutlier`).
 
-    ``s``: the top ``r`` singular values (descending); ``cos2_left[i]`` /
-    ``cos2_right[i]``: squared overlap of the ``i``-th top left (N side) / right
-    (d side) singular vector with the planted ``u_i`` / ``v_i`` of the
-    ``i``-th largest ``theta``; ``n_outliers``: values above ``edge``, the MP edge
-    plus a Tracy–Widom margin (:func:`rmtfl.theory.edge_margin`); ``complete``
-    as in :class:`rmtfl.numerics.TopTriplets`.
+    ``singular_values``: the top ``r`` singular values (descending); ``cos2_left[i]`` /
+    ``cos2_right[i]``: squared overlap (docs/conventions.md §1) of the ``i``-th top left (N side) /
+    right (d side) singular vector with the planted ``u_i`` / ``v_i`` of the ``i``-th largest
+    ``theta``; ``outlier_count``: values above ``edge``, the MP edge plus a Tracy–Widom margin
+    (:func:`rmtfl.theory.edge_margin`); ``complete`` as in :class:`rmtfl.numerics.TopTriplets`.
     """
 
-    s: np.ndarray
+    singular_values: np.ndarray
     cos2_left: np.ndarray
     cos2_right: np.ndarray
-    n_outliers: int
+    outlier_count: int
     edge: float
     complete: bool
 
 
-def measure_spiked(sp: SpikedMatrix, rng=None, var: float = 1.0, p: float = 0.99, backend="numpy",
-                   method: str = "auto") -> SpikedMeasurement:
+def measure_spiked(sp: SpikedMatrix, *, var: float = 1.0, p: float = 0.99, method: str = "auto", rng=None,
+                   backend="numpy") -> SpikedMeasurement:
     """Top singular triplets of ``sp.W`` matched to the planted spikes (sorted by decreasing ``theta``).
 
+    Normalisation: docs/theory/two_step.md §2 (predictions: :func:`rmtfl.theory.bgn_outlier`); the
+    edge is :func:`rmtfl.theory.edge_margin` ``(N, d, var=var, p=p)`` (docs/theory/classical.md §5).
+    ``sp`` positional, the rest keyword-only; ``rng`` seeds the top-k solver's start vector and
+    ``method`` is that of :func:`rmtfl.numerics.top_singular_triplets`.
+
     >>> m = measure_spiked(spiked_matrix(400, 200, [4.0], rng=0), rng=1)
-    >>> m.n_outliers, bool(m.cos2_left[0] > 0.8)
+    >>> m.outlier_count, bool(m.cos2_left[0] > 0.8)
     (1, True)
     """
     from rmtfl.theory import edge_margin

@@ -5,6 +5,10 @@ matrix passed in, sorted in decreasing order (docs/conventions.md §1); eigenval
 of ``W W^T`` are the squared singular values padded with zeros to length ``N``.
 All results are host numpy arrays, whatever the backend of the input.
 
+Signatures: the array (``A``, ``W``, ``s``, ``eigs``) is positional, and so is ``psi`` where a
+function compares with the Marchenko–Pastur law (as in :func:`rmtfl.theory.mp_cdf`); every other
+parameter -- sizes ``N, d``, ``var``, ``side``, ``method``, ``backend`` -- is keyword-only.
+
 Dense path: the eigenvalues of the smaller Gram side (``A A^T`` or ``A^T A``,
 ``eigvalsh``) are 2.5-5x faster than ``svd(compute_uv=False)`` on this machine
 (2000x2000: 0.47 s vs 1.21 s) and agree to ~1e-13 absolute in float64; the
@@ -32,10 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_finite_array, check_positive
 from .blas import gram_upper
 from .._backend import get_backend, require_finite, to_numpy
-from .topk import TopEigenpairs, TopTriplets, dense_spectrum_and_top, top_eigenpairs, top_singular_triplets
+from .topk import (DenseSpectrum, TopEigenpairs, TopTriplets, dense_spectrum_and_top, top_eigenpairs,
+                   top_singular_triplets)
 
 __all__ = [
     "singular_values",
@@ -50,11 +56,15 @@ __all__ = [
     "empirical_spectral_density",
     "ks_distance_mp",
     "dense_spectrum_and_top",
+    "DenseSpectrum",
 ]
 
 
-def singular_values(A, backend="numpy", *, method: str = "auto") -> np.ndarray:
+def singular_values(A, *, method: str = "auto", backend="numpy") -> np.ndarray:
     """All ``min(N, d)`` singular values of ``A``, descending, as a host float64 array.
+
+    Normalisation: none (docs/conventions.md §1: descending order); ``A`` positional, the rest
+    keyword-only.
 
     ``method="auto"``/``"gram"``: square roots of the eigenvalues of the smaller
     Gram side (fast, see module docstring); ``"svd"``: ``svd(compute_uv=False)``.
@@ -69,19 +79,21 @@ def singular_values(A, backend="numpy", *, method: str = "auto") -> np.ndarray:
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
     if method == "svd":
-        return to_numpy(be.svdvals(require_finite("A", A, be))).astype(np.float64, copy=False)
+        return to_numpy(be.svdvals(require_finite("A", A, backend=be))).astype(np.float64, copy=False)
     ev = gram_eigenvalues(A, backend=be)
     return np.sqrt(np.clip(ev, 0.0, None))
 
 
-def gram_eigenvalues(A, backend="numpy") -> np.ndarray:
+def gram_eigenvalues(A, *, backend="numpy") -> np.ndarray:
     """Eigenvalues of the smaller Gram side of ``A`` (``min(N, d)`` values), descending, host float64.
+
+    Normalisation: none (``A A^T`` or ``A^T A`` as given, docs/conventions.md §1); ``backend`` keyword-only.
 
     >>> gram_eigenvalues([[1.0, 1.0]]).tolist()
     [2.0]
     """
     be = get_backend(backend)
-    A = require_finite("A", be.asarray(A), be)
+    A = require_finite("A", be.asarray(A), backend=be)
     left = A.shape[0] <= A.shape[1]
     if be.name == "numpy" and A.dtype in (np.float32, np.float64) and A.size:
         # scipy's BLAS and LAPACK: one thread pool for the product and the solve (see rmtfl.numerics._classical.blas)
@@ -93,14 +105,15 @@ def gram_eigenvalues(A, backend="numpy") -> np.ndarray:
     return ev[::-1].copy()
 
 
-def count_outliers(s, N: int, d: int, var: float = 1.0, beta: int = 1, p: float = 0.99) -> int:
+def count_outliers(s, *, N: int, d: int, var: float = 1.0, beta: int = 1, p: float = 0.99) -> int:
     """Number of singular values in ``s`` above the MP edge plus a Tracy–Widom margin.
 
-    The threshold is :func:`rmtfl.theory.edge_margin` ``(N, d, var, beta, p)``: a
-    pure-noise ``N x d`` matrix with entries ``N(0, var/d)`` has its top singular
-    value above it with probability ``≈ 1 - p``.
+    The threshold is :func:`rmtfl.theory.edge_margin` ``(N, d, var=var, beta=beta, p=p)``
+    (docs/theory/classical.md §5): a pure-noise ``N x d`` matrix with entries ``N(0, var/d)`` has
+    its top singular value above it with probability ``≈ 1 - p``.  The measured values ``s`` are
+    positional; the shape ``N, d`` of the matrix they come from and the options are keyword-only.
 
-    >>> count_outliers([3.0, 2.05, 1.99], 1000, 1000)
+    >>> count_outliers([3.0, 2.05, 1.99], N=1000, d=1000)
     2
     """
     from rmtfl.theory import edge_margin
@@ -114,6 +127,7 @@ def squared_overlaps(vectors, directions) -> np.ndarray:
     """Matrix of ``cos^2`` between the columns of ``vectors`` (``n x a``) and ``directions`` (``n x b``).
 
     Entry ``[i, j] = <v_i, e_j>^2 / (|v_i|^2 |e_j|^2)`` (docs/conventions.md §1; sign-free).
+    Both arrays positional (they are the data).
     1-d inputs are treated as single columns.
 
     >>> squared_overlaps([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]]).round(3).tolist()
@@ -133,8 +147,8 @@ def squared_overlaps(vectors, directions) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ESD:
-    """Histogram of eigenvalues: ``density[i]`` on ``[edges[i], edges[i+1])``.
+class ESD(Result):
+    """Histogram of eigenvalues: ``density[i]`` on ``[edges[i], edges[i+1])`` (docs/theory/two_step.md §1.1).
 
     ``density`` is normalised by the *total* number of eigenvalues (zeros
     included), so it is directly comparable with the continuous part of
@@ -149,15 +163,20 @@ class ESD:
 
     @property
     def centers(self) -> np.ndarray:
+        """Bin centres."""
         return 0.5 * (self.edges[1:] + self.edges[:-1])
 
     @property
     def atom(self) -> float:
+        """Fraction ``n_zero / n`` of eigenvalues at 0 (compare :func:`rmtfl.theory.mp_atom`)."""
         return self.n_zero / self.n
 
 
-def empirical_spectral_density(eigs, bins=60, range=None, zero_tol: float = 1e-10) -> ESD:  # noqa: A002
+def empirical_spectral_density(eigs, *, bins=60, range=None, zero_tol: float = 1e-10) -> ESD:  # noqa: A002
     """Histogram ESD of eigenvalues (e.g. of ``W W^T``; see :func:`eigenvalues_of_gram`).
+
+    Normalisation: the density of docs/theory/two_step.md §1.1 (continuous part, total count in the
+    denominator); ``eigs`` positional, ``bins``, ``range``, ``zero_tol`` keyword-only.
 
     Eigenvalues ``<= zero_tol * max(eigs)`` count as the atom at 0 and are left
     out of the histogram but not of the normalisation.
@@ -174,8 +193,11 @@ def empirical_spectral_density(eigs, bins=60, range=None, zero_tol: float = 1e-1
     return ESD(edges, density, int(eigs.size), int(eigs.size - np.count_nonzero(nz)))
 
 
-def eigenvalues_of_gram(W, side: str = "N", backend="numpy") -> np.ndarray:
+def eigenvalues_of_gram(W, *, side: str = "N", backend="numpy") -> np.ndarray:
     """Eigenvalues of ``W W^T`` (``side="N"``, length N) or ``W^T W`` (``side="d"``), descending, zeros padded.
+
+    The ``N`` eigenvalues of docs/theory/two_step.md §1.1 (``side="N"``); ``side`` and ``backend``
+    keyword-only.
 
     >>> eigenvalues_of_gram([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]]).tolist()
     [4.0, 1.0, 0.0]
@@ -193,12 +215,14 @@ def eigenvalues_of_gram(W, side: str = "N", backend="numpy") -> np.ndarray:
 __all__.append("eigenvalues_of_gram")
 
 
-def ks_distance_mp(eigs, ratio: float, var: float = 1.0, zero_tol: float = 1e-10) -> float:
-    """Kolmogorov–Smirnov distance between the empirical law of ``eigs`` and MP(``ratio``, ``var``).
+def ks_distance_mp(eigs, psi: float, *, var: float = 1.0, zero_tol: float = 1e-10) -> float:
+    """Kolmogorov–Smirnov distance between the empirical law of ``eigs`` and MP(``psi``, ``var``).
 
+    Normalisation: docs/theory/two_step.md §1.1.  ``eigs`` and ``psi`` positional (as in
+    :func:`rmtfl.theory.mp_cdf`), ``var`` and ``zero_tol`` keyword-only.
     ``eigs`` are all ``N`` eigenvalues of ``W W^T`` (zeros included when
-    ``ratio = N/d > 1``); values ``<= zero_tol * var * (1 + sqrt(ratio))^2`` are
-    treated as exact zeros, i.e. as part of the atom ``(1 - 1/ratio)_+`` of
+    ``psi = N/d > 1``); values ``<= zero_tol * var * (1 + sqrt(psi))^2`` are
+    treated as exact zeros, i.e. as part of the atom ``(1 - 1/psi)_+`` of
     :func:`rmtfl.theory.mp_cdf`.  The supremum uses both one-sided limits of
     the empirical CDF, with the theoretical left limit at 0 equal to 0.
 
@@ -212,15 +236,15 @@ def ks_distance_mp(eigs, ratio: float, var: float = 1.0, zero_tol: float = 1e-10
     """
     from rmtfl.theory import mp_cdf
 
-    ratio = check_positive("ratio", ratio)
+    psi = check_positive("psi", psi)
     var = check_positive("var", var)
     x = np.sort(check_finite_array("eigs", to_numpy(eigs), ndim=1))
     n = x.size
     if n == 0:
         raise ValueError("eigs must be non-empty")
-    x = np.where(x <= zero_tol * var * (1.0 + np.sqrt(ratio)) ** 2, 0.0, x)
-    F = mp_cdf(x, ratio, var)
-    atom = max(0.0, 1.0 - 1.0 / ratio)
+    x = np.where(x <= zero_tol * var * (1.0 + np.sqrt(psi)) ** 2, 0.0, x)
+    F = mp_cdf(x, psi, var=var)
+    atom = max(0.0, 1.0 - 1.0 / psi)
     F_left = np.where(x == 0.0, F - atom, F)
     i = np.arange(1, n + 1)
     # right limits of the ECDF at the last index of a tie block, left limits at the first

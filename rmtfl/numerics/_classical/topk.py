@@ -46,12 +46,13 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.sparse import linalg as spla
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int
 from .blas import gram_upper
 from .._backend import get_backend, require_finite, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
-           "DENSE_FRACTION", "MIXED_MAX"]
+           "DenseSpectrum", "DENSE_FRACTION", "MIXED_MAX"]
 
 #: ``"auto"`` uses the dense path when ``k + margin`` exceeds this fraction of ``min(N, d)``
 #: or when ``min(N, d)`` is below ``_DENSE_MIN``.
@@ -60,9 +61,10 @@ _DENSE_MIN = 200
 #: ``"auto"`` uses the mixed-precision dense solver up to this ``min(N, d)`` (Lanczos above).
 MIXED_MAX = 2000
 
+
 @dataclass(frozen=True)
-class TopTriplets:
-    """Top singular triplets: ``A ≈ U diag(s) V^T`` on the returned part.
+class TopTriplets(Result):
+    """Top singular triplets: ``A ≈ U diag(s) V^T`` on the returned part (docs/conventions.md §1 order and sides).
 
     ``s`` descending (length ``n``), ``U`` ``N x n`` (left, N side), ``V`` ``d x n``
     (right, d side).  ``complete`` is True when it is certified that every
@@ -85,8 +87,8 @@ class TopTriplets:
 
 
 @dataclass(frozen=True)
-class TopEigenpairs:
-    """Top eigenpairs of a symmetric PSD matrix: ``values`` descending, ``vectors`` columns.
+class TopEigenpairs(Result):
+    """Top eigenpairs of a symmetric PSD matrix: ``values`` descending, ``vectors`` columns (docs/conventions.md §1).
 
     ``complete``, ``edge``, ``n_above``, ``n_computed``, ``method``, ``residuals`` as in
     :class:`TopTriplets`.
@@ -132,12 +134,33 @@ def _dense_triplets(A, kk: int, edge, be):
     return to_numpy(s).astype(np.float64), to_numpy(U), to_numpy(V)
 
 
-def dense_spectrum_and_top(A, kk: int, backend="numpy"):
-    """All singular values (host float64, descending) and the top ``kk`` triplets from ONE dense
+@dataclass(frozen=True)
+class DenseSpectrum(Result):
+    """All singular values and the top triplets of one dense solve (:func:`dense_spectrum_and_top`).
+
+    Order and sides as in docs/conventions.md §1.
+
+    ``singular_values``: all ``min(N, d)`` values, descending (host float64); ``s``, ``U`` (N side),
+    ``V`` (d side): the top ``k`` triplets as in :class:`TopTriplets`.  Unpacks as
+    ``s_all, s, U, V = dense_spectrum_and_top(A, k)``.
+    """
+
+    singular_values: np.ndarray
+    s: np.ndarray
+    U: np.ndarray
+    V: np.ndarray
+
+    def __iter__(self):
+        return iter((self.singular_values, self.s, self.U, self.V))
+
+
+def dense_spectrum_and_top(A, k: int, *, backend="numpy") -> DenseSpectrum:
+    """All singular values (host float64, descending) and the top ``k`` triplets from ONE dense
     ``eigh`` of the smaller Gram side (the device path of a full-spectrum measurement: one Gram
     product and one eigendecomposition instead of ``eigvalsh`` plus ``eigh``).
 
-    Returns ``(s_all, s_top, U, V)`` (host arrays).
+    Normalisation: none (docs/conventions.md §1: descending, left = N side).  ``A`` and ``k``
+    positional, ``backend`` keyword-only.  Returns a :class:`DenseSpectrum` (host arrays).
 
     >>> s_all, s, U, V = dense_spectrum_and_top(np.diag([3.0, 2.0, 1.0]), 1)
     >>> s_all.tolist(), s.tolist(), U.shape
@@ -146,7 +169,7 @@ def dense_spectrum_and_top(A, kk: int, backend="numpy"):
     be = get_backend(backend)
     A = be.asarray(A)
     N, d = A.shape
-    kk = check_int("kk", kk, 1, min(N, d))
+    kk = check_int("k", k, 1, min(N, d))
     left = N <= d
     G = A @ A.T if left else A.T @ A
     ev, vec = be.xp.linalg.eigh(G)
@@ -158,10 +181,7 @@ def dense_spectrum_and_top(A, kk: int, backend="numpy"):
     other = (A.T @ top if left else A @ top) / be.xp.where(s > 0, s, 1.0)[None, :]
     U, V = (top, other) if left else (other, top)
     s_all = to_numpy(s_dev).astype(np.float64)
-    return s_all, s_all[:kk].copy(), to_numpy(U), to_numpy(V)
-
-
-__all__.append("dense_spectrum_and_top")
+    return DenseSpectrum(s_all, s_all[:kk].copy(), to_numpy(U), to_numpy(V))
 
 
 def _finish(s, edge, k):
@@ -187,6 +207,9 @@ def _auto_method(method, be, m, kk, tol, host_float):
 def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, backend="numpy",
                           method: str = "auto", tol: float = 0.0, maxiter: int | None = None) -> TopTriplets:
     """Largest singular triplets of ``A`` (``N x d``), with an optional completeness guarantee.
+
+    Normalisation: none (docs/conventions.md §1: descending, left = N side).  ``A`` and ``k``
+    positional, everything else keyword-only.
 
     Parameters
     ----------
@@ -225,7 +248,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     A = be.asarray(A)
     if A.ndim != 2:
         raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
-    require_finite("A", A, be)
+    require_finite("A", A, backend=be)
     N, d = A.shape
     m = min(N, d)
     if k > m:
@@ -282,6 +305,9 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
                    method: str = "auto", tol: float = 0.0, maxiter: int | None = None) -> TopEigenpairs:
     """Largest eigenpairs of a symmetric PSD matrix ``S`` (e.g. a kernel Gram matrix).
 
+    Normalisation: none (docs/conventions.md §1: descending).  ``S`` and ``k`` positional,
+    everything else keyword-only.
+
     Same contract as :func:`top_singular_triplets` (``edge`` on the eigenvalue scale here):
     ``method`` is ``"auto"``, ``"mixed"`` (:func:`rmtfl.numerics._classical.mixed.mixed_top_eigh`),
     ``"iterative"`` (ARPACK ``eigsh(which="LA")`` with a start vector from ``rng``) or
@@ -306,7 +332,7 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
     if len(S.shape) != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square 2-d array, got shape {tuple(S.shape)}")
     if not is_op:
-        require_finite("S", S, be)
+        require_finite("S", S, backend=be)
     n_ = S.shape[0]
     if k > n_:
         raise ValueError(f"k must be in [1, {n_}], got {k}")

@@ -9,14 +9,14 @@ and an explicit method then needs ~O(t) steps (DOP853 takes ~5e5 gradient
 evaluations to reach t = 8e4 at delta = 1e-4; LSODA ~4e3, same escape time to 1e-8).  Terminal/recorded
 events: ``escape_loss`` (first time the loss drops through it) and ``stop_loss``
 (stop when the loss drops through it).  Network maths (forward, analytic gradient,
-packing of docs/conventions.md §9) comes from :mod:`rmtfl.theory._gradient_flow.networks` and :mod:`rmtfl.theory._gradient_flow.problem`.  ``w0`` is
-normalised; ``w0=None`` draws a Gaussian direction from ``rng``.  Losses are
-summed (``reduction="sum"``).
+packing of docs/conventions.md §9) comes from :mod:`rmtfl.theory._gradient_flow.networks` and
+:mod:`rmtfl.theory._gradient_flow.problem`.  ``w0`` is normalised; ``w0=None`` draws a Gaussian
+direction from ``rng`` (:func:`random_direction`).  Losses are summed (``reduction="sum"``).
 
 Examples
 --------
 >>> import numpy as np
->>> run = simulate_flow(np.eye(2), [3.0, 4.0], activation="identity", width=1, delta=1e-3,
+>>> run = simulate_flow(np.eye(2), [3.0, 4.0], activation="identity", N=1, delta=1e-3,
 ...                     w0=[1.0, 0.6, 0.8], t_end=10.0, escape_loss=6.0)
 >>> round(float(run.loss[-1]), 8), run.t_escape > 0
 (0.0, True)
@@ -29,22 +29,25 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from rmtfl._validate import check_choice, check_finite_array, check_positive
+from rmtfl._results import Result, jsonify
+from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
 from rmtfl.theory._gradient_flow.problem import FlowProblem, check_direction, make_problem
 
 __all__ = ["simulate_flow", "flow_from_problem", "FlowRun", "active_count", "kth_to_max_ratio",
-           "winner_share", "find_plateaus", "path_distance", "is_zero_preserving", "log_time_grid"]
+           "winner_share", "find_plateaus", "Plateau", "path_distance", "is_zero_preserving", "log_time_grid",
+           "random_direction"]
 
 
 @dataclass(frozen=True)
-class FlowRun:
-    """A simulated trajectory on the grid ``t``.
+class FlowRun(Result):
+    """A simulated trajectory on the grid ``t`` (docs/theory/gradient_flow.md §12).
 
-    ``w`` (T, P) packed parameters; ``loss`` (T,); ``unit_norms`` (T, units);
+    ``w`` (T, P) packed parameters (docs/conventions.md §9); ``loss`` (T,), summed; ``unit_norms`` (T, units);
     ``conserved_drift`` = ``max_t |c(t) - c(0)|`` of the balance quantities
     ``|w_j|^2 - p a_j^2`` (docs/theory/gradient_flow.md §6); ``t_escape`` first crossing of ``escape_loss``
     (nan if none); ``t_stop`` time a ``stop_loss`` event ended the run (nan if none);
-    ``nfev`` gradient evaluations; ``seconds`` wall time.
+    ``nfev`` gradient evaluations; ``seconds`` wall time.  ``to_dict()`` also lists the
+    trajectory (``t``, ``loss``, ``unit_norms``) and the final point ``w_final``, not ``w`` itself.
     """
 
     t: np.ndarray = field(repr=False)
@@ -62,39 +65,84 @@ class FlowRun:
     method: str
 
     def to_dict(self) -> dict:
-        return {"t": self.t.tolist(), "loss": self.loss.tolist(), "unit_norms": self.unit_norms.tolist(),
-                "conserved_drift": self.conserved_drift, "t_escape": self.t_escape, "t_stop": self.t_stop,
-                "nfev": self.nfev, "seconds": self.seconds, "delta": self.delta, "degree": self.degree,
-                "method": self.method, "w_final": self.w[-1].tolist()}
+        """The scalar fields plus ``t``, ``loss``, ``unit_norms`` and ``w_final`` (JSON-ready)."""
+        return {**super().to_dict(), **jsonify({"t": self.t, "loss": self.loss, "unit_norms": self.unit_norms,
+                                                "w_final": self.w[-1]})}
 
 
-def log_time_grid(t_end: float, n: int = 400, t_min: float | None = None) -> np.ndarray:
-    """``0`` followed by ``n - 1`` log-spaced times up to ``t_end``."""
+def log_time_grid(t_end: float, *, n: int = 400, t_min: float | None = None) -> np.ndarray:
+    """``0`` followed by ``n - 1`` log-spaced times from ``t_min`` (default ``1e-6 t_end``) up to ``t_end``.
+
+    >>> log_time_grid(100.0, n=3, t_min=1.0).tolist()
+    [0.0, 1.0, 100.0]
+    """
     t_end = check_positive("t_end", t_end)
-    t_min = t_end * 1e-6 if t_min is None else t_min
+    n = check_int("n", n, 2)
+    t_min = t_end * 1e-6 if t_min is None else check_positive("t_min", t_min)
     return np.r_[0.0, np.geomspace(t_min, t_end, n - 1)]
 
 
-def simulate_flow(X, y, *, activation, width, delta, w0=None, loss="square", t_end, depth=2, t_eval=None,
+def random_direction(P: int, *, rng=None) -> np.ndarray:
+    """A Gaussian direction of unit norm in ``R^P`` (packed parameters, docs/conventions.md §9).
+
+    >>> v = random_direction(5, rng=0)
+    >>> v.shape, round(float(v @ v), 12)
+    ((5,), 1.0)
+    """
+    P = check_int("P", P, 1)
+    v = np.random.default_rng(rng).standard_normal(P)
+    return v / np.linalg.norm(v)
+
+
+def simulate_flow(X, y, *, activation, N, delta, t_end, w0=None, loss="square", depth=2, t_eval=None,
                   method="auto", rtol=None, atol=None, eta=None, escape_loss=None, stop_loss=None,
-                  rng=None, reduction="sum", logistic_scale=1.0) -> FlowRun:
-    """Integrate ``dw/dt = -grad L(w)`` from ``delta w0/|w0|`` up to ``t_end``.
+                  reduction="sum", logistic_scale=1.0, rng=None) -> FlowRun:
+    """Integrate ``dw/dt = -grad L(w)`` from ``delta w0/|w0|`` up to ``t_end`` (docs/theory/gradient_flow.md §12).
+
+    Losses are summed and parameters packed as in docs/conventions.md §9.
 
     Parameters
     ----------
-    t_eval : output times (default :func:`log_time_grid`); ``t_end`` is the horizon.
+    X : array (n, d)
+        Data, one row per sample.
+    y : array (n,)
+        Targets.
+    activation : str or Activation
+        Homogeneous activation (identity, square, relu, relu^p, ...) or ``"quadratic"``.
+    N : int
+        Hidden width; ``depth`` = number of weight layers (2 = two-layer).
+    delta : float
+        Initial scale ``delta > 0``: ``w(0) = delta w0/|w0|``.
+    t_end : float
+        Horizon.
+    w0 : array (P,), optional
+        Initial direction; ``None`` draws a Gaussian one from ``rng``.
+    loss, reduction, logistic_scale : as in :func:`~rmtfl.theory.make_problem`.
+    t_eval : output times (default :func:`log_time_grid`).
     method : ``"auto"`` (DOP853 for L = 2, LSODA for L > 2, GD with ``eta = 1e-3`` for plain
         ReLU, whose discontinuous gradient field stalls adaptive solvers), ``"dop853"``, ``"lsoda"``
         (both adaptive) or ``"gd"`` (plain GD with step ``eta``).
+    rtol, atol : tolerances of the adaptive integrators (defaults in the module docstring).
     escape_loss, stop_loss : loss levels for the escape event and a terminal event.
+    rng : seed or Generator for ``w0=None``.
+
+    Returns
+    -------
+    FlowRun
+
+    Examples
+    --------
+    >>> run = simulate_flow(np.eye(2), [3.0, 4.0], activation="identity", N=1, delta=1e-3, t_end=10.0, rng=0)
+    >>> run.method, run.degree, bool(run.loss[-1] < 1e-8)
+    ('dop853', 2, True)
     """
     delta = check_positive("delta", delta)
-    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+    pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
     if w0 is None:
-        w0 = pb.arch.random_point(np.random.default_rng(rng))
-    return flow_from_problem(pb, delta, w0, t_end=t_end, t_eval=t_eval, method=method, rtol=rtol, atol=atol,
-                             eta=eta, escape_loss=escape_loss, stop_loss=stop_loss)
+        w0 = random_direction(pb.P, rng=rng)
+    return flow_from_problem(pb, delta=delta, w0=w0, t_end=t_end, t_eval=t_eval, method=method, rtol=rtol,
+                             atol=atol, eta=eta, escape_loss=escape_loss, stop_loss=stop_loss)
 
 
 def _loss_event(pb: FlowProblem, level: float, terminal: bool):
@@ -111,9 +159,9 @@ def _loss_event(pb: FlowProblem, level: float, terminal: bool):
     return ev
 
 
-def flow_from_problem(pb: FlowProblem, delta, w0, *, t_end, t_eval=None, method="auto", rtol=None,
+def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method="auto", rtol=None,
                       atol=None, eta=None, escape_loss=None, stop_loss=None) -> FlowRun:
-    """:func:`simulate_flow` on a built :class:`~rmtfl.theory.FlowProblem`."""
+    """:func:`simulate_flow` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §12)."""
     delta = check_positive("delta", delta)
     check_choice("method", method, ("auto", "dop853", "lsoda", "gd"))
     if method == "auto":
@@ -189,13 +237,21 @@ def _gd(pb, w, eta, t_end, t_eval, escape_loss, stop_loss):
 
 # ------------------------------------------------------------- measurements
 def active_count(norms, tau) -> np.ndarray:
-    """Number of units with norm ``> tau`` (per row of ``norms``)."""
+    """Number of units with norm ``> tau`` (per row of ``norms``; docs/theory/gradient_flow.md §11).
+
+    >>> active_count([[3.0, 1.0, 0.5]], 0.75).tolist()
+    [2]
+    """
     norms = np.atleast_2d(norms)
     return np.sum(norms > tau, axis=-1)
 
 
 def kth_to_max_ratio(norms, k: int = 2) -> np.ndarray:
-    """``nu_(k) / nu_(1)`` (k-th largest over largest), per row."""
+    """``nu_(k) / nu_(1)`` (k-th largest over largest), per row (docs/theory/gradient_flow.md §11).
+
+    >>> kth_to_max_ratio([[4.0, 1.0, 2.0]], 2).tolist()
+    [0.5]
+    """
     s = -np.sort(-np.atleast_2d(norms), axis=-1)
     if not 1 <= k <= s.shape[-1]:
         raise ValueError(f"k must lie in [1, {s.shape[-1]}], got {k}")
@@ -203,15 +259,41 @@ def kth_to_max_ratio(norms, k: int = 2) -> np.ndarray:
 
 
 def winner_share(norms) -> np.ndarray:
-    """``nu_(1)^2 / sum_j nu_j^2`` per row."""
+    """``nu_(1)^2 / sum_j nu_j^2`` per row (docs/theory/gradient_flow.md §11).
+
+    >>> winner_share([[3.0, 4.0]]).tolist()
+    [0.64]
+    """
     n2 = np.atleast_2d(norms) ** 2
     return n2.max(axis=-1) / n2.sum(axis=-1)
 
 
-def find_plateaus(t, loss, tol: float = 1e-3, min_ratio: float = 2.0):
-    """Maximal runs of grid points whose loss stays within ``tol`` of the run's first
-    value and last at least ``t_end/t_start >= min_ratio``: list of ``(t_start, t_end, level)``
-    with ``level`` the median loss on the run."""
+@dataclass(frozen=True)
+class Plateau(Result):
+    """A loss plateau: flow times ``t_start`` .. ``t_end`` and the median loss ``level`` on it.
+
+    Unpacks as ``t_start, t_end, level = plateau``.
+    """
+
+    t_start: float
+    t_end: float
+    level: float
+
+    def __iter__(self):
+        return iter((self.t_start, self.t_end, self.level))
+
+
+def find_plateaus(t, loss, *, tol: float = 1e-3, min_ratio: float = 2.0) -> list[Plateau]:
+    """Loss plateaus of a trajectory (docs/theory/gradient_flow.md §11).
+
+    Maximal runs of grid points whose loss stays within ``tol`` of the run's first
+    value and last at least ``t_end/t_start >= min_ratio``, in time order, each a
+    :class:`Plateau` with ``level`` the median loss on the run.
+
+    >>> find_plateaus([1, 2, 4, 8, 16], [1.0, 0.5, 0.5, 0.5, 0.1])
+    [Plateau(t_start=2.0, t_end=8.0, level=0.5)]
+    """
+    tol = check_positive("tol", tol)
     t, loss = np.asarray(t, float), np.asarray(loss, float)
     out, i = [], 0
     while i < t.size:
@@ -219,21 +301,29 @@ def find_plateaus(t, loss, tol: float = 1e-3, min_ratio: float = 2.0):
         while j + 1 < t.size and abs(loss[j + 1] - loss[i]) <= tol:
             j += 1
         if t[i] > 0 and t[j] / t[i] >= min_ratio:
-            out.append((float(t[i]), float(t[j]), float(np.median(loss[i:j + 1]))))
+            out.append(Plateau(float(t[i]), float(t[j]), float(np.median(loss[i:j + 1]))))
         i = j + 1
     return out
 
 
-def path_distance(run: FlowRun, path_points, start: int = 0) -> np.ndarray:
-    """``|w(t_k) - p_k|`` for the rows ``k >= start`` (the caller aligns the grids)."""
+def path_distance(run: FlowRun, path_points, *, start: int = 0) -> np.ndarray:
+    """``|w(t_k) - p_k|`` for the rows ``k >= start`` (the caller aligns the grids; docs/theory/gradient_flow.md §8)."""
     P = np.asarray(path_points, float)
     return np.linalg.norm(run.w[start:start + P.shape[0]] - P, axis=1)
 
 
 def is_zero_preserving(pb: FlowProblem, indices, *, steps: int = 3000, eta: float = 1e-3, rng=None) -> bool:
-    """Bit-exact Euler test (docs/theory/gradient_flow.md §12): start from a random point with ``w[indices] = 0``
-    and check that the coordinates are exactly 0 after ``steps`` GD steps."""
-    w = 0.5 * pb.arch.random_point(np.random.default_rng(rng)) * np.sqrt(pb.P)
+    """Bit-exact Euler test (docs/theory/gradient_flow.md §10): start from a random point with ``w[indices] = 0``
+    and check that the coordinates are exactly 0 after ``steps`` GD steps.
+
+    The start is ``0.5 sqrt(P)`` times a Gaussian unit direction drawn from ``rng``.
+
+    >>> from rmtfl.theory import make_problem, zero_preserving
+    >>> pb = make_problem(np.eye(2), [1.0, -1.0], activation="square", N=2)
+    >>> all(is_zero_preserving(pb, s.indices, steps=50, rng=0) for s in zero_preserving(pb.arch))
+    True
+    """
+    w = 0.5 * random_direction(pb.P, rng=rng) * np.sqrt(pb.P)
     idx = np.asarray(indices, dtype=int)
     w[idx] = 0.0
     g = pb.rhs()

@@ -25,10 +25,17 @@ Examples
 >>> W = init_first_layer(40, 30, rng=rng); a = init_second_layer(40, rng=rng)
 >>> X = sample_inputs(60, 30, rng=rng)
 >>> from rmtfl.theory import make_target
->>> y = sample_targets(X, make_target("tanh"), rng=rng)
->>> W1 = gd_steps(W, a, (X, y), [2.0], "tanh")
->>> W1.shape, bool(np.allclose(W1, W + 2.0 * correlation_grad(W, a, X, y, "tanh")))
+>>> y = sample_targets(X, target=make_target("tanh"), rng=rng)
+>>> W1 = gd_steps("tanh", W, a, (X, y), etas=[2.0])
+>>> W1.shape, bool(np.allclose(W1, W + 2.0 * correlation_grad("tanh", W, a, X, y)))
 ((40, 30), True)
+
+Signatures: the sizes are positional (``init_first_layer(N, d)``, ``init_second_layer(N)``,
+``sample_inputs(n, d)``), then everything keyword-only (``law``, ``rng``, ``dtype``,
+``backend``, ``device_rng``); the step functions take the
+activation first and then the arrays they act on (``correlation_grad(activation, W, a, X, y)``,
+``gd_steps(activation, W0, a, batches, etas=...)``), as every ``f(activation, ...)`` of rmtfl;
+``sample_targets(X, target=...)`` takes the data array and a keyword-only target.
 """
 from __future__ import annotations
 
@@ -47,6 +54,8 @@ __all__ = [
     "sample_targets",
     "correlation_grad",
     "gd_steps",
+    "gd_trajectory",
+    "sigma_prime",
 ]
 
 
@@ -58,14 +67,27 @@ def _gauss(rng, shape, dtype):
 
 
 
-def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="float64",
+def init_first_layer(N: int, d: int, *, law: str = "gaussian", rng=None, dtype="float64",
                      backend="numpy", device_rng: bool = False):
-    """First-layer weights ``W0`` of shape ``(N, d)``.
+    """First-layer weights ``W0`` of shape ``(N, d)`` (docs/conventions.md §4).
 
     ``law="gaussian"``: entries ``N(0, 1/d)``; ``law="sphere"``: rows uniform on
     the unit sphere ``S^{d-1}``.  Both have ``E ||w_j||^2 = 1``.
 
-    >>> W = init_first_layer(3, 1000, "sphere", rng=1)
+    Parameters
+    ----------
+    N, d : int >= 1
+        Width and input dimension.
+    law : {"gaussian", "sphere"}
+    rng : None, int, SeedSequence or Generator
+    dtype : {"float64", "float32"}
+    backend : {"numpy", "cupy"} or Backend
+    device_rng : bool
+        Draw the Gaussians with the backend's own generator (a different stream).
+
+    Examples
+    --------
+    >>> W = init_first_layer(3, 1000, law="sphere", rng=1)
     >>> np.allclose(np.linalg.norm(W, axis=1), 1.0)
     True
     """
@@ -75,7 +97,7 @@ def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="
     dt = resolve_dtype(dtype)
     be = get_backend(backend)
     # host draws are scaled on the host, so numpy and cupy get bit-identical arrays
-    W = device_normal(np.random.default_rng(rng), (N, d), dt, be) if device_rng else _gauss(np.random.default_rng(rng), (N, d), dt)
+    W = device_normal((N, d), dtype=dt, rng=np.random.default_rng(rng), backend=be) if device_rng else _gauss(np.random.default_rng(rng), (N, d), dt)
     xp = be.xp if device_rng else np
     if law == "gaussian":
         W *= dt.type(1.0 / np.sqrt(d))
@@ -84,11 +106,14 @@ def init_first_layer(N: int, d: int, law: str = "gaussian", rng=None, *, dtype="
     return W if device_rng else be.asarray(W)
 
 
-def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64", backend="numpy",
+def init_second_layer(N: int, *, law: str = "gaussian", rng=None, dtype="float64", backend="numpy",
                       device_rng: bool = False):
-    """Second-layer weights ``a`` of length ``N``: ``N(0, 1/N)`` or Rademacher ``±1/sqrt(N)``.
+    """Second-layer weights ``a`` of length ``N``: ``N(0, 1/N)`` or Rademacher ``±1/sqrt(N)`` (docs/conventions.md §4).
 
-    >>> a = init_second_layer(4, "rademacher", rng=0)
+    ``law`` is ``"gaussian"`` or ``"rademacher"`` (signs always drawn on the host); ``rng``, ``dtype``,
+    ``backend`` and ``device_rng`` as for :func:`init_first_layer`.
+
+    >>> a = init_second_layer(4, law="rademacher", rng=0)
     >>> sorted(set(np.round(np.abs(a), 12)))
     [np.float64(0.5)]
     """
@@ -98,7 +123,7 @@ def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64
     g = np.random.default_rng(rng)
     be = get_backend(backend)
     if law == "gaussian" and device_rng:
-        return device_normal(g, N, dt, be) * dt.type(1.0 / np.sqrt(N))
+        return device_normal(N, dtype=dt, rng=g, backend=be) * dt.type(1.0 / np.sqrt(N))
     if law == "gaussian":
         a = _gauss(g, N, dt) * dt.type(1.0 / np.sqrt(N))
     else:  # Rademacher signs: always drawn on the host (N values)
@@ -106,8 +131,10 @@ def init_second_layer(N: int, law: str = "gaussian", rng=None, *, dtype="float64
     return be.asarray(a)
 
 
-def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy", device_rng: bool = False):
-    """Inputs ``X`` of shape ``(n, d)`` with i.i.d. ``N(0, 1)`` entries (rows ``x ~ N(0, I_d)``).
+def sample_inputs(n: int, d: int, *, rng=None, dtype="float64", backend="numpy", device_rng: bool = False):
+    """Inputs ``X`` of shape ``(n, d)`` with i.i.d. ``N(0, 1)`` entries (rows ``x ~ N(0, I_d)``, docs/conventions.md §3).
+
+    ``rng``, ``dtype``, ``backend`` and ``device_rng`` as for :func:`init_first_layer`.
 
     >>> sample_inputs(5, 3, rng=0).shape
     (5, 3)
@@ -116,12 +143,15 @@ def sample_inputs(n: int, d: int, rng=None, *, dtype="float64", backend="numpy",
     d = check_int("d", d, lo=1)
     dt, be = resolve_dtype(dtype), get_backend(backend)
     if device_rng:
-        return device_normal(np.random.default_rng(rng), (n, d), dt, be)
+        return device_normal((n, d), dtype=dt, rng=np.random.default_rng(rng), backend=be)
     return be.asarray(_gauss(np.random.default_rng(rng), (n, d), dt))
 
 
-def sample_targets(X, target, directions=None, rng=None):
-    """Labels ``y_i = sum_r g_r(<beta*_r, x_i>) + noise * eps_i`` for the rows of ``X``.
+def sample_targets(X, *, target, directions=None, rng=None):
+    """Labels ``y_i = sum_r g_r(<beta*_r, x_i>) + noise * eps_i`` for the rows of ``X`` (docs/conventions.md §3).
+
+    The data array ``X`` is the positional input; ``target`` is keyword-only (a positional
+    ``target`` comes only after ``activation`` in rmtfl, docs/api.md).
 
     Parameters
     ----------
@@ -140,11 +170,13 @@ def sample_targets(X, target, directions=None, rng=None):
     y : array (n,), same backend and dtype as ``X``.
 
     >>> X = np.arange(6.0).reshape(3, 2)
-    >>> sample_targets(X, "linear").tolist()      # y = x_1
+    >>> sample_targets(X, target="linear").tolist()      # y = x_1
     [0.0, 2.0, 4.0]
     """
     from rmtfl.theory import Target, make_target
 
+    if not hasattr(X, "shape") or len(X.shape) != 2:
+        raise TypeError(f"X must be an (n, d) array, got {type(X).__name__}")
     t = target if isinstance(target, Target) else make_target(target)
     if directions is not None:
         t = make_target(t, directions=directions)
@@ -170,10 +202,16 @@ def _xp(arr):
     return get_backend("cupy").xp if type(arr).__module__.startswith("cupy") else np
 
 
-def _sigma_prime(act: Activation, Z):
+def sigma_prime(act: Activation, Z):
     """``sigma'(Z)`` in the dtype of ``Z``; OVERWRITES ``Z`` where a fast path exists (tanh, relu,
     degree <= 2), so pass a temporary (every caller passes ``W @ X.T``): one ``N x n`` array
-    instead of two at the peak."""
+    instead of two at the peak.  ``act`` is a resolved :class:`~rmtfl.theory.Activation`
+    (internal helper, not in the :mod:`rmtfl.numerics` namespace).
+
+    >>> from rmtfl.theory import get_activation
+    >>> sigma_prime(get_activation("hermite(0, 1, 0.5)"), np.array([0.0, 2.0])).tolist()   # 1 + z
+    [1.0, 3.0]
+    """
     if act.name == "tanh":
         xp = _xp(Z)
         T = xp.tanh(Z, out=Z)
@@ -197,24 +235,39 @@ def _sigma_prime(act: Activation, Z):
         return get_backend("cupy").asarray(np.asarray(act.derivative(1, to_numpy(Z))), dtype=Z.dtype)
 
 
-def correlation_grad(W, a, X, y, activation):
+def correlation_grad(activation, W, a, X, y):
     """``G = (1/n) diag(a) sigma'(W X^T) diag(y) X`` (docs/conventions.md §5), shape ``(N, d)``.
 
     Computed as ``S = sigma'(W X^T) * y`` (``N x n``) and one GEMM ``S @ X`` (host arrays through
     scipy's BLAS, :mod:`rmtfl.numerics._classical.blas`, the pool of the scipy LAPACK that measures the result).
 
+    Parameters
+    ----------
+    activation : str, callable or Activation
+        ``sigma``.
+    W : array (N, d)
+        First layer.
+    a : array (N,)
+        Second layer.
+    X : array (n, d)
+        Inputs.
+    y : array (n,)
+        Labels.
+
+    Examples
+    --------
     >>> rng = np.random.default_rng(2)
     >>> W = rng.standard_normal((3, 4)); a = rng.standard_normal(3)
     >>> X = rng.standard_normal((5, 4)); y = rng.standard_normal(5)
     >>> ref = sum(np.outer(a * (1 - np.tanh(W @ x) ** 2) * yi, x) for x, yi in zip(X, y)) / 5
-    >>> bool(np.allclose(correlation_grad(W, a, X, y, "tanh"), ref))
+    >>> bool(np.allclose(correlation_grad("tanh", W, a, X, y), ref))
     True
     """
     act = get_activation(activation)
     n = X.shape[0]
     if W.shape[1] != X.shape[1] or a.shape[0] != W.shape[0] or y.shape[0] != n:
         raise ValueError(f"shapes do not match: W {W.shape}, a {a.shape}, X {X.shape}, y {y.shape}")
-    S = _sigma_prime(act, matmul(W, X.T))
+    S = sigma_prime(act, matmul(W, X.T))
     S *= y[None, :]
     G = matmul(S, X)
     del S
@@ -222,11 +275,27 @@ def correlation_grad(W, a, X, y, activation):
     return G
 
 
-def gd_steps(W0, a, batches, etas, activation, *, return_all: bool = False):
-    """Gradient steps ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)`` with ``a`` fixed.
+def _schedule(batches, etas):
+    """``(batches, etas)`` as two lists of equal length (one ``(X, y)`` pair reused, or one per step)."""
+    etas = [check_real("eta", e) for e in np.atleast_1d(np.asarray(etas, dtype=float)).tolist()]
+    if isinstance(batches, tuple) and len(batches) == 2 and hasattr(batches[0], "shape") \
+            and getattr(batches[0], "ndim", 0) == 2:
+        batches = [batches] * len(etas)
+    batches = list(batches)
+    if len(batches) != len(etas):
+        raise ValueError(f"batches must be one (X, y) pair or one per step ({len(etas)}), got {len(batches)}")
+    return batches, etas
+
+
+def gd_steps(activation, W0, a, batches, *, etas):
+    """Gradient steps ``W_t = W_{t-1} + eta_t G(W_{t-1}; X_t, y_t)`` with ``a`` fixed; returns ``W_T``.
+
+    Normalisation: docs/conventions.md §5 (correlation loss, mean reduction, :func:`correlation_grad`).
 
     Parameters
     ----------
+    activation : str, callable or Activation
+        ``sigma``.
     W0 : array (N, d)
         Initial first layer (not modified).
     a : array (N,)
@@ -237,42 +306,63 @@ def gd_steps(W0, a, batches, etas, activation, *, return_all: bool = False):
     etas : float or sequence of float
         Step sizes ``eta_t`` (any real; ``eta = c N^alpha``, see
         :func:`rmtfl.theory.step_size`).
-    activation : str, callable or Activation
-    return_all : bool
-        Return ``[W_1, ..., W_T]`` instead of ``W_T``.
+
+    Returns
+    -------
+    array (N, d)
+        ``W_T`` (every iterate: :func:`gd_trajectory`).
 
     Two steps on one reused batch (host arrays, ``n`` not much larger than ``N, d``) go through
     ``K = X X^T`` without forming ``W_1``: three GEMMs and a SYRK instead of four GEMMs
     (``_two_steps_one_batch``; same result to rounding).
 
+    Examples
+    --------
     >>> rng = np.random.default_rng(0)
     >>> W = init_first_layer(5, 4, rng=rng); a = init_second_layer(5, rng=rng)
-    >>> X = sample_inputs(8, 4, rng=rng); y = sample_targets(X, "linear")
-    >>> len(gd_steps(W, a, (X, y), [1.0, 0.5], "tanh", return_all=True))
-    2
+    >>> X = sample_inputs(8, 4, rng=rng); y = sample_targets(X, target="linear")
+    >>> gd_steps("tanh", W, a, (X, y), etas=[1.0, 0.5]).shape
+    (5, 4)
     """
     act = get_activation(activation)
-    etas = [check_real("eta", e) for e in np.atleast_1d(np.asarray(etas, dtype=float)).tolist()]
-    if isinstance(batches, tuple) and len(batches) == 2 and hasattr(batches[0], "shape") \
-            and getattr(batches[0], "ndim", 0) == 2:
-        batches = [batches] * len(etas)
-    batches = list(batches)
-    if len(batches) != len(etas):
-        raise ValueError(f"batches must be one (X, y) pair or one per step ({len(etas)}), got {len(batches)}")
-    if not return_all and len(etas) == 2 and batches[0][0] is batches[1][0] and batches[0][1] is batches[1][1] \
+    batches, etas = _schedule(batches, etas)
+    if len(etas) == 2 and batches[0][0] is batches[1][0] and batches[0][1] is batches[1][1] \
             and _gram_route_pays(W0, a, *batches[0]):
         return _two_steps_one_batch(W0, a, *batches[0], etas, act)
     W = W0
     del W0  # a caller that keeps no reference of its own lets W_0 go after the first step
-    out = []
     for (X, y), eta in zip(batches, etas):
-        G = correlation_grad(W, a, X, y, act)
+        G = correlation_grad(act, W, a, X, y)
         G *= G.dtype.type(eta)
         G += W
         W = G
-        if return_all:
-            out.append(W)
-    return out if return_all else W
+    return W
+
+
+def gd_trajectory(activation, W0, a, batches, *, etas):
+    """Every iterate ``W_1, ..., W_T`` of :func:`gd_steps` (same arguments), stacked: shape ``(T, N, d)``.
+
+    Plain steps (no Gram route); the stack is allocated once on the backend of ``W0``.
+    Normalisation: docs/conventions.md §5.
+
+    >>> rng = np.random.default_rng(0)
+    >>> W = init_first_layer(5, 4, rng=rng); a = init_second_layer(5, rng=rng)
+    >>> X = sample_inputs(8, 4, rng=rng); y = sample_targets(X, target="linear")
+    >>> Ws = gd_trajectory("tanh", W, a, (X, y), etas=[1.0, 0.5])
+    >>> Ws.shape, bool(np.allclose(Ws[-1], gd_steps("tanh", W, a, (X, y), etas=[1.0, 0.5])))
+    ((2, 5, 4), True)
+    """
+    act = get_activation(activation)
+    batches, etas = _schedule(batches, etas)
+    out = _xp(W0).empty((len(etas),) + tuple(W0.shape), dtype=W0.dtype)
+    W = W0
+    for t, ((X, y), eta) in enumerate(zip(batches, etas)):
+        G = correlation_grad(act, W, a, X, y)
+        G *= G.dtype.type(eta)
+        G += W
+        out[t] = G
+        W = out[t]
+    return out
 
 
 def _gram_route_pays(W0, a, X, y) -> bool:
@@ -299,7 +389,7 @@ def _two_steps_one_batch(W0, a, X, y, etas, act):
 
     n = X.shape[0]
     Z = matmul(W0, X.T)  # N x n, C order
-    S0 = _sigma_prime(act, Z.copy())
+    S0 = sigma_prime(act, Z.copy())
     S0 *= y[None, :]
     S0 *= (a * (etas[0] / n))[:, None]
     K = gram_upper(X)  # upper triangle of X X^T, Fortran order
@@ -307,7 +397,7 @@ def _two_steps_one_batch(W0, a, X, y, etas, act):
     # in Fortran order Z.T (n x N) += K S0^T, i.e. Z += S0 K in place: Z is now W_1 X^T
     symm(1.0, K, S0.T, beta=1.0, c=Z.T, side=0, lower=0, overwrite_c=1)
     del K
-    S1 = _sigma_prime(act, Z)
+    S1 = sigma_prime(act, Z)
     S1 *= y[None, :]
     S1 *= (a * (etas[1] / n))[:, None]
     S0 += S1

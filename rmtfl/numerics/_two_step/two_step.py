@@ -14,8 +14,7 @@ values beyond ``1 + sqrt(psi)`` plus the Tracy–Widom margin
 
 Examples
 --------
->>> r = simulate_two_step(activation="tanh", target="linear", N=200, d=200, n=400,
-...                       eta1=1.5, eta2=1.5, rng=0, k=5)
+>>> r = simulate_two_step("tanh", "linear", N=200, d=200, n=400, eta1=1.5, eta2=1.5, rng=0, k=5)
 >>> r.singular_values.shape, r.cos2_target.shape[1]
 ((5,), 1)
 """
@@ -26,19 +25,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_nonnegative, check_real
-from rmtfl.theory import get_activation
-from rmtfl.theory import make_target
+from rmtfl.theory import edge_margin, get_activation, make_target, step_size
+from rmtfl.theory._two_step.bulk_edge import quadratic_c2
 from .._backend import get_backend, resolve_dtype, to_numpy
-from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets, sigma_prime
 from .._classical.spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
 
-__all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "empirical_phase_diagram",
-           "taylor_term_weights", "separated_count", "quadratic_bulk"]
+__all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "EmpiricalPhaseDiagram",
+           "empirical_phase_diagram", "taylor_term_weights", "separated_count", "quadratic_bulk"]
 
 
 @dataclass(frozen=True)
-class StepSimulation:
+class StepSimulation(Result):
     """Measurements on ``W_T`` after one or two steps.
 
     Attributes
@@ -68,15 +68,43 @@ class StepSimulation:
     complete: bool
     params: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return {"singular_values": self.singular_values.tolist(), "cos2_target": self.cos2_target.tolist(),
-                "cos2_a_powers": self.cos2_a_powers.tolist(), "outlier_count": self.outlier_count,
-                "edge": self.edge, "complete": self.complete, "params": self.params}
+
+@dataclass(frozen=True)
+class EmpiricalPhaseDiagram(Result):
+    """Simulated outlier counts of ``W_2`` over an ``(alpha1, alpha2)`` grid (:func:`empirical_phase_diagram`).
+
+    Attributes
+    ----------
+    alpha1, alpha2 : ndarray
+        The grid axes (columns, rows).
+    mean_count, stderr : ndarray, shape ``(len(alpha2), len(alpha1))``
+        Mean number of singular values beyond the edge plus Tracy–Widom margin, and its
+        standard error over the seeds (0 for one seed).
+    extra : ndarray
+        ``mean_count - 1``: outliers beyond the first direction (comparable with ``Lambda``).
+    mean_separated : ndarray
+        Mean :func:`separated_count` (values split from the bulk by a relative gap ``rel_gap``).
+    rel_gap : float
+    N, d, n : int
+    batch : str
+    seeds : int
+    """
+
+    alpha1: np.ndarray
+    alpha2: np.ndarray
+    mean_count: np.ndarray
+    stderr: np.ndarray
+    extra: np.ndarray
+    mean_separated: np.ndarray
+    rel_gap: float
+    N: int
+    d: int
+    n: int
+    batch: str
+    seeds: int
 
 
 def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
-    from rmtfl.theory import edge_margin
-
     edge = float(edge_margin(N, d, p=p_margin))
     m = min(N, d)
     if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
@@ -120,11 +148,13 @@ def _check_common(N, d, n, dtype, backend, k):
     return N, d, n, k
 
 
-def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused", rng=None, k=None,
-                      dtype="float64", backend="numpy", n2=None, noise=0.0, first_layer="gaussian",
-                      second_layer="gaussian", n_vectors=None, a_powers=3,
-                      device_rng: bool = False) -> StepSimulation:
+def simulate_two_step(activation, target, *, N, d, n, eta1, eta2, batch="reused", n2=None, noise=0.0, k=None,
+                      dtype="float64", first_layer="gaussian", second_layer="gaussian", n_vectors=None, a_powers=3,
+                      device_rng: bool = False, rng=None, backend="numpy") -> StepSimulation:
     """Sample ``W_0, a``, the data and two steps; measure the spectrum and alignments of ``W_2``.
+
+    Normalisation: docs/conventions.md §3–§5 (module docstring); the theory is
+    :func:`rmtfl.theory.two_step` (docs/theory/two_step.md §5–§8).
 
     Parameters
     ----------
@@ -165,6 +195,13 @@ def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused"
     Returns
     -------
     StepSimulation
+
+    Examples
+    --------
+    >>> r = simulate_two_step("tanh", "linear", N=150, d=150, n=300, eta1=1.5, eta2=1.5, batch="fresh", n2=300,
+    ...                       rng=0, k=3)
+    >>> r.outlier_count, r.params["batch"]
+    (1, 'fresh')
     """
     check_choice("batch", batch, ("reused", "fresh"))
     N, d, n, k = _check_common(N, d, n, dtype, backend, k)
@@ -174,31 +211,32 @@ def simulate_two_step(*, activation, target, N, d, n, eta1, eta2, batch="reused"
         n2 = check_int("n2", n2, lo=1)
     elif n2 is not None and check_int("n2", n2, lo=1) != n:
         raise ValueError(f"n2 must be None (or equal n) for batch='reused', got {n2!r}")
-    return _simulate([eta1, eta2], batch, activation=activation, target=target, N=N, d=d, n=n, n2=n2,
+    return _simulate([eta1, eta2], batch, get_activation(activation), make_target(target), N=N, d=d, n=n, n2=n2,
                      rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
                      second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
 
 
-def simulate_one_step(*, activation, target, N, d, n, eta, rng=None, k=None, dtype="float64",
-                      backend="numpy", noise=0.0, first_layer="gaussian", second_layer="gaussian",
-                      n_vectors=None, a_powers=3, device_rng: bool = False) -> StepSimulation:
-    """One step ``W_1 = W_0 + eta G``; same measurements (and ``backend``/``device_rng``) as
-    :func:`simulate_two_step`.
+def simulate_one_step(activation, target, *, N, d, n, eta, noise=0.0, k=None, dtype="float64",
+                      first_layer="gaussian", second_layer="gaussian", n_vectors=None, a_powers=3,
+                      device_rng: bool = False, rng=None, backend="numpy") -> StepSimulation:
+    """One step ``W_1 = W_0 + eta G``; same parameters (``eta`` for ``eta1, eta2``, no second batch) and
+    measurements as :func:`simulate_two_step`.
 
-    >>> r = simulate_one_step(activation="tanh", target="linear", N=150, d=150, n=300, eta=3.0, rng=1, k=3)
+    Normalisation: docs/conventions.md §3–§5; the theory is :func:`rmtfl.theory.one_step`
+    (docs/theory/two_step.md §3.3).
+
+    >>> r = simulate_one_step("tanh", "linear", N=150, d=150, n=300, eta=3.0, rng=1, k=3)
     >>> r.outlier_count
     1
     """
     N, d, n, k = _check_common(N, d, n, dtype, backend, k)
-    return _simulate([eta], "reused", activation=activation, target=target, N=N, d=d, n=n, n2=None,
+    return _simulate([eta], "reused", get_activation(activation), make_target(target), N=N, d=d, n=n, n2=None,
                      rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
                      second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
 
 
-def _simulate(etas, batch, *, activation, target, N, d, n, n2, rng, k, dtype, backend, noise,
+def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise,
               first_layer, second_layer, n_vectors, a_powers, device_rng=False):
-    act = get_activation(activation)
-    t = make_target(target)
     noise = check_nonnegative("noise", noise)
     if noise:
         t = make_target(t, noise=math.hypot(noise, t.noise))
@@ -229,39 +267,37 @@ def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_lay
     the steps; returns ``(W_T, a, batches, solver rng)``.  ``W_0`` is not kept, so ``gd_steps`` may
     free it after the first step."""
     g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
-    a = init_second_layer(N, second_layer, g_a, dtype=dtype, backend=be, device_rng=dev)
-    X1 = sample_inputs(n, d, g_x1, dtype=dtype, backend=be, device_rng=dev)
+    a = init_second_layer(N, law=second_layer, rng=g_a, dtype=dtype, backend=be, device_rng=dev)
+    X1 = sample_inputs(n, d, rng=g_x1, dtype=dtype, backend=be, device_rng=dev)
     eps1, eps2 = g_eps.spawn(2)
-    y1 = sample_targets(X1, t, rng=eps1)
+    y1 = sample_targets(X1, target=t, rng=eps1)
     if batch == "fresh":
-        X2 = sample_inputs(n2, d, g_x2, dtype=dtype, backend=be, device_rng=dev)
-        batches = [(X1, y1), (X2, sample_targets(X2, t, rng=eps2))]
+        X2 = sample_inputs(n2, d, rng=g_x2, dtype=dtype, backend=be, device_rng=dev)
+        batches = [(X1, y1), (X2, sample_targets(X2, target=t, rng=eps2))]
     else:
         batches = (X1, y1)
-    W = gd_steps(init_first_layer(N, d, first_layer, g_w, dtype=dtype, backend=be, device_rng=dev),
-                 a, batches, etas, act)
+    W = gd_steps(act, init_first_layer(N, d, law=first_layer, rng=g_w, dtype=dtype, backend=be, device_rng=dev),
+                 a, batches, etas=etas)
     return W, a, batches, g_solve
 
 
-def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int = 5, noise=0.0):
+def quadratic_bulk(activation, target, *, N, d, n, eta1, eta2, noise=0.0, k: int = 5, rng=None):
     """Top singular values of the bulk ``H = W_2 - P`` of two reused-batch steps, quadratic ``sigma``.
 
     For ``sigma = c0 + He1 + c2 He2`` (``mu1 = 1``) the low-rank part of ``W_2`` is exactly
     ``P = (eta1 + eta2) a beta_hat^T + 2 c2 eta1 eta2 a^{⊙2} (M beta_hat)^T`` with
     ``beta_hat = X^T y / n`` and ``M = X^T diag(y) X / n`` (docs/theory/two_step.md §5.4), computed here from
     the sample itself; ``W_2`` comes from real gradient steps (same draws as
-    :func:`simulate_two_step` with the same ``rng``).  Normalisation as in the module.  Compare
-    with :func:`rmtfl.theory.two_step_bulk_edge` (the deterministic edge of ``H``).
+    :func:`simulate_two_step` with the same ``rng``).  Normalisation as in the module
+    (docs/conventions.md §3–§5).  Compare with :func:`rmtfl.theory.two_step_bulk_edge` (the deterministic edge of ``H``,
+    docs/theory/two_step.md §5.5).  Returns the top ``k`` singular values (an array, descending).
 
-    >>> s = quadratic_bulk(activation="hermite(0, 1, 0.5)", target="linear", N=150, d=150, n=300,
-    ...                    eta1=2.0, eta2=2.0, rng=0, k=2)
+    >>> s = quadratic_bulk("hermite(0, 1, 0.5)", "linear", N=150, d=150, n=300, eta1=2.0, eta2=2.0, rng=0, k=2)
     >>> s.shape, bool(s[0] < 3.0)
     ((2,), True)
     """
-    from rmtfl.theory._two_step.bulk_edge import quadratic_c2
-
-    c2 = quadratic_c2(activation)
     act = get_activation(activation)
+    c2 = quadratic_c2(act)
     t = make_target(target)
     noise = check_nonnegative("noise", noise)
     if noise:
@@ -277,25 +313,46 @@ def quadratic_bulk(*, activation, target, N, d, n, eta1, eta2, rng=None, k: int 
     return singular_values(W)[:k]
 
 
-def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,
-                            batch="reused", n2=None, seeds=2, rng=None, k=12, dtype="float64",
-                            backend="numpy", rel_gap=0.15, device_rng: bool = False):
-    """Outlier counts of ``W_2`` over an ``(alpha1, alpha2)`` grid, averaged over seeds.
+def empirical_phase_diagram(activation, target, *, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,
+                            batch="reused", n2=None, seeds=2, k=12, dtype="float64", rel_gap=0.15,
+                            device_rng: bool = False, rng=None, backend="numpy") -> EmpiricalPhaseDiagram:
+    """Outlier counts of ``W_2`` over an ``(alpha1, alpha2)`` grid, averaged over seeds (docs/theory/two_step.md §6, §9.1).
 
-    ``eta_t = c_t N^{alpha_t}``.  Returns a dict with ``alpha1``, ``alpha2`` (1-d grids),
-    ``mean_count`` and ``stderr`` (shape ``(len(alpha2), len(alpha1))``): the mean number of
-    singular values beyond the edge plus Tracy–Widom margin, and ``extra`` = ``mean_count - 1``
-    (outliers beyond the first direction, comparable with ``Lambda``), and ``mean_separated``:
-    the mean :func:`separated_count` (values split from the bulk by a relative gap ``rel_gap``),
-    the better finite-``N`` proxy when large steps widen the bulk.
+    ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5); each point runs :func:`simulate_two_step`
+    ``seeds`` times (children of ``rng``).  ``mean_separated`` (the mean :func:`separated_count`)
+    is the better finite-``N`` proxy when large steps widen the bulk.
 
-    >>> r = empirical_phase_diagram(activation="tanh", target="linear", N=120, d=120, n=240,
-    ...                             alpha1=[0.0], alpha2=[0.0], seeds=1, rng=0, k=4)
-    >>> r["mean_count"].shape
+    Parameters
+    ----------
+    activation, target
+        As for :func:`simulate_two_step`.
+    N, d, n : int
+        Sizes; ``n2`` the fresh second batch (``batch="fresh"``).
+    alpha1, alpha2 : 1-d array_like in ``[0, 1/2)``
+        Grid axes.
+    c1, c2 : float > 0
+        Prefactors of the step sizes.
+    seeds : int >= 1
+        Draws per grid point.
+    k : int
+        Top singular values measured per draw (certified complete at the edge).
+    rel_gap : float
+        Relative gap of :func:`separated_count`.
+    dtype, device_rng, rng, backend
+        As for :func:`simulate_two_step`.
+
+    Returns
+    -------
+    EmpiricalPhaseDiagram
+
+    Examples
+    --------
+    >>> r = empirical_phase_diagram("tanh", "linear", N=120, d=120, n=240, alpha1=[0.0], alpha2=[0.0], seeds=1,
+    ...                             rng=0, k=4)
+    >>> r.mean_count.shape
     (1, 1)
     """
-    from rmtfl.theory import step_size
-
+    act, t = get_activation(activation), make_target(target)
     a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
     a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
     seeds = check_int("seeds", seeds, lo=1)
@@ -304,18 +361,16 @@ def empirical_phase_diagram(*, activation, target, N, d, n, alpha1, alpha2, c1=1
     sep = np.zeros_like(counts)
     for i, al2 in enumerate(a2):
         for j, al1 in enumerate(a1):
-            e1, e2 = step_size(c1, N, al1), step_size(c2, N, al2)
+            e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
             for s_, g in enumerate(kids[i * a1.size + j].spawn(seeds)):
-                r = simulate_two_step(activation=activation, target=target, N=N, d=d, n=n, eta1=e1, eta2=e2,
-                                      batch=batch, n2=n2, rng=g, k=k, dtype=dtype, backend=backend,
-                                      n_vectors=1, device_rng=device_rng)
+                r = simulate_two_step(act, t, N=N, d=d, n=n, eta1=e1, eta2=e2, batch=batch, n2=n2, rng=g, k=k,
+                                      dtype=dtype, backend=backend, n_vectors=1, device_rng=device_rng)
                 counts[i, j, s_] = r.outlier_count
                 sep[i, j, s_] = separated_count(r.singular_values, rel_gap=rel_gap)
     mean = counts.mean(axis=2)
     se = counts.std(axis=2, ddof=1) / math.sqrt(seeds) if seeds > 1 else np.zeros_like(mean)
-    return {"alpha1": a1, "alpha2": a2, "mean_count": mean, "stderr": se, "extra": mean - 1.0,
-            "mean_separated": sep.mean(axis=2), "rel_gap": rel_gap,
-            "N": N, "d": d, "n": n, "batch": batch, "seeds": seeds}
+    return EmpiricalPhaseDiagram(a1, a2, mean, se, mean - 1.0, sep.mean(axis=2), float(rel_gap), N, d, n, batch,
+                                 seeds)
 
 
 def separated_count(s, rel_gap: float = 0.15) -> int:
@@ -340,7 +395,7 @@ def separated_count(s, rel_gap: float = 0.15) -> int:
     return int(idx[-1] + 1) if idx.size else 0
 
 
-def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3):
+def taylor_term_weights(activation, W0, X1, y1, *, X2=None, y2=None, kmax: int = 3):
     """Exact per-sample weights of the Taylor terms of ``W_2`` (docs/theory/two_step.md §5.1), averaged over neurons.
 
     Returns an array ``(kmax, n2)`` with row ``k - 1`` equal to
@@ -349,21 +404,19 @@ def taylor_term_weights(activation, W0, X1, y1, X2=None, y2=None, kmax: int = 3)
     Since ``D`` does not involve ``a``, the ``k``-th Taylor term is
     ``diag(a^{⊙(k+1)}) (...)``, whose projection on ``a^{⊙(k+1)}`` has exactly these
     weights; docs/theory/two_step.md §5.3 predicts them as ``P_k(y_i, s_i)`` (:func:`rmtfl.theory._two_step.spike_vectors.P_k`).
-    A diagnostic of the mean-replacement step; costs ``O(N n d)``.
+    A diagnostic of the mean-replacement step; costs ``O(N n d)``.  Normalisation: docs/conventions.md §4–§5.
 
     >>> rng = np.random.default_rng(0)
     >>> W0 = init_first_layer(30, 20, rng=rng); X = sample_inputs(40, 20, rng=rng)
     >>> float(np.abs(taylor_term_weights("hermite(0, 1, 0.5)", W0, X, X[:, 0], kmax=2)[1]).max())
     0.0
     """
-    from .model import _sigma_prime
-
     act = get_activation(activation)
     kmax = check_int("kmax", kmax, lo=1, hi=8)
     if X2 is None:
         X2 = X1
     n1 = X1.shape[0]
-    S = _sigma_prime(act, W0 @ X1.T)
+    S = sigma_prime(act, W0 @ X1.T)
     S *= y1[None, :]
     D = (S @ X1) @ X2.T
     D /= n1

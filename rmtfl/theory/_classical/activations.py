@@ -43,14 +43,17 @@ from numpy.polynomial import hermite_e as H
 from numpy.polynomial import polynomial as Pn
 from scipy import special
 
-__all__ = ["Activation", "get_activation", "hermite_polynomial", "known_activations", "from_callable"]
+__all__ = ["Activation", "get_activation", "hermite_polynomial", "known_activations", "from_callable",
+           "double_factorial"]
 
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 
 
 @dataclass(frozen=True)
 class Activation:
-    """A scalar non-linearity with its derivatives and structural facts.
+    """A scalar non-linearity with its derivatives and structural facts (a model object, not a result).
+
+    Hermite conventions: docs/conventions.md §2.
 
     Attributes
     ----------
@@ -110,21 +113,32 @@ def _he_value_at_zero(m: int) -> float:
         raise ValueError("m must be >= 0")
     if m % 2:
         return 0.0
-    return (-1) ** (m // 2) * float(_double_factorial(m - 1))
+    return (-1) ** (m // 2) * float(double_factorial(m - 1))
 
 
-def _double_factorial(n: int) -> int:
+def double_factorial(n: int) -> int:
+    """``n!! = n (n-2) (n-4) ...`` (``1`` for ``n <= 0``, so ``(-1)!! = 1``); ``E z^(2p) = (2p-1)!!``.
+
+    Normalisation: the Gaussian moments of docs/conventions.md §2 (``z ~ N(0, 1)``).
+
+    >>> double_factorial(5), double_factorial(6), double_factorial(-1)
+    (15, 48, 1)
+    """
     return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
-def hermite_polynomial(coeffs, name: str | None = None) -> Activation:
+def hermite_polynomial(coeffs, *, name: str | None = None) -> Activation:
     """The polynomial ``f = sum_k coeffs[k] * He_k`` as an :class:`Activation`.
+
+    Normalisation: docs/conventions.md §2 (probabilists' ``He_k``).
 
     Parameters
     ----------
     coeffs : sequence of float
         Expansion coefficients ``a_k`` in the probabilists' Hermite basis.
         The docs/conventions.md Hermite coefficients are ``mu_k = k! * a_k``.
+    name : str, optional, keyword-only
+        Name of the activation (default ``"hermite(a0, a1, ...)"``).
 
     Examples
     --------
@@ -291,12 +305,23 @@ _FIXED = {
 
 
 def known_activations() -> list[str]:
-    """Names and name patterns accepted by :func:`get_activation`."""
+    """Names and name patterns accepted by :func:`get_activation` (``he<k>`` as in docs/conventions.md §2).
+
+    >>> "relu" in known_activations()
+    True
+    """
     return sorted(_FIXED) + ["relu^<p>", "he<k>", "he<k>n", "hermite(a0, a1, ...)"]
 
 
 def from_callable(f: Callable, *, name: str | None = None, derivatives=None, mp_fn=None) -> Activation:
-    """Wrap a user callable.  ``derivatives`` is an optional list ``[f', f'', ...]``."""
+    """Wrap a user callable ``f`` of one standard-normal argument (docs/conventions.md §2) as an :class:`Activation`.
+
+    ``name``, ``derivatives`` (an optional list ``[f', f'', ...]``) and ``mp_fn`` are keyword-only.
+
+    >>> act = from_callable(np.sin, derivatives=[np.cos])
+    >>> act.name, float(act.derivative(1, 0.0))
+    ('sin', 1.0)
+    """
     if not callable(f):
         raise ValueError(f"activation must be a name or a callable, got {f!r}")
     ders = list(derivatives or [])
@@ -311,7 +336,14 @@ def from_callable(f: Callable, *, name: str | None = None, derivatives=None, mp_
 
 
 def get_activation(spec) -> Activation:
-    """Resolve a name, callable or :class:`Activation` to an :class:`Activation`.
+    """Resolve a name, callable or :class:`Activation` to an :class:`Activation` (an object is returned as is).
+
+    The one place where names are resolved: public functions call it once at their boundary and
+    pass the object inward.  Hermite conventions of the names: docs/conventions.md §2.
+
+    >>> act = get_activation("relu")
+    >>> get_activation(act) is act, act.homogeneity
+    (True, 1.0)
 
     Raises
     ------

@@ -3,18 +3,22 @@
 Normalisation
 -------------
 ``W = W0 + sum_i theta_i u_i v_i^T`` with ``W0`` ``N x d`` (iid ``N(0, var/d)``
-entries for the closed form), ``ratio = c = N/d``, ``u_i`` unit vectors on the
+entries for the closed form), ``psi = c = N/d``, ``u_i`` unit vectors on the
 **N side (left)**, ``v_i`` on the **d side (right)**.  Results are the limits of
-``(s_i(W), cos^2(u_hat_i, u_i), cos^2(v_hat_i, v_i))``.
+``(s_i(W), cos^2(u_hat_i, u_i), cos^2(v_hat_i, v_i))``, returned as a :class:`BGNOutlier`
+(fields ``singular_value``, ``cos2_left``, ``cos2_right``; it unpacks as a triple).
 
-Closed form (MP bulk, ``var = 1``; general ``var`` by ``theta -> theta/sqrt(var)``
+Signatures: the spike strength ``theta`` and ``psi`` are positional (they define the law);
+``var``, ``dps`` and the bulk arguments are keyword-only.
+
+Closed form (docs/theory/two_step.md §2.1; MP bulk, ``var = 1``; general ``var`` by ``theta -> theta/sqrt(var)``
 and ``s -> sqrt(var) s``):
 ``s = sqrt((1 + t^2)(psi + t^2)) / t``,
 ``cos2_left = 1 - psi (1 + t^2) / (t^2 (t^2 + psi))``,
 ``cos2_right = 1 - (psi + t^2) / (t^2 (t^2 + 1))`` for ``t > psi^{1/4}``;
 below the threshold ``s = 1 + sqrt(psi)`` and both overlaps are 0.
 
-General bulk (:func:`bgn_dtransform`): with ``mu`` the law of the N singular
+General bulk (:func:`bgn_dtransform`, docs/theory/two_step.md §2.2): with ``mu`` the law of the N singular
 values of the noise (atom at 0 included), ``phi(z) = int z/(z^2 - t^2) mu(dt)``,
 ``phi~ = c phi + (1 - c)/z``, ``D = phi phi~``; the outlier solves
 ``D(s) = theta^-2`` (Brent's method on a bracket above the edge) and
@@ -32,12 +36,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import mpmath as mp
 import numpy as np
 from scipy import integrate, optimize
 
+from rmtfl._results import Result
 from rmtfl._validate import check_finite_array, check_int, check_nonnegative, check_positive, check_real
 from .mp import mp_atom, mp_density, mp_edges
 
@@ -45,21 +50,37 @@ __all__ = ["BGNOutlier", "bgn_threshold", "bgn_outlier", "bgn_dtransform", "dtra
            "DTransformBulk"]
 
 
-class BGNOutlier(NamedTuple):
-    """``(s, cos2_left, cos2_right)``: outlier singular value, N-side and d-side squared overlaps."""
+@dataclass(frozen=True)
+class BGNOutlier(Result):
+    """Limit of the top singular value and its two squared overlaps (docs/theory/two_step.md §2.1).
 
-    s: float
+    ``singular_value``: the outlier (the bulk edge below the threshold); ``cos2_left``: squared
+    overlap of the top left singular vector (N side) with ``u``; ``cos2_right``: of the right one
+    (d side) with ``v`` (docs/conventions.md §1).  Floats for a scalar ``theta``, arrays for an
+    array.  Unpacks as a triple: ``s, cos2_left, cos2_right = bgn_outlier(theta, psi)``.
+
+    >>> s, wl, wr = BGNOutlier(2.0, 0.5, 0.25)
+    >>> s, BGNOutlier(2.0, 0.5, 0.25).to_dict()
+    (2.0, {'singular_value': 2.0, 'cos2_left': 0.5, 'cos2_right': 0.25})
+    """
+
+    singular_value: float
     cos2_left: float
     cos2_right: float
 
+    def __iter__(self):
+        return iter((self.singular_value, self.cos2_left, self.cos2_right))
 
-def bgn_threshold(ratio: float, var: float = 1.0) -> float:
-    """BBP/BGN threshold ``sqrt(var) ratio^{1/4}`` for the MP bulk.
+
+def bgn_threshold(psi: float, *, var: float = 1.0) -> float:
+    """BBP/BGN threshold ``sqrt(var) psi^{1/4}`` for the MP bulk.
+
+    Normalisation: docs/theory/two_step.md §2.1 (``psi = N/d``); ``var`` keyword-only.
 
     >>> round(bgn_threshold(0.5), 10)
     0.8408964153
     """
-    psi = check_positive("ratio", ratio)
+    psi = check_positive("psi", psi)
     var = check_positive("var", var)
     return math.sqrt(var) * psi**0.25
 
@@ -71,10 +92,11 @@ def _theta_array(theta):
     return th
 
 
-def bgn_outlier(theta, ratio: float, var: float = 1.0, *, dps: int | None = None) -> BGNOutlier:
+def bgn_outlier(theta, psi: float, *, var: float = 1.0, dps: int | None = None) -> BGNOutlier:
     """Closed-form BGN limits for the MP bulk (docs/theory/two_step.md §2.1).
 
-    ``theta`` scalar (floats out) or array (arrays out, rank-r with distinct
+    ``theta`` (spike strength ``>= 0``) and ``psi = N/d`` positional, ``var`` and ``dps``
+    keyword-only.  ``theta`` scalar (floats out) or array (arrays out, rank-r with distinct
     strengths: each ``theta_i`` acts independently).  With ``dps`` the
     computation runs in mpmath at ``dps`` digits and returns ``mpf`` values
     (scalar ``theta`` only).
@@ -82,7 +104,7 @@ def bgn_outlier(theta, ratio: float, var: float = 1.0, *, dps: int | None = None
     >>> s, wl, wr = bgn_outlier(1.5, 1.0)
     >>> round(s, 10), round(wl, 10), round(wr, 10)
     (2.1666666667, 0.5555555556, 0.5555555556)
-    >>> bgn_outlier(0.7, 0.5).s == 1 + 0.5 ** 0.5
+    >>> bgn_outlier(0.7, 0.5).singular_value == 1 + 0.5 ** 0.5
     True
     """
     if dps is not None:
@@ -90,10 +112,10 @@ def bgn_outlier(theta, ratio: float, var: float = 1.0, *, dps: int | None = None
         if np.ndim(theta) != 0:
             raise ValueError("theta must be a scalar when dps is given")
         with mp.workdps(dps):
-            # strings / mpf are taken exactly (e.g. ratio="0.1"); floats by their binary value
+            # strings / mpf are taken exactly (e.g. psi="0.1"); floats by their binary value
             P, V, T = (mp.mpf(x) if isinstance(x, (str, mp.mpf)) else mp.mpf(check_real(n, x))
-                       for n, x in (("ratio", ratio), ("var", var), ("theta", theta)))
-            for n, x, ok in (("ratio", P, P > 0), ("var", V, V > 0), ("theta", T, T >= 0)):
+                       for n, x in (("psi", psi), ("var", var), ("theta", theta)))
+            for n, x, ok in (("psi", P, P > 0), ("var", V, V > 0), ("theta", T, T >= 0)):
                 if not (ok and mp.isfinite(x)):
                     raise ValueError(f"{n} must be finite and {'>= 0' if n == 'theta' else '> 0'}, got {x}")
             t = T / mp.sqrt(V)
@@ -104,7 +126,7 @@ def bgn_outlier(theta, ratio: float, var: float = 1.0, *, dps: int | None = None
             wl = 1 - P * (1 + t2) / (t2 * (t2 + P))
             wr = 1 - (P + t2) / (t2 * (t2 + 1))
             return BGNOutlier(+mp.sqrt(V) * s, +wl, +wr)
-    psi = check_positive("ratio", ratio)
+    psi = check_positive("psi", psi)
     var = check_positive("var", var)
     th = _theta_array(theta)
     t = th / math.sqrt(var)
@@ -130,15 +152,16 @@ class DTransformBulk:
     * ``density`` (callable, continuous part in ``l``) with ``support=(lo, hi)``
       and ``atom`` (mass at 0; the total mass must be 1).
 
-    ``edge`` (singular-value units) overrides the right edge ``sqrt(hi)``.
+    ``edge`` (singular-value units) overrides the right edge ``sqrt(hi)``.  ``psi = N/d`` is
+    positional, the rest keyword-only (docs/theory/two_step.md §2.2).
 
     >>> b = DTransformBulk(2.0, density=lambda l: mp_density(l, 2.0), support=mp_edges(2.0), atom=0.5)
     >>> round(b.edge, 10)
     2.4142135624
     """
 
-    def __init__(self, ratio, *, eigenvalues=None, density=None, support=None, atom: float = 0.0, edge=None):
-        self.c = check_positive("ratio", ratio)
+    def __init__(self, psi, *, eigenvalues=None, density=None, support=None, atom: float = 0.0, edge=None):
+        self.psi = check_positive("psi", psi)
         if (eigenvalues is None) == (density is None):
             raise ValueError("give exactly one of eigenvalues= or density=")
         self.atom = check_nonnegative("atom", atom)
@@ -150,6 +173,7 @@ class DTransformBulk:
             self.kind = "sample"
             top = float(np.sqrt(self.ev.max()))
         else:
+            support = None if support is None else tuple(support)  # a pair or an MPEdges
             if support is None or len(support) != 2:
                 raise ValueError("support=(lo, hi) with 0 <= lo < hi is required with density=")
             lo, hi = (check_nonnegative("support[0]", support[0]), check_positive("support[1]", support[1]))
@@ -191,7 +215,7 @@ class DTransformBulk:
     def D(self, z: float, deriv: bool = True) -> tuple[float, float, float, float]:
         """``(D, D', phi, phi~)`` at ``z`` (``D'`` NaN when ``deriv=False``)."""
         p, dp = self.phi(z, deriv)
-        c = self.c
+        c = self.psi
         pt = c * p + (1.0 - c) / z
         dpt = c * dp - (1.0 - c) / (z * z)
         return p * pt, dp * pt + p * dpt, p, pt
@@ -199,6 +223,8 @@ class DTransformBulk:
 
 def dtransform_threshold(bulk: DTransformBulk) -> float:
     """``theta_c = D(s_+)^{-1/2}`` (0 for an empirical sample, whose ``D`` diverges at the top value).
+
+    Normalisation: docs/theory/two_step.md §2.2 (for the MP bulk it equals :func:`bgn_threshold`).
 
     >>> b = DTransformBulk(0.5, density=lambda l: mp_density(l, 0.5), support=mp_edges(0.5))
     >>> round(dtransform_threshold(b), 8)
@@ -233,29 +259,29 @@ def _solve_one(theta: float, bulk: DTransformBulk) -> BGNOutlier:
     return BGNOutlier(float(s), float(-2.0 * p / (theta**2 * dD)), float(-2.0 * pt / (theta**2 * dD)))
 
 
-def bgn_dtransform(theta, ratio: float | None = None, *, bulk: DTransformBulk | None = None, eigenvalues=None,
+def bgn_dtransform(theta, psi: float | None = None, *, bulk: DTransformBulk | None = None, eigenvalues=None,
                    density=None, support=None, atom: float = 0.0, edge=None) -> BGNOutlier:
     """BGN limits for a general bulk via the D-transform (docs/theory/two_step.md §2.2).
 
-    Pass a prepared :class:`DTransformBulk` as ``bulk``, or ``ratio`` plus the
+    Pass a prepared :class:`DTransformBulk` as ``bulk``, or ``psi = N/d`` plus the
     arguments of :class:`DTransformBulk` (``eigenvalues=`` or ``density=``,
     ``support=``, ``atom=``).  With neither, the MP law with ``var = 1`` is used
-    (atom included when ``ratio > 1``).  ``theta`` scalar or array as in
-    :func:`bgn_outlier`.
+    (atom included when ``psi > 1``).  ``theta`` scalar or array as in
+    :func:`bgn_outlier`; ``theta`` and ``psi`` positional, the rest keyword-only.
 
     >>> [round(x, 10) for x in bgn_dtransform(2.0, 2.0)]
     [2.7386127875, 0.5833333333, 0.7]
     """
     th = _theta_array(theta)
     if bulk is None:
-        if ratio is None:
-            raise ValueError("ratio (N/d > 0) is required unless bulk= is given")
+        if psi is None:
+            raise ValueError("psi (N/d > 0) is required unless bulk= is given")
         if eigenvalues is None and density is None:
-            psi = check_positive("ratio", ratio)
+            psi = check_positive("psi", psi)
             bulk = DTransformBulk(psi, density=lambda lam: mp_density(lam, psi), support=mp_edges(psi),
                                   atom=mp_atom(psi), edge=edge)
         else:
-            bulk = DTransformBulk(ratio, eigenvalues=eigenvalues, density=density, support=support, atom=atom,
+            bulk = DTransformBulk(psi, eigenvalues=eigenvalues, density=density, support=support, atom=atom,
                                   edge=edge)
     res = [_solve_one(float(t), bulk) for t in np.atleast_1d(th)]
     if th.ndim == 0:

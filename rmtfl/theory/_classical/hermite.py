@@ -12,6 +12,12 @@ Exact closed forms are used where they exist (polynomials, relu, relu^p, step,
 erf, gelu); Gauss–Hermite quadrature otherwise.  Pass ``dps=`` for an mpmath
 path at that many decimal digits (tanh-sinh quadrature split at 0).
 
+Signatures: the activation (a name, callable or :class:`~rmtfl.theory.Activation`, resolved
+once by :func:`~rmtfl.theory.get_activation` at the public boundary; the private helpers
+take the object) and the index of the coefficient or moment (``k``, ``kmax``, ``j, m``) or
+the argument ``t`` are positional; options (``dps``, ``order``, ``tol``, ``s``, ``s2``) are
+keyword-only.
+
 Examples
 --------
 >>> import numpy as np
@@ -31,7 +37,7 @@ from numpy.polynomial import hermite_e as H
 from scipy import special
 
 from rmtfl._validate import check_int, check_real
-from .activations import Activation, _double_factorial, get_activation
+from .activations import Activation, double_factorial, from_callable, get_activation
 
 __all__ = [
     "hermite_he",
@@ -52,13 +58,13 @@ GH_ORDER = 500
 
 @functools.lru_cache(maxsize=16)
 def gauss_hermite_rule(order: int = GH_ORDER):
-    """Nodes and weights for ``E[f(z)]``, ``z ~ N(0, 1)`` (weights sum to one)."""
+    """Nodes and weights for ``E[f(z)]``, ``z ~ N(0, 1)`` (weights sum to one; docs/conventions.md §2)."""
     x, w = special.roots_hermitenorm(order)
     return x, w / math.sqrt(2 * math.pi)
 
 
 def hermite_he(k: int, z):
-    """Probabilists' Hermite polynomial ``He_k(z)`` (vectorised; mpmath scalars too).
+    """Probabilists' Hermite polynomial ``He_k(z)`` (vectorised; mpmath scalars too; docs/conventions.md §2).
 
     >>> float(hermite_he(3, 2.0))   # 8 - 6
     2.0
@@ -99,12 +105,16 @@ def hermite_coeffs(activation, kmax: int, *, dps: int | None = None, order: int 
     -----
     Normalisation: unnormalised ``mu_k`` (docs/conventions.md §2), ``c_k = mu_k/sqrt(k!)``.
     """
-    act = get_activation(activation)
-    kmax = check_int("kmax", kmax, lo=0)
+    dps = None if dps is None else check_int("dps", dps, 5, 10000)
+    return _coeffs(get_activation(activation), check_int("kmax", kmax, lo=0), dps, check_int("order", order, 1))
+
+
+def _coeffs(act: Activation, kmax: int, dps: int | None = None, order: int = GH_ORDER) -> np.ndarray:
+    """:func:`hermite_coeffs` of a resolved :class:`Activation`."""
     if act.hermite_exact is not None:
         return np.array([act.hermite_exact(k) for k in range(kmax + 1)], dtype=float)
     if dps is not None:
-        return np.array([float(v) for v in hermite_coeffs_mp(act, kmax, dps)])
+        return np.array([float(v) for v in _coeffs_mp(act, kmax, dps)])
     if not act.smooth:
         raise ValueError(f"activation {act.name!r} is not smooth and has no closed form; pass dps=")
     x, w = gauss_hermite_rule(order)
@@ -113,9 +123,20 @@ def hermite_coeffs(activation, kmax: int, *, dps: int | None = None, order: int 
     return (w * fx) @ he
 
 
-def hermite_coeffs_mp(activation, kmax: int, dps: int = 30) -> list:
-    """The mpmath path of :func:`hermite_coeffs`: a list of ``mpf`` at ``dps`` digits."""
-    act = get_activation(activation)
+def hermite_coeffs_mp(activation, kmax: int, *, dps: int = 30) -> list:
+    """The mpmath path of :func:`hermite_coeffs`: a list of ``mpf`` ``mu_k`` at ``dps`` digits.
+
+    Normalisation: docs/conventions.md §2.
+
+    ``dps`` keyword-only.
+
+    >>> [float(v) for v in hermite_coeffs_mp("he2", 2, dps=20)]
+    [0.0, 0.0, 2.0]
+    """
+    return _coeffs_mp(get_activation(activation), check_int("kmax", kmax, lo=0), check_int("dps", dps, 5, 10000))
+
+
+def _coeffs_mp(act: Activation, kmax: int, dps: int) -> list:
     if act.herme is not None:
         return [mp.mpf(math.factorial(k)) * mp.mpf(act.herme[k]) if k < len(act.herme) else mp.mpf(0)
                 for k in range(kmax + 1)]
@@ -124,18 +145,25 @@ def hermite_coeffs_mp(activation, kmax: int, dps: int = 30) -> list:
     return [_mp_expect(lambda z, k=k: act.mp_fn(z) * hermite_he(k, z), dps) for k in range(kmax + 1)]
 
 
-def hermite_coeff(activation, k: int, **kw) -> float:
-    """Single coefficient ``mu_k`` (docs/conventions.md §2)."""
-    return float(hermite_coeffs(activation, k, **kw)[k])
+def hermite_coeff(activation, k: int, *, dps: int | None = None, order: int = GH_ORDER) -> float:
+    """Single coefficient ``mu_k = E[sigma(z) He_k(z)]`` (docs/conventions.md §2).
+
+    Options (keyword-only) as in :func:`hermite_coeffs`.
+
+    >>> hermite_coeff("relu", 1)
+    0.5
+    """
+    k = check_int("k", k, lo=0)
+    return float(_coeffs(get_activation(activation), k, dps, order)[k])
 
 
-def hermite_coeff_normalised(activation, k: int, **kw) -> float:
-    """``c_k = mu_k / sqrt(k!)``.
+def hermite_coeff_normalised(activation, k: int, *, dps: int | None = None, order: int = GH_ORDER) -> float:
+    """``c_k = mu_k / sqrt(k!)`` (docs/conventions.md §2); options as in :func:`hermite_coeffs`.
 
     >>> round(hermite_coeff_normalised("relu", 2), 10)
     0.2820947918
     """
-    return hermite_coeff(activation, k, **kw) / math.sqrt(math.factorial(k))
+    return hermite_coeff(activation, k, dps=dps, order=order) / math.sqrt(math.factorial(k))
 
 
 def _second_moment(act: Activation) -> float:
@@ -145,27 +173,34 @@ def _second_moment(act: Activation) -> float:
         return float(sum(math.factorial(k) * a * a for k, a in enumerate(act.herme)))
     if act.homogeneity is not None and not act.smooth:  # relu^p, step: E relu^(2p) = E z^(2p)/2
         p = int(act.homogeneity)
-        return _double_factorial(2 * p - 1) / 2 if p else 0.5
+        return double_factorial(2 * p - 1) / 2 if p else 0.5
     x, w = gauss_hermite_rule(GH_ORDER)
     return float(w @ np.asarray(act(x), dtype=float) ** 2)
 
 
 
 def nonlinear_norm(activation) -> float:
-    """``mu_{>1} = (E f^2 - mu_0^2 - mu_1^2)^{1/2}``: BES+22's "mu_2" (docs/conventions.md §2.1)."""
+    """``mu_{>1} = (E f^2 - mu_0^2 - mu_1^2)^{1/2}``: BES+22's "mu_2" (docs/conventions.md §2.1).
+
+    >>> round(nonlinear_norm("he2"), 12)     # E He_2^2 = 2
+    1.414213562373
+    """
     act = get_activation(activation)
-    mu = hermite_coeffs(act, 1)
+    mu = _coeffs(act, 1)
     val = _second_moment(act) - mu[0] ** 2 - mu[1] ** 2
     return math.sqrt(max(val, 0.0))
 
 
-def information_exponent(activation, kmax: int = 12, tol: float = 1e-12) -> float:
-    """Smallest ``k >= 1`` with ``mu_k != 0`` (``inf`` if none up to ``kmax``).
+def information_exponent(activation, *, kmax: int = 12, tol: float = 1e-12) -> float:
+    """Smallest ``k >= 1`` with ``mu_k != 0`` (``inf`` if none up to ``kmax``); ``mu_k`` of docs/conventions.md §2.
+
+    ``kmax`` and ``tol`` (relative to ``sqrt(k!)`` times the largest ``|mu_k|``) are keyword-only.
 
     >>> information_exponent("he3")
     3
     """
-    mu = hermite_coeffs(activation, kmax)
+    kmax = check_int("kmax", kmax, lo=1)
+    mu = _coeffs(get_activation(activation), kmax)
     scale = max(1.0, float(np.max(np.abs(mu))))
     for k in range(1, kmax + 1):
         if abs(mu[k]) > tol * scale * math.sqrt(math.factorial(k)):
@@ -173,20 +208,21 @@ def information_exponent(activation, kmax: int = 12, tol: float = 1e-12) -> floa
     return math.inf
 
 
-def gaussian_moment(activation, j: int, m: int, *, dps: int | None = None, order: int = GH_ORDER) -> float:
-    """``E[sigma^(j)(z) sigma'(z)^m]`` for ``z ~ N(0, 1)`` (the Stein moments of docs/theory/two_step.md §5.3).
+def gaussian_moment(activation, j: int, power: int, *, dps: int | None = None, order: int = GH_ORDER) -> float:
+    """``E[sigma^(j)(z) sigma'(z)^power]`` for ``z ~ N(0, 1)`` (the Stein moments of docs/theory/two_step.md §5.3).
 
-    With ``m = 0`` this is ``mu_j`` by Stein's identity (closed forms used).
-    For non-smooth activations with ``m >= 1`` only ``j <= 1`` is defined.
+    ``j`` (derivative order) and ``power`` positional, ``dps`` and ``order`` keyword-only.
+    With ``power = 0`` this is ``mu_j`` (docs/conventions.md §2) by Stein's identity (closed forms used).
+    For non-smooth activations with ``power >= 1`` only ``j <= 1`` is defined.
 
     >>> round(gaussian_moment("hermite(0, 1, 0.5)", 2, 1), 12)   # sigma'' = 1, sigma' = 1 + z
     1.0
     """
     act = get_activation(activation)
     j = check_int("j", j, lo=0)
-    m = check_int("m", m, lo=0)
+    m = check_int("power", power, lo=0)
     if m == 0:
-        return hermite_coeff(act, j, dps=dps) if j > 0 else hermite_coeff(act, 0, dps=dps)
+        return float(_coeffs(act, j, dps, order)[j])
     if not act.smooth and j >= 2:
         raise ValueError(
             f"E[sigma^({j}) sigma'^{m}] involves a delta function times a jump for {act.name!r}; "
@@ -213,15 +249,16 @@ def gaussian_moment(activation, j: int, m: int, *, dps: int | None = None, order
     return float(w @ (np.asarray(act.derivative(j, x), dtype=float) * np.asarray(act.derivative(1, x), dtype=float) ** m))
 
 
-#: Alias matching docs/conventions.md's name ``stein_moment(f, k, m) = E[f^(k) f'^m]``.
+#: Alias matching docs/conventions.md's name ``stein_moment(f, k, m) = E[f^(k) f'^m]`` (here ``j``, ``power``).
 stein_moment = gaussian_moment
 
 
-def dual_activation(activation, t, s: float = 1.0, s2: float = 1.0, *, kmax: int = 60) -> np.ndarray:
+def dual_activation(activation, t, *, s: float = 1.0, s2: float = 1.0, kmax: int = 60) -> np.ndarray:
     """``E[sigma(u) sigma(v)]`` for centred Gaussians with variances ``s, s2`` and correlation ``t``.
 
     Uses Mehler's formula ``sum_k c_k(sigma; s) c_k(sigma; s2) t^k`` truncated at ``kmax``
-    (relu has a closed form used instead).  ``t`` may be an array in ``[-1, 1]``.
+    (relu has a closed form used instead), with the normalised coefficients ``c_k`` of
+    docs/conventions.md §2.  ``t`` may be an array in ``[-1, 1]``; ``s``, ``s2``, ``kmax`` keyword-only.
 
     >>> round(float(dual_activation("relu", 1.0)), 12)
     0.5
@@ -241,11 +278,11 @@ def dual_activation(activation, t, s: float = 1.0, s2: float = 1.0, *, kmax: int
 
 
 def _scaled_normalised_coeffs(act: Activation, s: float, kmax: int) -> np.ndarray:
-    scaled = get_activation(lambda z: act(math.sqrt(s) * z)) if s != 1 else act
     if s != 1 and act.homogeneity is not None and act.hermite_exact is not None:
-        mu = hermite_coeffs(act, kmax) * s ** (act.homogeneity / 2)
+        mu = _coeffs(act, kmax) * s ** (act.homogeneity / 2)
     elif not act.smooth:
         raise ValueError(f"{act.name!r} at variance {s} needs a closed form; not available")
     else:
-        mu = hermite_coeffs(scaled, kmax)
+        scaled = from_callable(lambda z: act(math.sqrt(s) * z), name=f"{act.name}(sqrt({s:g}) z)") if s != 1 else act
+        mu = _coeffs(scaled, kmax)
     return mu / np.sqrt(special.factorial(np.arange(kmax + 1)))

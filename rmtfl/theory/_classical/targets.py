@@ -47,7 +47,9 @@ __all__ = ["Target", "make_target"]
 
 @dataclass(frozen=True)
 class Target:
-    """A (multi-)index target ``y = sum_r g_r(<beta*_r, x>) + noise * eps``.
+    """A (multi-)index target ``y = sum_r g_r(<beta*_r, x>) + noise * eps`` (docs/conventions.md §3).
+
+    A model object (not a result), built by :func:`make_target`.
 
     Attributes
     ----------
@@ -166,8 +168,12 @@ def _one_link(spec) -> Activation:
         f"coefficients a_k of sum a_k He_k, a list of those (multi-index) or a Target; got {spec!r}")
 
 
-def make_target(spec, noise: float = 0.0, *, directions=None, centre: bool = True) -> Target:
+def make_target(spec, *, noise: float = 0.0, directions=None, centre: bool = True) -> Target:
     """Build a :class:`Target` from a name, callable, Hermite coefficients, a list of those, or a Target.
+
+    Normalisation: docs/conventions.md §3 (``y = sum_r g_r(<beta*_r, x>) + noise * eps``, links
+    centred by default).  ``spec`` is positional, everything else keyword-only.  This is where a
+    target is resolved (once, at the public boundary); the links are :class:`Activation` objects.
 
     Parameters
     ----------
@@ -176,7 +182,7 @@ def make_target(spec, noise: float = 0.0, *, directions=None, centre: bool = Tru
         sequence of numbers is read as Hermite coefficients ``a_k`` of
         ``g = sum_k a_k He_k``.  A :class:`Target` is returned unchanged unless
         ``noise`` or ``directions`` is given.
-    noise : float
+    noise : float, keyword-only
         Label-noise standard deviation, ``>= 0``.
     directions : array of shape (R, d), optional
         Orthonormal target directions; default ``e_1, ..., e_R``.

@@ -1,4 +1,8 @@
-"""Tracy–Widom laws and the finite-N margin above a Marchenko–Pastur edge.
+"""Tracy–Widom laws and the finite-N margin above a Marchenko–Pastur edge (docs/theory/classical.md §4–§5).
+
+Signatures: the law's own argument (``s`` or ``p``) is positional and ``beta`` keyword-only; the
+finite-size functions take the matrix shape ``N, d`` positionally (it is the object they describe)
+and everything else (``var``, ``beta``, ``p``) keyword-only.
 
 Normalisation
 -------------
@@ -49,13 +53,16 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
 
+from rmtfl._results import Result
 from rmtfl._validate import check_in_range, check_int, check_positive
 
 __all__ = [
+    "EdgeScaling",
     "tracy_widom_cdf",
     "tracy_widom_pdf",
     "tracy_widom_quantile",
@@ -126,10 +133,11 @@ def _cdf_scalar(s: float, beta: int, m: int) -> float:
     return min(1.0, max(0.0, val))
 
 
-def tracy_widom_cdf(s, beta: int = 1, *, nodes: int = _NODES):
-    """Tracy–Widom distribution function ``F_beta(s)`` (``beta`` in {1, 2}).
+def tracy_widom_cdf(s, *, beta: int = 1, nodes: int = _NODES):
+    """Tracy–Widom distribution function ``F_beta(s)`` (``beta`` in {1, 2}, keyword-only).
 
-    Fredholm determinant by Gauss–Legendre/Nyström quadrature (module docstring).
+    Normalisation: docs/theory/classical.md §4 (GOE ``beta = 1``, GUE ``beta = 2``).  Fredholm
+    determinant by Gauss–Legendre/Nyström quadrature (module docstring).
     Array input gives an array of the same shape; absolute accuracy ~1e-14 for
     ``s >= -8`` with the default ``nodes=64`` (for ``s < -8`` raise ``nodes``).
 
@@ -145,23 +153,26 @@ def tracy_widom_cdf(s, beta: int = 1, *, nodes: int = _NODES):
     return float(out) if out.ndim == 0 else out
 
 
-def tracy_widom_pdf(s, beta: int = 1, *, h: float = 1e-3):
+def tracy_widom_pdf(s, *, beta: int = 1, h: float = 1e-3):
     """Density ``F_beta'(s)`` by a fourth-order central difference of the CDF (error ~1e-10).
+
+    Normalisation: docs/theory/classical.md §4; ``beta`` and the step ``h`` keyword-only.
 
     >>> round(tracy_widom_pdf(-1.5, beta=2), 4)
     0.4...
     """
     beta = _check_beta(beta)
     arr = np.asarray(s, dtype=float)
-    f = lambda v: tracy_widom_cdf(v, beta)  # noqa: E731
+    f = lambda v: tracy_widom_cdf(v, beta=beta)  # noqa: E731
     out = (-f(arr + 2 * h) + 8 * f(arr + h) - 8 * f(arr - h) + f(arr - 2 * h)) / (12 * h)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def tracy_widom_quantile(p, beta: int = 1):
+def tracy_widom_quantile(p, *, beta: int = 1):
     """Inverse of :func:`tracy_widom_cdf`: the ``s`` with ``F_beta(s) = p``, ``p`` in (0, 1).
 
-    Brent's method on ``[-12, 12]`` (``F`` is strictly increasing); accuracy ~1e-12.
+    Normalisation: docs/theory/classical.md §4; ``beta`` keyword-only.  Brent's method on
+    ``[-12, 12]`` (``F`` is strictly increasing); accuracy ~1e-12.
 
     >>> round(tracy_widom_quantile(0.99, beta=1), 4)
     2.0234
@@ -188,13 +199,15 @@ def _quantile_scalar(q: float, beta: int) -> float:
     return optimize.brentq(lambda v: _cdf_scalar(v, beta, nodes) - q, -12.0, 12.0, xtol=1e-13, rtol=1e-14)
 
 
-def tracy_widom_mean(beta: int = 1) -> float:
+def tracy_widom_mean(*, beta: int = 1) -> float:
     """Mean of TW_beta by quadrature of ``E X = int_0^inf (1 - F) - int_-inf^0 F``.
+
+    Normalisation: docs/theory/classical.md §4; ``beta`` keyword-only.
 
     Used to cross-check :data:`TW_MEAN` (agreement ~1e-10).  About 2 s per ``beta`` (320 Fredholm
     determinants); cached.
 
-    >>> abs(tracy_widom_mean(2) - TW_MEAN[2]) < 1e-9
+    >>> abs(tracy_widom_mean(beta=2) - TW_MEAN[2]) < 1e-9
     True
     """
     return _mean_scalar(_check_beta(beta))
@@ -211,9 +224,34 @@ def _mean_scalar(beta: int) -> float:
     return float(8.0 * np.dot(w, 1.0 - Fp) - 7.0 * np.dot(w, Fn))
 
 
-def largest_sv_scaling(N: int, d: int, var: float = 1.0, beta: int = 1) -> tuple[float, float]:
-    """``(center, scale)`` with ``s_1(W) ≈ center + scale * TW_beta`` for ``W`` ``N x d``, entries ``N(0, var/d)``.
+@dataclass(frozen=True)
+class EdgeScaling(Result):
+    """``s_1(W) ≈ center + scale * TW_beta``: the finite-size centring and scale of the top singular value.
 
+    Returned by :func:`largest_sv_scaling` (docs/theory/classical.md §4); unpacks as a pair,
+    ``center, scale = largest_sv_scaling(N, d)``.
+    """
+
+    center: float
+    scale: float
+
+    def __iter__(self):
+        return iter((self.center, self.scale))
+
+
+def _johnstone(N: int, d: int, beta: int) -> tuple[float, float]:
+    """Johnstone's ``(mu, sigma)`` of the largest white-Wishart eigenvalue (docs/theory/classical.md §4)."""
+    n, p = max(N, d), min(N, d)
+    nn = (n - 1) if (beta == 1 and n > 1) else n
+    a, b = math.sqrt(nn), math.sqrt(p)
+    return (a + b) ** 2, (a + b) * (1.0 / a + 1.0 / b) ** (1.0 / 3.0)
+
+
+def largest_sv_scaling(N: int, d: int, *, var: float = 1.0, beta: int = 1) -> EdgeScaling:
+    """Centring and scale with ``s_1(W) ≈ center + scale * TW_beta`` for ``W`` ``N x d``, entries ``N(0, var/d)``.
+
+    Normalisation: docs/theory/classical.md §4.  The shape ``N, d`` is positional (it is the
+    matrix described); ``var`` and ``beta`` are keyword-only.
     Johnstone (2001) centring/scaling of the largest white-Wishart eigenvalue
     (``n - 1`` for ``beta = 1``, ``n`` for ``beta = 2``; ``n = max(N, d)``,
     ``p = min(N, d)``), mapped to singular values by the delta method.
@@ -227,19 +265,17 @@ def largest_sv_scaling(N: int, d: int, var: float = 1.0, beta: int = 1) -> tuple
     d = check_int("d", d, 1)
     var = check_positive("var", var)
     beta = _check_beta(beta)
-    n, p = max(N, d), min(N, d)
-    nn = (n - 1) if (beta == 1 and n > 1) else n
-    a, b = math.sqrt(nn), math.sqrt(p)
-    mu = (a + b) ** 2
-    sigma = (a + b) * (1.0 / a + 1.0 / b) ** (1.0 / 3.0)
+    mu, sigma = _johnstone(N, d, beta)
     center = math.sqrt(var * mu / d)
     scale = var * sigma / (2.0 * d * center)
-    return center, scale
+    return EdgeScaling(center, scale)
 
 
-def edge_margin(N: int, d: int, var: float = 1.0, beta: int = 1, p: float = 0.99) -> float:
+def edge_margin(N: int, d: int, *, var: float = 1.0, beta: int = 1, p: float = 0.99) -> float:
     """Singular-value threshold above which a value of ``W`` (``N x d``, entries ``N(0, var/d)``) is an outlier.
 
+    Normalisation: docs/theory/classical.md §5.  The shape ``N, d`` is positional (it is the
+    matrix described); ``var``, ``beta`` and ``p`` are keyword-only.
     ``sqrt(var (mu + q_p sigma) / d)`` with Johnstone's ``mu, sigma``
     (:func:`largest_sv_scaling`) and ``q_p`` the ``TW_beta`` quantile at ``p``:
     the largest bulk singular value exceeds it with probability ≈ ``1 - p``.
@@ -253,10 +289,6 @@ def edge_margin(N: int, d: int, var: float = 1.0, beta: int = 1, p: float = 0.99
     var = check_positive("var", var)
     beta = _check_beta(beta)
     p = check_in_range("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
-    q = tracy_widom_quantile(p, beta)
-    n, pp = max(N, d), min(N, d)
-    nn = (n - 1) if (beta == 1 and n > 1) else n
-    a, b = math.sqrt(nn), math.sqrt(pp)
-    mu = (a + b) ** 2
-    sigma = (a + b) * (1.0 / a + 1.0 / b) ** (1.0 / 3.0)
+    q = tracy_widom_quantile(p, beta=beta)
+    mu, sigma = _johnstone(N, d, beta)
     return math.sqrt(max(var * (mu + q * sigma) / d, 0.0))

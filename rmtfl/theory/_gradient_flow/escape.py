@@ -21,55 +21,59 @@ Examples
 >>> import numpy as np
 >>> X = np.eye(3); y = [1.0, -0.5, -0.3]
 >>> u = np.zeros(16); u[0] = 3 ** -0.5; u[4] = (2 / 3) ** 0.5
->>> T = blowup_time(make_problem(X, y, activation="square", width=4), u)
+>>> T = blowup_time(make_problem(X, y, activation="square", N=4), u)
 >>> round(T.time * 3 * (2 / (3 * 3 ** 0.5)), 8)   # T*(u*) = 1/(L(L-2)N*)
 1.0
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from rmtfl._results import Result
 from rmtfl._validate import check_positive
 from .problem import FlowProblem, check_direction, make_problem
 from .networks import QuadraticModel
 
-__all__ = ["escape_time", "EscapePrediction", "BlowUp", "blowup_time", "growth_amplitude",
-           "GrowthAmplitude", "ncf_is_quadratic"]
+__all__ = ["escape_time", "escape_from_problem", "EscapePrediction", "BlowUp", "blowup_time",
+           "growth_amplitude", "GrowthAmplitude", "ncf_is_quadratic"]
 
 
 @dataclass(frozen=True)
-class BlowUp:
-    """``T*(w0)`` of the NCF flow and the direction ``u_hat`` it blows up along."""
+class BlowUp(Result):
+    """``T*(w0)`` of the NCF flow and the direction ``u_hat`` it blows up along
+    (docs/theory/gradient_flow.md §7.2): ``time`` = ``T*``, ``direction`` = ``u_hat`` (packed),
+    ``ncf_value`` = ``N(u_hat)``, ``t_R`` = time to reach ``|u| = R``."""
 
     time: float
-    direction: np.ndarray = field(repr=False)
+    direction: np.ndarray
     ncf_value: float
     t_R: float
     R: float
 
 
 @dataclass(frozen=True)
-class GrowthAmplitude:
-    """``gamma(w0)``, the growth rate ``2 N*`` and the limiting direction (L = 2)."""
+class GrowthAmplitude(Result):
+    """``gamma(w0)``, the growth rate ``2 N*`` and the limiting direction (L = 2;
+    docs/theory/gradient_flow.md §7.1)."""
 
     amplitude: float
     rate: float
-    direction: np.ndarray = field(repr=False)
+    direction: np.ndarray
 
 
 @dataclass(frozen=True)
-class EscapePrediction:
+class EscapePrediction(Result):
     """Predicted escape time of ``w(t; delta w0)`` (docs/theory/gradient_flow.md §7).
 
     ``time`` = ``ln(1/(delta gamma))/(2N*)`` (L = 2) or ``T*(w0)/delta^(L-2)`` (L > 2);
     ``ncf_value`` = ``N*`` of the KKT point selected by ``w0``; ``amplitude`` =
     ``gamma(w0)`` (L = 2, else nan); ``blowup_time`` = ``T*(w0)`` (L > 2, else nan);
     ``slope`` = ``d t_esc / d ln(1/delta)`` = ``1/(2N*)`` (L = 2, else nan);
-    ``direction`` = that KKT point.
+    ``direction`` = that KKT point (packed, docs/conventions.md §9).
     """
 
     time: float
@@ -79,15 +83,13 @@ class EscapePrediction:
     amplitude: float
     blowup_time: float
     slope: float
-    direction: np.ndarray = field(repr=False)
+    direction: np.ndarray
     convention: str = ""
-
-    def to_dict(self) -> dict:
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
 
 def ncf_is_quadratic(pb: FlowProblem) -> bool:
-    """True when ``N`` is a quadratic form (``L = 2`` and smooth: linear nets, quadratic model)."""
+    """True when ``N`` is a quadratic form (``L = 2`` and smooth: linear nets, quadratic model;
+    docs/theory/gradient_flow.md §7.1)."""
     if pb.degree != 2:
         return False
     if isinstance(pb.arch, QuadraticModel):
@@ -102,6 +104,12 @@ def growth_amplitude(pb: FlowProblem, w0) -> GrowthAmplitude:
     ``grad^2 N``.  Otherwise (plain ReLU, outside the theory, approximate) the NCF
     flow is run with renormalised Euler steps ``h = 1e-3`` until
     ``exp(-rate t)|u|`` is stationary to ``1e-6`` (relative) or ``t = 20/N(u)``.
+
+    >>> from rmtfl.theory import make_problem
+    >>> pb = make_problem(np.eye(2), [3.0, 4.0], activation="identity", N=1)
+    >>> g = growth_amplitude(pb, [1.0, 0.6, 0.8])
+    >>> round(g.amplitude, 12), round(g.rate, 12)     # <u*, w0>, 2 N*
+    (1.0, 5.0)
     """
     if pb.degree != 2:
         raise ValueError(f"growth_amplitude needs degree L = 2, got L = {pb.degree}")
@@ -140,8 +148,12 @@ def growth_amplitude(pb: FlowProblem, w0) -> GrowthAmplitude:
     raise ValueError("the NCF flow from w0 does not settle on a positive KKT direction (no escape)")
 
 
-def blowup_time(pb: FlowProblem, w0, R: float = 1e6, rtol: float = 1e-13, atol: float = 1e-16) -> BlowUp:
-    """``T*(w0)`` for ``L > 2`` with the analytic tail (docs/theory/gradient_flow.md §7.2); ``w0`` is normalised first."""
+def blowup_time(pb: FlowProblem, w0, *, R: float = 1e6, rtol: float = 1e-13, atol: float = 1e-16) -> BlowUp:
+    """``T*(w0)`` for ``L > 2`` with the analytic tail (docs/theory/gradient_flow.md §7.2); ``w0`` is normalised first.
+
+    Integration in the regularised time of the module docstring up to ``|u| = R``, then the
+    tail ``1/(L(L-2) N(u_hat) R^(L-2))``.  Raises ``ValueError`` if the flow from ``w0`` collapses.
+    """
     L = pb.degree
     if not L > 2:
         raise ValueError(f"blowup_time needs degree L > 2, got L = {L}")
@@ -175,27 +187,50 @@ def blowup_time(pb: FlowProblem, w0, R: float = 1e6, rtol: float = 1e-13, atol: 
     return BlowUp(tR + 1.0 / (L * (L - 2) * Nu * R ** (L - 2)), uh, Nu, tR, R)
 
 
-def escape_time(X, y, *, activation, width, delta, w0, loss="square", depth=2, reduction="sum",
+def escape_time(X, y, *, activation, N, delta, w0, loss="square", depth=2, reduction="sum",
                 logistic_scale=1.0) -> EscapePrediction:
     """Predicted escape time from ``w(0) = delta w0/|w0|`` (docs/theory/gradient_flow.md §7).
 
     ``L = 2``: ``ln(1/(delta gamma(w0)))/(2N*)`` (an O(1) offset is not predicted; the
     slope ``1/(2N*)`` in ``ln(1/delta)`` is).  ``L > 2``: ``T*(w0)/delta^(L-2)``.
+    Losses are summed and ``w0`` is packed as in docs/conventions.md §9.
 
+    Parameters
+    ----------
+    X : array (n, d)
+        Data, one row per sample.
+    y : array (n,)
+        Targets.
+    activation : str or Activation
+        Homogeneous activation, or ``"quadratic"``.
+    N : int
+        Hidden width; ``depth`` = number of weight layers.
+    delta : float
+        Initial scale ``delta > 0``.
+    w0 : array (P,)
+        Initial direction (normalised here); it selects the KKT point the flow escapes along.
+    loss, reduction, logistic_scale : as in :func:`~rmtfl.theory.make_problem`.
+
+    Returns
+    -------
+    EscapePrediction
+
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
-    >>> e = escape_time(X, [3.0, 4.0], activation="identity", width=1, delta=1e-3, w0=[1.0, 0.6, 0.8])
+    >>> e = escape_time(X, [3.0, 4.0], activation="identity", N=1, delta=1e-3, w0=[1.0, 0.6, 0.8])
     >>> round(e.slope, 12), round(e.amplitude, 12)
     (0.2, 1.0)
     """
     delta = check_positive("delta", delta)
-    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+    pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
-    return escape_from_problem(pb, delta, w0)
+    return escape_from_problem(pb, delta=delta, w0=w0)
 
 
-def escape_from_problem(pb: FlowProblem, delta: float, w0) -> EscapePrediction:
-    """:func:`escape_time` on a built :class:`FlowProblem`."""
+def escape_from_problem(pb: FlowProblem, *, delta: float, w0) -> EscapePrediction:
+    """:func:`escape_time` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §7)."""
     delta = check_positive("delta", delta)
     w0 = check_direction(w0, pb.P)
     L = pb.degree
@@ -209,7 +244,3 @@ def escape_from_problem(pb: FlowProblem, delta: float, w0) -> EscapePrediction:
     return EscapePrediction(b.time / delta ** (L - 2), delta, L, b.ncf_value, float("nan"), b.time,
                             float("nan"), b.direction,
                             "t_esc = T*(w0)/delta^(L-2); T* with analytic tail at R=1e6")
-
-
-__all__.append("escape_from_problem")
-

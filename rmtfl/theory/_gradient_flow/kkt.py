@@ -10,14 +10,15 @@ model (``N* = lambda_max(M)``), two-layer square (``N* = 2/(3 sqrt 3) max|lambda
 two-layer ``L > 2`` single neuron (``N* = C_L max_|w|=1 |q(w)|``), deep linear
 (``N* = K^{-K/2} s_1(Ebar^T X)``), deep ``sigma = z^p`` with ``p`` even (single
 path), and plain ReLU (active-set enumeration; outside the theory).  The
-numerical search (L-BFGS on ``-N(u)/|u|^L`` from Gaussian restarts, then
-Riemannian Newton polishing) must reach a KKT residual below ``1e-9``; when no
-restart does, :class:`KKTSearchError` is raised.
+numerical search (L-BFGS on ``-N(u)/|u|^L`` from the deterministic starts of
+:func:`sphere_starts`, then Riemannian Newton polishing) must reach a KKT residual
+below ``1e-9``; when no start does, :class:`KKTSearchError` is raised.  Everything here
+is deterministic: no random numbers are drawn.
 
 Examples
 --------
 >>> import numpy as np
->>> res = ncf_kkt(np.eye(3), [1.0, -0.5, -0.3], activation="square", width=2, rng=0)
+>>> res = ncf_kkt(np.eye(3), [1.0, -0.5, -0.3], activation="square", N=2)
 >>> round(res.value, 7), res.degree, round(res.margin / res.value, 6)
 (0.3849002, 3, 3.0)
 """
@@ -25,17 +26,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
+from scipy.stats import qmc
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int
 from .problem import FlowProblem, make_problem
 from .networks import FeedForward, QuadraticModel, TwoLayer
 
-__all__ = ["ncf_kkt", "KKTResult", "KKTPoint", "KKTSearchError", "kkt_closed_form",
-           "riemannian_hessian_eigs", "single_neuron_constant", "tangent_basis"]
+__all__ = ["ncf_kkt", "kkt_from_problem", "KKTResult", "KKTPoint", "KKTSearchError", "kkt_closed_form",
+           "ClosedFormKKT", "newton_polish", "riemannian_hessian_eigs", "single_neuron_constant",
+           "sphere_starts", "tangent_basis"]
 
 RESIDUAL_TOL = 1e-9
 
@@ -45,11 +49,16 @@ class KKTSearchError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class KKTPoint:
-    """One KKT point: value ``N(u)``, unit vector ``point`` (packed), margin, residual."""
+class KKTPoint(Result):
+    """One local maximum of ``N`` on the sphere (docs/theory/gradient_flow.md §3).
+
+    ``value`` = ``N(u)``; ``point`` = the unit vector ``u`` (packed as in docs/conventions.md §9,
+    canonical representative); ``margin`` = ``Delta``; ``residual`` = ``|grad N(u) - L N(u) u|``;
+    ``active_units`` = units with norm above ``1e-6``; ``hits`` = search starts that ended here.
+    """
 
     value: float
-    point: np.ndarray = field(repr=False)
+    point: np.ndarray
     margin: float
     residual: float
     active_units: int
@@ -57,46 +66,45 @@ class KKTPoint:
 
 
 @dataclass(frozen=True)
-class KKTResult:
-    """The maximal KKT point of the constrained NCF and what was found around it.
+class KKTResult(Result):
+    """The maximal KKT point of the constrained NCF and what was found around it
+    (docs/theory/gradient_flow.md §3–§5).
 
-    ``value`` = ``N(u*)``; ``point`` = ``u*`` (packed, ``|u*| = 1``, canonical
-    representative); ``margin`` = ``Delta``; ``degree`` = ``L``; ``all`` = the
-    distinct local maxima found by the search (canonicalised, by decreasing
-    value); ``method`` names the closed form used, or ``"search"``;
-    ``search_value`` is the best value the numerical search found (``nan`` if
-    no search ran); ``tangent_eigs`` the Riemannian Hessian eigenvalues.
+    ``value`` = ``N(u*)``; ``point`` = ``u*`` (packed as in docs/conventions.md §9, ``|u*| = 1``,
+    canonical representative); ``margin`` = ``Delta``; ``degree`` = ``L``; ``all`` = the
+    distinct local maxima found by the search (:class:`KKTPoint`, canonicalised, by decreasing
+    value); ``residual`` = ``|grad N(u*) - L N* u*|``; ``method`` names the closed form used, or
+    ``"search"``; ``search_value`` is the best value the numerical search found (``nan`` if
+    no search ran); ``tangent_eigs`` the Riemannian Hessian eigenvalues (descending);
+    ``smooth`` is False for plain ReLU (outside the theory: no locally Lipschitz gradient).
     """
 
     value: float
-    point: np.ndarray = field(repr=False)
+    point: np.ndarray
     margin: float
     degree: int
-    all: tuple = field(repr=False)
+    all: tuple
     residual: float
     method: str
     search_value: float
-    tangent_eigs: np.ndarray = field(repr=False)
+    tangent_eigs: np.ndarray
     architecture: str
-    smooth: bool = True  # False for plain ReLU: outside the theory (no locally Lipschitz gradient)
+    smooth: bool = True
 
     @property
     def positive(self) -> bool:
         """``N* > 0``: the flow escapes from the origin along ``u*``."""
         return self.value > 0
 
-    def to_dict(self) -> dict:
-        return {"value": self.value, "point": self.point.tolist(), "margin": self.margin,
-                "degree": self.degree, "residual": self.residual, "method": self.method,
-                "search_value": self.search_value, "architecture": self.architecture,
-                "smooth": self.smooth, "tangent_eigs": self.tangent_eigs.tolist(),
-                "all": [{"value": p.value, "margin": p.margin, "active_units": p.active_units,
-                         "hits": p.hits, "point": p.point.tolist()} for p in self.all]}
-
 
 # ----------------------------------------------------------------- geometry
 def tangent_basis(u) -> np.ndarray:
-    """Orthonormal basis (columns) of ``u^perp`` via a Householder reflection."""
+    """Orthonormal basis (columns) of ``u^perp`` via a Householder reflection.
+
+    >>> B = tangent_basis([0.6, 0.8, 0.0])
+    >>> B.shape, bool(np.allclose(B.T @ B, np.eye(2))), bool(np.allclose(np.array([0.6, 0.8, 0.0]) @ B, 0))
+    ((3, 2), True, True)
+    """
     u = np.asarray(u, dtype=float) / np.linalg.norm(u)
     P = u.size
     v = u.copy()
@@ -105,8 +113,9 @@ def tangent_basis(u) -> np.ndarray:
     return Hh[:, 1:]
 
 
-def riemannian_hessian_eigs(pb: FlowProblem, u, eps=None) -> np.ndarray:
-    """Eigenvalues (descending) of ``B^T (grad^2 N(u) - L N(u) I) B`` at the unit vector ``u``."""
+def riemannian_hessian_eigs(pb: FlowProblem, u, *, eps=None) -> np.ndarray:
+    """Eigenvalues (descending) of ``B^T (grad^2 N(u) - L N(u) I) B`` at the unit vector ``u``
+    (docs/theory/gradient_flow.md §4; ``grad^2 N`` by central differences with step ``eps``)."""
     u = np.asarray(u, dtype=float) / np.linalg.norm(u)
     B = tangent_basis(u)
     A = pb.ncf_hessian(u, eps) - pb.degree * pb.ncf(u) * np.eye(pb.P)
@@ -114,7 +123,11 @@ def riemannian_hessian_eigs(pb: FlowProblem, u, eps=None) -> np.ndarray:
 
 
 def single_neuron_constant(L: float) -> float:
-    """``C_L = L^{-1/2} ((L-1)/L)^{(L-1)/2}`` (``C_3 = 2/(3 sqrt 3)``)."""
+    """``C_L = L^{-1/2} ((L-1)/L)^{(L-1)/2}`` of docs/theory/gradient_flow.md §5.2.
+
+    >>> round(single_neuron_constant(3), 7)   # 2/(3 sqrt 3)
+    0.3849002
+    """
     return L ** -0.5 * ((L - 1) / L) ** ((L - 1) / 2)
 
 
@@ -192,36 +205,47 @@ def _relu_enumeration(X, c):
 
 
 @dataclass(frozen=True)
-class _Closed:
+class ClosedFormKKT(Result):
+    """A closed-form maximal KKT point (docs/theory/gradient_flow.md §5): ``value`` = ``N*``,
+    ``point`` = ``u*`` (packed), ``method`` = the case used, ``margin`` = ``Delta`` where a
+    closed form exists (else ``None``)."""
+
     value: float
     point: np.ndarray
     method: str
     margin: float | None = None
 
 
+
 def kkt_closed_form(pb: FlowProblem):
-    """The closed-form maximal KKT point for the cases of docs/theory/gradient_flow.md §5, or ``None`` if there is none."""
+    """The closed-form maximal KKT point for the cases of docs/theory/gradient_flow.md §5, or ``None`` if there is none.
+
+    >>> from rmtfl.theory import make_problem
+    >>> c = kkt_closed_form(make_problem(np.eye(2), [3.0, 4.0], activation="identity", N=1))
+    >>> c.method, c.value
+    ('linear', 2.5)
+    """
     arch, X, c = pb.arch, pb.X, pb.ebar
     if isinstance(arch, QuadraticModel):
         lam, V = np.linalg.eigh(X.T @ (c[:, None] * X))
-        W = np.zeros((arch.h, arch.d))
+        W = np.zeros((arch.N, arch.d))
         W[0] = V[:, -1]
-        marg = 2 * (lam[-1] - lam[-2]) if (arch.h == 1 and arch.d > 1) else (0.0 if arch.d > 1 or arch.h > 1 else None)
-        return _Closed(float(lam[-1]), arch.pack(W), "quadratic_model", marg)
+        marg = 2 * (lam[-1] - lam[-2]) if (arch.N == 1 and arch.d > 1) else (0.0 if arch.d > 1 or arch.N > 1 else None)
+        return ClosedFormKKT(float(lam[-1]), arch.pack(W), "quadratic_model", marg)
     if isinstance(arch, TwoLayer):
-        a, W = np.zeros(arch.h), np.zeros((arch.h, arch.d))
+        a, W = np.zeros(arch.N), np.zeros((arch.N, arch.d))
         name = arch.act.name
         if name in ("identity", "linear"):
             m = X.T @ c
             nm = float(np.linalg.norm(m))
             a[0], W[0] = 2 ** -0.5, m / (nm * 2 ** 0.5) if nm > 0 else np.eye(arch.d)[0] / 2 ** 0.5
-            return _Closed(nm / 2, arch.pack(a, W), "linear", nm if arch.h == 1 else 0.0)
+            return ClosedFormKKT(nm / 2, arch.pack(a, W), "linear", nm if arch.N == 1 else 0.0)
         if name == "relu":
             best = _relu_enumeration(X, c)
             if best is None or best[1] is None:
                 return None
             a[0], W[0] = best[2] / 2 ** 0.5, best[1] / 2 ** 0.5
-            return _Closed(float(best[0]), arch.pack(a, W), "relu_enumeration", float("nan"))
+            return ClosedFormKKT(float(best[0]), arch.pack(a, W), "relu_enumeration", float("nan"))
         L = arch.degree
         CL = single_neuron_constant(L)
         if name == "square":
@@ -233,13 +257,13 @@ def kkt_closed_form(pb: FlowProblem):
             lam2 = float(others.max()) if others.size else -np.inf
             ratio = 1 - lam2 / abs(lam[k]) if np.isfinite(lam2) else np.inf
             Nst = CL * abs(float(lam[k]))
-            marg = 3 * Nst * (min(1.0, ratio) if arch.h >= 2 else ratio)
-            return _Closed(Nst, arch.pack(a, W), "square", marg if np.isfinite(marg) else None)
+            marg = 3 * Nst * (min(1.0, ratio) if arch.N >= 2 else ratio)
+            return ClosedFormKKT(Nst, arch.pack(a, W), "square", marg if np.isfinite(marg) else None)
         # general p-homogeneous sigma, single active neuron (docs/theory/gradient_flow.md §5.2)
         best_v, best_w = -np.inf, None
         for sign in (1.0, -1.0):
-            f = lambda w, s=sign: s * float(c @ arch._s(X @ w))  # noqa: E731
-            g = lambda w, s=sign: s * X.T @ (c * arch._ds(X @ w))  # noqa: E731
+            f = lambda w, s=sign: s * float(c @ arch.sigma(X @ w))  # noqa: E731
+            g = lambda w, s=sign: s * X.T @ (c * arch.sigma_prime(X @ w))  # noqa: E731
             starts = list(np.eye(arch.d)) + list(-np.eye(arch.d)) + \
                 [x / np.linalg.norm(x) for x in np.r_[X, -X] if np.linalg.norm(x) > 0]
             for x0 in starts:
@@ -248,7 +272,7 @@ def kkt_closed_form(pb: FlowProblem):
                 if v > best_v + 1e-13:
                     best_v, best_w, best_s = v, w, sign
         a[0], W[0] = best_s / math.sqrt(L), math.sqrt((L - 1) / L) * best_w
-        return _Closed(CL * best_v, arch.pack(a, W), "single_neuron", None)
+        return ClosedFormKKT(CL * best_v, arch.pack(a, W), "single_neuron", None)
     if isinstance(arch, FeedForward):
         K, L = arch.K, arch.degree
         Ws = [np.zeros(s) for s in arch.shapes]
@@ -260,7 +284,7 @@ def kkt_closed_form(pb: FlowProblem):
             for k in range(1, K - 1):
                 Ws[k][0, 0] = r
             Ws[-1][:, 0] = r * U[:, 0]
-            return _Closed(float(S[0]) * K ** (-K / 2), arch.pack(*Ws), "deep_linear", None)
+            return ClosedFormKKT(float(S[0]) * K ** (-K / 2), arch.pack(*Ws), "deep_linear", None)
         p = arch.p
         if arch.n_outputs == 1 and abs(p - round(p)) < 1e-12 and int(round(p)) % 2 == 0 and \
                 arch.act.name not in ("relu",) and not arch.act.name.startswith("relu^"):
@@ -273,12 +297,62 @@ def kkt_closed_form(pb: FlowProblem):
                 Ws[k][0, 0] = r[k]
             Ws[-1][0, 0] = sign * r[-1]
             coef = math.prod((ek / L) ** (ek / 2) for ek in e)
-            return _Closed(coef * val, arch.pack(*Ws), "deep_single_path", None)
+            return ClosedFormKKT(coef * val, arch.pack(*Ws), "deep_single_path", None)
     return None
 
 
 # ------------------------------------------------------------------- search
-def _newton_polish(pb: FlowProblem, u, iters=8):
+SOBOL_MAX_DIM = 21201  # scipy's table of Sobol direction numbers
+SOBOL_FIRST = 16       # first Sobol point used (see sphere_starts)
+
+
+def sphere_starts(P: int, count: int) -> np.ndarray:
+    """``count`` fixed starting directions on the unit sphere of ``R^P`` (rows), for the KKT search.
+
+    Points ``16, 17, ..., 15 + count`` of the unscrambled Sobol sequence in ``[0, 1]^P``
+    (``scipy.stats.qmc.Sobol(P, scramble=False)``), mapped to ``R^P`` coordinate-wise by the
+    inverse normal CDF and normalised: the image of a uniform point is a Gaussian one, so the
+    directions spread over the sphere like Gaussian restarts but are the same on every call.
+    The first 16 points are skipped: point 0 (the corner, mapped to ``-inf``) and point 1 (the
+    centre ``(1/2, ..., 1/2)``, mapped to the zero vector) are degenerate, and in points
+    ``2^m .. 2^(m+1) - 1`` every coordinate is an odd multiple of ``2^-(m+1)``, so points 2 to 15
+    take at most 8 distinct values (points 2 and 3 are the sign vectors ``+-0.674 (1, ..., 1)``);
+    their ties put several units at equal norms, a symmetric set that ends on saddles.  On
+    the package's checks (data of docs/theory/gradient_flow.md §14 and random data) these starts
+    find the local maxima as often as Gaussian restarts.  Above ``P = 21201`` (beyond scipy's
+    Sobol table) the unscrambled Halton sequence is used, from point 1.
+    (docs/theory/gradient_flow.md §3, "Computing KKT points").
+
+    >>> U = sphere_starts(4, 3)
+    >>> U.shape, bool(np.allclose(np.linalg.norm(U, axis=1), 1.0))
+    ((3, 4), True)
+    >>> bool(np.array_equal(U, sphere_starts(4, 3)))       # deterministic
+    True
+    """
+    P = check_int("P", P, 1)
+    count = check_int("count", count, 1)
+    if P <= SOBOL_MAX_DIM:
+        m = max(1, math.ceil(math.log2(count + SOBOL_FIRST)))
+        pts = qmc.Sobol(P, scramble=False).random_base2(m)[SOBOL_FIRST:SOBOL_FIRST + count]
+    else:
+        pts = qmc.Halton(P, scramble=False).random(count + 1)[1:]
+    V = special.ndtri(pts)
+    return V / np.linalg.norm(V, axis=1, keepdims=True)
+
+
+def newton_polish(pb: FlowProblem, u, *, iters=8):
+    """Riemannian Newton steps on the KKT equation ``grad N(u) = L N(u) u`` on the unit sphere
+    (docs/theory/gradient_flow.md §3), stopped when the residual no longer decreases.
+
+    Returns the polished unit vector.
+
+    >>> from rmtfl.theory import make_problem
+    >>> pb = make_problem(np.eye(2), [3.0, 4.0], activation="identity", N=1)
+    >>> u = newton_polish(pb, np.array([0.7, 0.5, 0.6]))
+    >>> pb.kkt_residual(u) < 1e-12
+    True
+    """
+    u = np.asarray(u, dtype=float)
     u = u / np.linalg.norm(u)
     L = pb.degree
     for _ in range(iters):
@@ -308,13 +382,13 @@ def _active(pb, u, tol=1e-6):
     return int(np.sum(pb.arch.unit_norms(u) > tol))
 
 
-def _search(pb: FlowProblem, restarts: int, rng):
+def _search(pb: FlowProblem, restarts: int):
     L = pb.degree
     act = getattr(pb.arch, "act", None)
     maxiter = 300 if (act is not None and act.name == "relu") else 3000  # non-smooth: stalls at kinks
     raw = []
-    for child in rng.spawn(restarts):
-        u = _sphere_argmax(pb.ncf, pb.ncf_grad, L, pb.arch.random_point(child), maxiter)
+    for x0 in sphere_starts(pb.P, restarts):
+        u = _sphere_argmax(pb.ncf, pb.ncf_grad, L, x0, maxiter)
         raw.append((pb.ncf(u), u))
     clusters = []
     for v, u in sorted(raw, key=lambda t: -t[0]):
@@ -327,7 +401,7 @@ def _search(pb: FlowProblem, restarts: int, rng):
     points = []
     scale = max(1e-300, max(abs(c[0]) for c in clusters)) * L
     for v, u, hits in clusters:
-        u = _newton_polish(pb, u)
+        u = newton_polish(pb, u)
         res = pb.kkt_residual(u)
         if not res < RESIDUAL_TOL * max(1.0, scale) or abs(pb.ncf(u)) <= 1e-12 * scale:
             continue  # not converged, or a trivial N = 0 point (dead units)
@@ -341,19 +415,31 @@ def _search(pb: FlowProblem, restarts: int, rng):
     return sorted(points, key=lambda q: -q.value), len(clusters)
 
 
-def ncf_kkt(X, y, *, activation, width, loss="square", depth=2, restarts=20, rng=None,
-            method="auto", reduction="sum", logistic_scale=1.0) -> KKTResult:
+def ncf_kkt(X, y, *, activation, N, loss="square", depth=2, restarts=20, method="auto", reduction="sum",
+            logistic_scale=1.0) -> KKTResult:
     """Maximal non-negative KKT point of ``max N(u) s.t. |u| = 1`` (docs/theory/gradient_flow.md §3–§5).
+
+    ``N(u) = sum_i ebar_i H(x_i; u)`` is the neural correlation function of docs/conventions.md §9
+    (losses summed; ``ebar = y`` for the square loss).  Deterministic: the numerical search
+    starts from the fixed directions of :func:`sphere_starts`.
 
     Parameters
     ----------
-    X, y : data (one row per sample), targets.
-    activation : homogeneous activation name (identity, square, relu, relu^p, ...) or
-        ``"quadratic"`` for the quadratic model ``sum_j <w_j, x>^2``.
-    width : hidden width ``h``; ``depth``: number of weight layers (2 = two-layer).
-    loss : ``"square"`` or ``"logistic"`` (summed; ``ebar`` of docs/conventions.md §9).
-    restarts, rng : Gaussian restarts of the numerical search (``rng`` seeds them).
-    method : ``"auto"`` (closed form if one exists, else search), ``"search"``, ``"closed"``.
+    X : array (n, d)
+        Data, one row per sample.
+    y : array (n,)
+        Targets.
+    activation : str or Activation
+        Homogeneous activation (identity, square, relu, relu^p, ...) or ``"quadratic"`` for the
+        quadratic model ``sum_j <w_j, x>^2``.
+    N : int
+        Hidden width; ``depth`` = number of weight layers (2 = two-layer).
+    loss : ``"square"`` or ``"logistic"`` (``ebar`` of docs/conventions.md §9).
+    restarts : int
+        Number of starting directions of the numerical search (the first ``restarts`` of
+        :func:`sphere_starts`).
+    method : ``"auto"`` (closed form if one exists, and the search beside it), ``"search"``, ``"closed"``.
+    reduction, logistic_scale : as in :func:`~rmtfl.theory.make_problem`.
 
     Returns
     -------
@@ -364,22 +450,25 @@ def ncf_kkt(X, y, *, activation, width, loss="square", depth=2, restarts=20, rng
     Raises
     ------
     KKTSearchError
-        When no restart reaches a KKT residual below ``1e-9`` (and no closed form applies).
+        When no start reaches a KKT residual below ``1e-9`` (and no closed form applies).
 
-    >>> r = ncf_kkt([[1.0, 0.0], [0.0, 1.0]], [3.0, 4.0], activation="identity", width=1, rng=1)
+    Examples
+    --------
+    >>> r = ncf_kkt([[1.0, 0.0], [0.0, 1.0]], [3.0, 4.0], activation="identity", N=1)
     >>> round(r.value, 12), r.method
     (2.5, 'linear')
     """
     check_choice("method", method, ("auto", "search", "closed"))
     restarts = check_int("restarts", restarts, 1)
-    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+    pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
-    return kkt_from_problem(pb, restarts=restarts, rng=rng, method=method)
+    return kkt_from_problem(pb, restarts=restarts, method=method)
 
 
-def kkt_from_problem(pb: FlowProblem, *, restarts=20, rng=None, method="auto") -> KKTResult:
-    """:func:`ncf_kkt` on an already-built :class:`FlowProblem`."""
-    rng = np.random.default_rng(rng)
+def kkt_from_problem(pb: FlowProblem, *, restarts=20, method="auto") -> KKTResult:
+    """:func:`ncf_kkt` on an already-built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §3–§5)."""
+    check_choice("method", method, ("auto", "search", "closed"))
+    restarts = check_int("restarts", restarts, 1)
     act = getattr(pb.arch, "act", None)
     smooth = act is None or act.name != "relu"  # locally Lipschitz gradient (inside the theory)
     closed = kkt_closed_form(pb) if method in ("auto", "closed") else None
@@ -387,17 +476,17 @@ def kkt_from_problem(pb: FlowProblem, *, restarts=20, rng=None, method="auto") -
         raise ValueError(f"method='closed' but no closed form exists for {pb.arch.describe()}")
     points, nclusters = ([], 0)
     if method != "closed":
-        points, nclusters = _search(pb, restarts, rng)
+        points, nclusters = _search(pb, restarts)
     if closed is None and not points:
         raise KKTSearchError(
-            f"KKT search did not converge for {pb.arch.describe()}: none of {restarts} restarts reached a "
+            f"KKT search did not converge for {pb.arch.describe()}: none of {restarts} starts reached a "
             f"residual |grad N - L N u| < {RESIDUAL_TOL:g}; no point is returned")
     search_value = points[0].value if points else float("nan")
     L = pb.degree
     if closed is not None:
         u = closed.point
         if closed.method in ("single_neuron", "deep_single_path"):
-            u = _newton_polish(pb, u)  # the d-dimensional maximiser is numerical: refine it
+            u = newton_polish(pb, u)  # the d-dimensional maximiser is numerical: refine it
         value = pb.ncf(u)
         if not smooth:
             eigs = np.full(pb.P - 1, np.nan)

@@ -1,7 +1,8 @@
 """Homogeneous networks for the gradient-flow part: architectures and packing.
 
 Conventions (docs/conventions.md §9, docs/theory/gradient_flow.md §1–§2): data ``X`` has one
-row per sample; two-layer nets ``H(x) = sum_j a_j sigma(<w_j, x>)`` are packed
+row per sample; the hidden width is ``N`` (the ``h`` of docs/theory/gradient_flow.md §1);
+two-layer nets ``H(x) = sum_j a_j sigma(<w_j, x>)`` are packed
 as ``(a, W)`` (``a`` first, then ``W`` row-major); deep nets
 ``H(x) = W_K sigma(W_{K-1} ... sigma(W_1 x))`` as ``(vec W_1, ..., vec W_K)``
 (row-major); the quadratic model ``sum_j <w_j, x>^2`` as ``W`` row-major.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_int
 from .._classical.activations import Activation, get_activation
 
@@ -36,12 +38,13 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ activation
-def homogeneous_activation(activation) -> tuple[Activation, float]:
-    """Resolve ``activation`` and return it with its homogeneity ``p >= 1``.
+def homogeneous_activation(activation) -> Activation:
+    """Resolve ``activation`` (a name or an :class:`~rmtfl.theory.Activation`) and check that it is
+    positively ``p``-homogeneous with ``p >= 1`` (docs/theory/gradient_flow.md §1).
 
     Raises ``ValueError`` for a non-homogeneous activation (tanh, erf, ...).
 
-    >>> homogeneous_activation("relu^2")[1]
+    >>> homogeneous_activation("relu^2").homogeneity
     2.0
     """
     act = get_activation(activation)
@@ -50,7 +53,7 @@ def homogeneous_activation(activation) -> tuple[Activation, float]:
         raise ValueError(
             f"activation must be positively p-homogeneous with p >= 1 (identity, square, relu, "
             f"relu^p, ...); {act.name!r} is not (homogeneity={p})")
-    return act, float(p)
+    return act
 
 
 def _sigma_pair(act: Activation):
@@ -72,7 +75,7 @@ def _sigma_pair(act: Activation):
 
 # --------------------------------------------------------------- architectures
 @dataclass(frozen=True)
-class ZeroPreservingSet:
+class ZeroPreservingSet(Result):
     """A zero-preserving coordinate subset (docs/theory/gradient_flow.md §10).
 
     ``kind`` is ``"pair"`` (incoming row + outgoing column of a hidden unit) or
@@ -96,51 +99,50 @@ class _Base:
             raise ValueError(f"w must have shape ({self.n_params},) for {self.describe()}, got {w.shape}")
         return w
 
-    def random_point(self, rng) -> np.ndarray:
-        """A Gaussian direction with unit norm (uses the given Generator)."""
-        v = np.random.default_rng(rng).standard_normal(self.n_params)
-        return v / np.linalg.norm(v)
-
 
 class TwoLayer(_Base):
-    """``H(x) = sum_j a_j sigma(<w_j, x>)``, packed ``(a, W)``; degree ``p + 1``.
+    """``H(x) = sum_j a_j sigma(<w_j, x>)`` with ``N`` hidden units, packed ``(a, W)``; degree ``p + 1``
+    (docs/conventions.md §9).
+
+    ``sigma`` and ``sigma_prime`` are fast numpy versions of the activation and its derivative.
 
     >>> net = TwoLayer(2, 1, "identity")
     >>> float(net.forward(np.array([[1.0, 2.0]]), np.array([2.0, 1.0, 1.0]))[0])
     6.0
     """
 
-    def __init__(self, d: int, width: int, activation):
+    def __init__(self, d: int, N: int, activation):
         self.d = check_int("d", d, 1)
-        self.h = check_int("width", width, 1)
-        self.act, self.p = homogeneous_activation(activation)
-        self._s, self._ds = _sigma_pair(self.act)
-        self.n_params = self.h * (1 + self.d)
+        self.N = check_int("N", N, 1)
+        self.act = homogeneous_activation(activation)
+        self.p = float(self.act.homogeneity)
+        self.sigma, self.sigma_prime = _sigma_pair(self.act)
+        self.n_params = self.N * (1 + self.d)
 
     @property
     def degree(self) -> int:
         return _as_int(self.p + 1)
 
     def describe(self) -> str:
-        return f"two-layer(d={self.d}, h={self.h}, sigma={self.act.name})"
+        return f"two-layer(d={self.d}, N={self.N}, sigma={self.act.name})"
 
     def unpack(self, w):
         w = self._split(w)
-        return w[: self.h], w[self.h:].reshape(self.h, self.d)
+        return w[: self.N], w[self.N:].reshape(self.N, self.d)
 
     def pack(self, a, W):
         return np.concatenate([np.ravel(a), np.ravel(W)]).astype(float)
 
     def forward(self, X, w):
         a, W = self.unpack(w)
-        return self._s(X @ W.T) @ a
+        return self.sigma(X @ W.T) @ a
 
     def vjp(self, X, w, g):
         """``sum_i g_i grad_w H(x_i; w)``."""
         a, W = self.unpack(w)
         Z = X @ W.T
-        ga = self._s(Z).T @ g
-        gW = ((g[:, None] * self._ds(Z)) * a[None, :]).T @ X
+        ga = self.sigma(Z).T @ g
+        gW = ((g[:, None] * self.sigma_prime(Z)) * a[None, :]).T @ X
         return np.concatenate([ga, gW.ravel()])
 
     def unit_norms(self, w):
@@ -154,7 +156,7 @@ class TwoLayer(_Base):
 
     def unit_slices(self):
         """Packed indices of neuron ``j`` (``a_j`` and ``w_j``)."""
-        return [np.r_[j, self.h + j * self.d + np.arange(self.d)] for j in range(self.h)]
+        return [np.r_[j, self.N + j * self.d + np.arange(self.d)] for j in range(self.N)]
 
     def canonical(self, w):
         """Canonical representative: sign fixed per neuron, neurons sorted by mass."""
@@ -162,10 +164,10 @@ class TwoLayer(_Base):
         if self.act.name in ("identity", "linear"):
             # hidden-space rotations: [a W] -> S V^T (rows ordered by singular value)
             U, S, Vt = np.linalg.svd(np.column_stack([a, W]), full_matrices=False)
-            J = np.zeros((self.h, 1 + self.d))
+            J = np.zeros((self.N, 1 + self.d))
             J[: S.size] = S[:, None] * Vt
             a, W = J[:, 0], J[:, 1:]
-        for j in range(self.h):
+        for j in range(self.N):
             v = np.r_[a[j], W[j]] if self.act.parity == -1 else W[j]
             if v.size and v[np.argmax(np.abs(v))] < 0:
                 if self.act.parity == 1:
@@ -177,21 +179,26 @@ class TwoLayer(_Base):
 
 
 class QuadraticModel(_Base):
-    """``H(x) = sum_j <w_j, x>^2``, packed ``W`` row-major; degree 2."""
+    """``H(x) = sum_j <w_j, x>^2`` with ``N`` rows ``w_j``, packed ``W`` row-major; degree 2
+    (docs/theory/gradient_flow.md §5.1).
 
-    def __init__(self, d: int, width: int):
+    >>> QuadraticModel(3, 2).n_params
+    6
+    """
+
+    def __init__(self, d: int, N: int):
         self.d = check_int("d", d, 1)
-        self.h = check_int("width", width, 1)
-        self.n_params = self.h * self.d
+        self.N = check_int("N", N, 1)
+        self.n_params = self.N * self.d
         self.p = 2.0
 
     degree = 2
 
     def describe(self) -> str:
-        return f"quadratic-model(d={self.d}, h={self.h})"
+        return f"quadratic-model(d={self.d}, N={self.N})"
 
     def unpack(self, w):
-        return self._split(w).reshape(self.h, self.d)
+        return self._split(w).reshape(self.N, self.d)
 
     def pack(self, W):
         return np.ravel(W).astype(float)
@@ -211,14 +218,14 @@ class QuadraticModel(_Base):
         return np.zeros(0)
 
     def unit_slices(self):
-        return [j * self.d + np.arange(self.d) for j in range(self.h)]
+        return [j * self.d + np.arange(self.d) for j in range(self.N)]
 
     def canonical(self, w):
         W = self.unpack(w)
         U, S, Vt = np.linalg.svd(W, full_matrices=False)  # W -> S V^T (rotation invariance)
         J = np.zeros_like(W)
         J[: S.size] = S[:, None] * Vt
-        for j in range(self.h):
+        for j in range(self.N):
             if J[j, np.argmax(np.abs(J[j]))] < 0:
                 J[j] = -J[j]
         return self.pack(J)
@@ -241,8 +248,9 @@ class FeedForward(_Base):
         self.dims = tuple(dims)
         self.d, self.K = dims[0], len(dims) - 1
         self.n_outputs = dims[-1]
-        self.act, self.p = homogeneous_activation(activation)
-        self._s, self._ds = _sigma_pair(self.act)
+        self.act = homogeneous_activation(activation)
+        self.p = float(self.act.homogeneity)
+        self.sigma, self.sigma_prime = _sigma_pair(self.act)
         self.shapes = [(dims[k + 1], dims[k]) for k in range(self.K)]
         self.offsets = np.cumsum([0] + [r * c for r, c in self.shapes])
         self.n_params = int(self.offsets[-1])
@@ -266,7 +274,7 @@ class FeedForward(_Base):
         for k, M in enumerate(Ws):
             z = hs[-1] @ M.T
             zs.append(z)
-            hs.append(self._s(z) if k < self.K - 1 else z)
+            hs.append(self.sigma(z) if k < self.K - 1 else z)
         return hs, zs
 
     def forward(self, X, w):
@@ -281,7 +289,7 @@ class FeedForward(_Base):
         for k in range(self.K - 1, -1, -1):
             grads[k] = G.T @ hs[k]
             if k:
-                G = (G @ Ws[k]) * self._ds(zs[k - 1])
+                G = (G @ Ws[k]) * self.sigma_prime(zs[k - 1])
         return np.concatenate([m.ravel() for m in grads])
 
     def unit_norms(self, w):
@@ -330,17 +338,21 @@ def _is_odd_power(p: float) -> bool:
     return abs(p - round(p)) < 1e-12 and int(round(p)) % 2 == 1
 
 
-def make_architecture(d: int, *, activation, width: int, depth: int = 2):
-    """Two-layer (``depth=2``), deep ``[d, width, ..., width, 1]`` (``depth=K``), or
-    the quadratic model (``activation="quadratic"``, ``depth=2``)."""
+def make_architecture(d: int, *, activation, N: int, depth: int = 2):
+    """Two-layer (``depth=2``), deep ``[d, N, ..., N, 1]`` (``depth=K``), or
+    the quadratic model (``activation="quadratic"``, ``depth=2``); docs/conventions.md §9.
+
+    >>> make_architecture(3, activation="square", N=4, depth=3).describe()
+    'feed-forward(dims=[3, 4, 4, 1], sigma=square)'
+    """
     depth = check_int("depth", depth, 2)
     if isinstance(activation, str) and activation.strip().lower() == "quadratic":
         if depth != 2:
             raise ValueError(f"depth must be 2 for the quadratic model, got {depth}")
-        return QuadraticModel(d, width)
+        return QuadraticModel(d, N)
     if depth == 2:
-        return TwoLayer(d, width, activation)
-    return FeedForward([d] + [check_int("width", width, 1)] * (depth - 1) + [1], activation)
+        return TwoLayer(d, N, activation)
+    return FeedForward([d] + [check_int("N", N, 1)] * (depth - 1) + [1], activation)
 
 
 def _as_architecture(architecture, activation=None):
@@ -356,38 +368,61 @@ def _as_architecture(architecture, activation=None):
             return TwoLayer(dims[0], dims[1], activation)
         return FeedForward(dims, activation)
     raise ValueError("architecture must be a TwoLayer/QuadraticModel/FeedForward, 'quadratic', "
-                     f"or (dims, activation) with dims=[d, h, ..., c]; got {architecture!r}")
+                     f"or (dims, activation) with dims=[d, N, ..., c]; got {architecture!r}")
 
 
 def homogeneity_degree(architecture) -> int:
-    """Degree ``L`` with ``H(x; c w) = c^L H(x; w)``, computed from the structure.
+    """Degree ``L`` with ``H(x; c w) = c^L H(x; w)``, computed from the structure
+    (docs/conventions.md §9, docs/theory/gradient_flow.md §1).
 
-    ``architecture``: an architecture object, ``"quadratic"``, or
-    ``(dims, activation)`` (``[d, h, 1]`` is the two-layer net).
+    Parameters
+    ----------
+    architecture : TwoLayer, QuadraticModel, FeedForward, ``"quadratic"`` or ``(dims, activation)``
+        ``dims = [d, N, 1]`` is the two-layer net, longer lists are deep nets.
+
+    Returns
+    -------
+    int
+        ``p + 1`` (two-layer), ``1 + p + ... + p^(K-1)`` (``K`` layers), 2 (quadratic model).
+
+    Examples
+    --------
+    >>> homogeneity_degree(([3, 4, 1], "relu^3"))
+    4
     """
     return _as_architecture(architecture).degree
 
 
-def zero_preserving(architecture, activation=None) -> list[ZeroPreservingSet]:
+def zero_preserving(architecture, *, activation=None) -> list[ZeroPreservingSet]:
     """Zero-preserving subsets of a feed-forward net (docs/theory/gradient_flow.md §10).
 
     For every hidden unit: the pair (incoming row, outgoing column) when
     ``sigma(0) = 0``; the incoming row alone when also ``sigma'(0) = 0``.  The
-    activation values at 0 are evaluated, not looked up.
+    activation values at 0 are evaluated, not looked up.  Indices refer to the packed
+    parameter vector of docs/conventions.md §9.
 
-    >>> [s.kind for s in zero_preserving([2, 1, 1], "square")]
+    Parameters
+    ----------
+    architecture : an architecture object, ``"quadratic"``, or ``dims`` (with ``activation``)
+    activation : the activation when ``architecture`` is a list of sizes.
+
+    Returns
+    -------
+    list of ZeroPreservingSet
+
+    >>> [s.kind for s in zero_preserving([2, 1, 1], activation="square")]
     ['pair', 'row']
-    >>> [s.kind for s in zero_preserving([2, 1, 1], "identity")]
+    >>> [s.kind for s in zero_preserving([2, 1, 1], activation="identity")]
     ['pair']
     """
     arch = _as_architecture(architecture, activation)
     if isinstance(arch, QuadraticModel):  # each w_j is a unit with sigma = z^2, no outgoing weight
         return [ZeroPreservingSet(1, j, "row", tuple(int(i) for i in s)) for j, s in enumerate(arch.unit_slices())]
     z0 = np.zeros(1)
-    s0, ds0 = float(arch._s(z0)[0]), float(np.asarray(arch._ds(z0)).ravel()[0])
+    s0, ds0 = float(arch.sigma(z0)[0]), float(np.asarray(arch.sigma_prime(z0)).ravel()[0])
     out = []
     if isinstance(arch, TwoLayer):
-        layers = [(1, arch.h, lambda j: np.r_[arch.h + j * arch.d + np.arange(arch.d)])]
+        layers = [(1, arch.N, lambda j: np.r_[arch.N + j * arch.d + np.arange(arch.d)])]
     else:
         layers = []
         for k in range(arch.K - 1):

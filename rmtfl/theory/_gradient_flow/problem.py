@@ -11,10 +11,10 @@ The homogeneity degree ``L`` comes from the architecture
 
 Examples
 --------
->>> ebar([1.0, -1.0], "logistic").tolist()
+>>> ebar([1.0, -1.0], loss="logistic").tolist()
 [0.5, -0.5]
->>> pb = make_problem(np.eye(2), [1.0, -1.0], activation="identity", width=1, loss="logistic")
->>> round(float(pb.loss_at_zero() / np.log(2.0)), 12), pb.ncf(np.array([1.0, 1.0, 0.0]))   # 2 log 2; sum ebar_i H(x_i; u)
+>>> pb = make_problem(np.eye(2), [1.0, -1.0], activation="identity", N=1, loss="logistic")
+>>> round(float(pb.loss_at_zero() / np.log(2.0)), 12), pb.ncf(np.array([1.0, 1.0, 0.0]))  # 2 log 2; N(u)
 (2.0, 0.5)
 """
 from __future__ import annotations
@@ -29,10 +29,23 @@ __all__ = ["FlowProblem", "ebar", "make_problem", "check_direction", "LOSSES"]
 LOSSES = ("square", "logistic")
 
 
-def ebar(y, loss: str = "square", logistic_scale: float = 1.0):
-    """``ebar_i = -d/dp loss(0, y_i)``: ``y`` (square) or ``s_log y / 2`` (logistic).
+def ebar(y, *, loss: str = "square", logistic_scale: float = 1.0):
+    """The label signal ``ebar_i = -d/dp loss(0, y_i)`` (docs/conventions.md §9).
 
-    >>> ebar([2.0], "square").tolist()
+    Parameters
+    ----------
+    y : array of targets.
+    loss : ``"square"`` (``ebar = y``) or ``"logistic"`` (``ebar = s_log y / 2``).
+    logistic_scale : ``s_log > 0`` of the logistic loss ``s_log ln(1 + e^(-p y))``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``ebar`` with the shape of ``y`` (per sample; not divided by ``n``).
+
+    Examples
+    --------
+    >>> ebar([2.0], loss="square").tolist()
     [2.0]
     """
     check_choice("loss", loss, LOSSES)
@@ -45,10 +58,12 @@ class FlowProblem:
     """Data + architecture + loss: loss, gradient, NCF and its derivatives.
 
     ``loss(w) = sum_i c_i l(H(x_i; w), y_i)`` with ``l = (p-y)^2/2`` or
-    ``s_log log(1 + e^{-p y})`` (stable form), ``c_i = 1`` or ``1/n``.
+    ``s_log log(1 + e^{-p y})`` (stable form), ``c_i = 1`` or ``1/n`` (docs/conventions.md §9).
+    Built by :func:`make_problem`; ``arch`` is an architecture object of
+    :mod:`rmtfl.theory._gradient_flow.networks`.
     """
 
-    def __init__(self, X, y, arch, loss="square", reduction="sum", logistic_scale=1.0):
+    def __init__(self, X, y, arch, *, loss="square", reduction="sum", logistic_scale=1.0):
         self.loss_name = check_choice("loss", loss, LOSSES)
         self.reduction = check_choice("reduction", reduction, ("sum", "mean"))
         self.s_log = check_positive("logistic_scale", logistic_scale)
@@ -63,7 +78,7 @@ class FlowProblem:
         self.X, self.y, self.arch = X, y.reshape(want), arch
         self.n = X.shape[0]
         self.scale = 1.0 if reduction == "sum" else 1.0 / self.n
-        self.ebar = self.scale * ebar(self.y, loss, logistic_scale)
+        self.ebar = self.scale * ebar(self.y, loss=loss, logistic_scale=logistic_scale)
         self.degree = arch.degree
         self.P = arch.n_params
 
@@ -118,17 +133,38 @@ class FlowProblem:
         return float(np.linalg.norm(self.ncf_grad(u) - self.degree * self.ncf(u) * u))
 
 
-def make_problem(X, y, *, activation, width, loss="square", depth=2, reduction="sum",
+def make_problem(X, y, *, activation, N, loss="square", depth=2, reduction="sum",
                  logistic_scale=1.0) -> FlowProblem:
-    """Validate the inputs and build the :class:`FlowProblem` (see module docstring).
+    """Validate the inputs and build the :class:`FlowProblem` (docs/conventions.md §9).
 
-    >>> pb = make_problem(np.eye(2), [1.0, 0.0], activation="identity", width=1)
+    Parameters
+    ----------
+    X : array (n, d)
+        Data, one row per sample.
+    y : array (n,)
+        Targets.
+    activation : str or Activation
+        A positively homogeneous activation (identity, square, relu, relu^p, ...), or
+        ``"quadratic"`` for the quadratic model ``sum_j <w_j, x>^2``.
+    N : int
+        Hidden width (units per hidden layer).
+    loss : ``"square"`` or ``"logistic"``; summed (``reduction="sum"``) or averaged (``"mean"``).
+    depth : number of weight layers (2 = two-layer).
+    logistic_scale : ``s_log`` of the logistic loss.
+
+    Returns
+    -------
+    FlowProblem
+
+    Examples
+    --------
+    >>> pb = make_problem(np.eye(2), [1.0, 0.0], activation="identity", N=1)
     >>> pb.degree, pb.P
     (2, 3)
     """
     X = check_finite_array("X", X, ndim=2)
-    width = check_int("width", width, 1)
-    arch = make_architecture(X.shape[1], activation=activation, width=width, depth=depth)
+    N = check_int("N", N, 1)
+    arch = make_architecture(X.shape[1], activation=activation, N=N, depth=depth)
     return FlowProblem(X, y, arch, loss=loss, reduction=reduction, logistic_scale=logistic_scale)
 
 

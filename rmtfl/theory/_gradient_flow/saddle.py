@@ -18,7 +18,7 @@ To compare with a flow from ``delta w0``: ``w(t + T_delta(w0); delta w0) ~ p(t)`
 Examples
 --------
 >>> import numpy as np
->>> s = first_saddle(np.eye(3), [1.0, -0.5, -0.3], activation="square", width=2, rng=0)
+>>> s = first_saddle(np.eye(3), [1.0, -0.5, -0.3], activation="square", N=2)
 >>> round(s.loss, 10), round(float(s.point[0]), 6), round(float(s.point[2]), 6)
 (0.17, 0.793701, 1.122462)
 """
@@ -30,13 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from rmtfl._validate import check_choice, check_finite_array, check_positive
+from rmtfl._results import Result
+from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
 from .escape import blowup_time, growth_amplitude
-from .kkt import kkt_from_problem
+from .kkt import kkt_from_problem, newton_polish
 from .problem import FlowProblem, check_direction, make_problem
 
-__all__ = ["default_eps", "limiting_path", "LimitingPath", "first_saddle", "FirstSaddle", "SaddleSearchError",
-           "path_shift", "selected_kkt_direction"]
+__all__ = ["default_eps", "limiting_path", "path_from_problem", "LimitingPath", "first_saddle",
+           "saddle_from_problem", "FirstSaddle", "SaddleSearchError", "path_shift", "selected_kkt_direction",
+           "KKTDirection"]
 
 
 class SaddleSearchError(RuntimeError):
@@ -44,12 +46,13 @@ class SaddleSearchError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class LimitingPath:
-    """``p(t)`` on a time grid (see module docstring for the convention).
+class LimitingPath(Result):
+    """``p(t)`` on a time grid (docs/theory/gradient_flow.md §8; see the module docstring for the convention).
 
-    ``points`` has shape ``(len(t), P)`` (packed parameters); ``loss`` and
-    ``unit_norms`` are evaluated along it; ``shift`` = ``tau_eps`` used;
-    ``accuracy`` = estimated sup error (nan if not estimated).
+    ``points`` has shape ``(len(t), P)`` (packed parameters, docs/conventions.md §9); ``loss`` and
+    ``unit_norms`` are evaluated along it; ``u_star`` = the KKT direction it leaves along,
+    ``ncf_value`` = ``N(u*)``; ``shift`` = ``tau_eps`` used; ``accuracy`` = estimated sup error
+    (nan if not estimated).  ``to_dict()`` leaves out the arrays.
     """
 
     t: np.ndarray = field(repr=False)
@@ -66,17 +69,19 @@ class LimitingPath:
 
 
 @dataclass(frozen=True)
-class FirstSaddle:
-    """``p* = lim p(t)``: ``loss``, ``point``, ``residual`` = ``|grad L(p*)|``.
+class FirstSaddle(Result):
+    """``p* = lim p(t)`` (docs/theory/gradient_flow.md §9): ``loss``, ``point`` (packed,
+    docs/conventions.md §9), ``residual`` = ``|grad L(p*)|``.
 
     ``at_infinity``: ``|p(t)|`` diverges while the loss levels off (logistic: detected as
     ``|grad L| -> 0`` with the norm still growing between doubling windows); then
     ``point`` is the last point computed, ``loss`` the limiting value and ``time`` the
-    (path-convention) time it was reached.  ``active_units`` counts units above 1e-8.
+    (path-convention) time it was reached.  ``active_units`` counts units above 1e-8
+    (relative); ``ncf_value`` = ``N*`` of the KKT direction used; ``measured_loss`` = the loss at ``point``.
     """
 
     loss: float
-    point: np.ndarray = field(repr=False)
+    point: np.ndarray
     residual: float
     at_infinity: bool
     time: float
@@ -86,8 +91,17 @@ class FirstSaddle:
     measured_loss: float
     note: str = ""
 
-    def to_dict(self) -> dict:
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+@dataclass(frozen=True)
+class KKTDirection(Result):
+    """The KKT direction a path starts along: ``u`` (unit, packed) and ``ncf_value`` = ``N(u)``
+    (docs/theory/gradient_flow.md §3)."""
+
+    u: np.ndarray
+    ncf_value: float
+
+    def __iter__(self):  # ``u, Nst = selected_kkt_direction(...)``
+        return iter((self.u, self.ncf_value))
 
 
 def _clean(pb: FlowProblem, u):
@@ -101,24 +115,31 @@ def _clean(pb: FlowProblem, u):
     return u / np.linalg.norm(u)
 
 
-def selected_kkt_direction(pb: FlowProblem, w0=None, *, restarts=20, rng=None):
-    """``(u*, N*)``: the KKT point selected by ``w0`` (or the maximal one when ``w0`` is None)."""
+def selected_kkt_direction(pb: FlowProblem, w0=None, *, restarts=20) -> KKTDirection:
+    """The KKT point selected by ``w0`` (docs/theory/gradient_flow.md §4, stable sets), or the
+    maximal one of :func:`~rmtfl.theory.ncf_kkt` when ``w0`` is None (deterministic either way).
+
+    Inactive units (norm below ``1e-8`` of the largest) are set exactly to zero.
+    """
     if w0 is None:
-        k = kkt_from_problem(pb, restarts=restarts, rng=rng)
+        k = kkt_from_problem(pb, restarts=check_int("restarts", restarts, 1))
         if not k.value > 0:
             raise ValueError("the maximal NCF value is not positive: the flow collapses to 0, no escape")
         u = k.point
     else:
         w0 = check_direction(w0, pb.P)
         u = growth_amplitude(pb, w0).direction if pb.degree == 2 else blowup_time(pb, w0).direction
-        from .kkt import _newton_polish
-        u = _newton_polish(pb, _clean(pb, u))
+        u = newton_polish(pb, _clean(pb, u))
     u = _clean(pb, u)
-    return u, pb.ncf(u)
+    return KKTDirection(u, pb.ncf(u))
 
 
 def path_shift(L: int, ncf_value: float, eps: float) -> float:
-    """``tau_eps``: ``ln(1/eps)/(2N*)`` (L = 2) or ``1/(L(L-2) N* eps^(L-2))`` (L > 2)."""
+    """``tau_eps``: ``ln(1/eps)/(2N*)`` (L = 2) or ``1/(L(L-2) N* eps^(L-2))`` (L > 2); docs/theory/gradient_flow.md §8.
+
+    >>> round(path_shift(3, 0.5, 1e-2), 9)
+    66.666666667
+    """
     if L == 2:
         return math.log(1.0 / eps) / (2 * ncf_value)
     return 1.0 / (L * (L - 2) * ncf_value * eps ** (L - 2))
@@ -147,47 +168,67 @@ def _path_points(pb, u, Nst, eps, t, rtol, atol):
     return pts, tau
 
 
-def limiting_path(X, y, *, activation, width, loss="square", t=None, depth=2, eps=None,
-                  convention="blowup", w0=None, rng=None, estimate_error=True, reduction="sum",
+def limiting_path(X, y, *, activation, N, loss="square", t=None, depth=2, eps=None,
+                  convention="blowup", w0=None, restarts=20, estimate_error=True, reduction="sum",
                   logistic_scale=1.0) -> LimitingPath:
-    """``p(t)`` built from ``eps u*`` with the explicit shift ``tau_eps`` (module docstring).
+    """``p(t)`` built from ``eps u*`` with the explicit shift ``tau_eps`` (docs/theory/gradient_flow.md §8;
+    module docstring).
+
+    Deterministic: ``u*`` is the KKT point selected by ``w0`` (the NCF flow from ``w0``), or,
+    when ``w0`` is None, the maximal KKT point of :func:`~rmtfl.theory.ncf_kkt` (closed form or
+    the search from its fixed starts).  Losses summed; parameters packed as in docs/conventions.md §9.
 
     Parameters
     ----------
+    X, y : data (one row per sample) and targets.
+    activation, N, depth, loss, reduction, logistic_scale : the network and loss, as in
+        :func:`~rmtfl.theory.make_problem`.
     t : array of times (path convention); default ``linspace(-3, 6, 91)/(L N*)``.
-    w0 : if given, ``u*`` is the KKT point selected by ``w0`` (else the maximal one).
+    eps : start scale (default :func:`default_eps`).
     convention : ``"blowup"`` (default) or ``"unit_norm"`` (L > 2 only differs).
+    w0 : if given, ``u*`` is the KKT point selected by ``w0`` (else the maximal one).
+    restarts : search starts for the maximal KKT point (used only when ``w0`` is None).
+    estimate_error : also build the path from ``2 eps`` and report ``accuracy``.
 
+    Returns
+    -------
+    LimitingPath
+
+    Examples
+    --------
     >>> import numpy as np
-    >>> p = limiting_path(np.eye(2), [3.0, 4.0], activation="identity", width=1, t=[0.0], rng=0)
+    >>> p = limiting_path(np.eye(2), [3.0, 4.0], activation="identity", N=1, t=[0.0])
     >>> round(float(np.linalg.norm(p.points[0])), 6)   # p(0) ~ u* when exp(2N*t) << 1 is not yet true
     1.0
     """
     check_choice("convention", convention, ("blowup", "unit_norm"))
-    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+    pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
-    return path_from_problem(pb, t=t, eps=eps, convention=convention, w0=w0, rng=rng,
+    return path_from_problem(pb, t=t, eps=eps, convention=convention, w0=w0, restarts=restarts,
                              estimate_error=estimate_error)
 
 
 def default_eps(L: int, ncf_value: float) -> float:
-    """``1e-4`` for ``L <= 3``; for ``L > 3`` the ``eps`` with ``tau_eps = 1e6``.
+    """``1e-4`` for ``L <= 3``; for ``L > 3`` the ``eps`` with ``tau_eps = 1e6`` (docs/theory/gradient_flow.md §8).
 
     A relative error ``eta`` made at norm ``r`` shifts the blow-up by ``~eta tau``, so the
     horizon ``tau_eps`` must stay moderate (rtol 1e-12 -> time error ~1e-6), while the path
     error is ``O(eps^2)`` for every ``L``; e.g. ``L = 7``, ``N* = 0.0745`` gives ``eps = 0.052``.
+
+    >>> round(default_eps(7, 0.0745), 3)
+    0.052
     """
     if L <= 3:
         return 1e-4
     return float((1.0 / (L * (L - 2) * ncf_value * 1e6)) ** (1.0 / (L - 2)))
 
 
-def _start(pb: FlowProblem, w0, rng, u_star, eps):
+def _start(pb: FlowProblem, w0, restarts, u_star, eps):
     """``(L, u*, N*, eps)``: the KKT direction selected by ``w0`` (or ``u_star``) and the path's ``eps``."""
     _require_lipschitz(pb)
     L = pb.degree
     if u_star is None:
-        u, Nst = selected_kkt_direction(pb, w0, rng=rng)
+        u, Nst = selected_kkt_direction(pb, w0, restarts=restarts)
     else:
         u = _clean(pb, u_star)
         Nst = pb.ncf(u)
@@ -195,10 +236,12 @@ def _start(pb: FlowProblem, w0, rng, u_star, eps):
     return L, u, Nst, eps
 
 
-def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup", w0=None, rng=None,
+def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup", w0=None, restarts=20,
                       estimate_error=True, u_star=None) -> LimitingPath:
-    """:func:`limiting_path` on a built :class:`FlowProblem` (``u_star`` overrides the KKT point)."""
-    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
+    """:func:`limiting_path` on a built :class:`~rmtfl.theory.FlowProblem` (``u_star`` overrides the KKT point;
+    docs/theory/gradient_flow.md §8)."""
+    check_choice("convention", convention, ("blowup", "unit_norm"))
+    L, u, Nst, eps = _start(pb, w0, restarts, u_star, eps)
     t = np.linspace(-3.0, 6.0, 91) / (L * Nst) if t is None else check_finite_array("t", t, ndim=1)
     offset = 1.0 / (L * (L - 2) * Nst) if (convention == "unit_norm" and L > 2) else 0.0
     tt = t - offset
@@ -213,7 +256,7 @@ def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup",
     return LimitingPath(t, pts, losses, norms, u, Nst, L, eps, tau + offset, convention, acc)
 
 
-def first_saddle(X, y, *, activation, width, loss="square", rng=None, depth=2, w0=None, eps=None,
+def first_saddle(X, y, *, activation, N, loss="square", depth=2, w0=None, restarts=20, eps=None,
                  gtol=1e-10, reduction="sum", logistic_scale=1.0) -> FirstSaddle:
     """``p* = lim_{t->inf} p(t)``, the first stationary point after the origin (docs/theory/gradient_flow.md §9).
 
@@ -222,20 +265,43 @@ def first_saddle(X, y, *, activation, width, loss="square", rng=None, depth=2, w
     ``grad L = 0`` within the support of ``p``.  For the logistic loss a path whose
     gradient vanishes while its norm keeps growing is reported ``at_infinity`` with
     ``loss = sum_{i: H_i = 0} l(0, y_i)`` (the other samples fitted with growing margin).
+    Losses summed, parameters packed as in docs/conventions.md §9.  Deterministic: ``u*`` is
+    the KKT point selected by ``w0``, or the maximal one (:func:`~rmtfl.theory.ncf_kkt`) when
+    ``w0`` is None.
+
+    Parameters
+    ----------
+    X, y : data (one row per sample) and targets.
+    activation, N, depth, loss, reduction, logistic_scale : the network and loss, as in
+        :func:`~rmtfl.theory.make_problem`.
+    w0 : initial direction selecting the KKT point (default: the maximal KKT point).
+    restarts : search starts for the maximal KKT point (used only when ``w0`` is None).
+    eps : start scale of the path (default :func:`default_eps`).
+    gtol : stationarity tolerance, relative to ``max(1, |grad N(u*)|)``.
+
+    Returns
+    -------
+    FirstSaddle
 
     Raises
     ------
     SaddleSearchError
         If the path is neither stationary nor diverging within ``2^20`` time units.
+
+    Examples
+    --------
+    >>> s = first_saddle([[1.0, 0.0], [0.0, 1.0]], [3.0, 4.0], activation="identity", N=1)
+    >>> round(s.loss, 10), s.at_infinity            # the least-squares fit: zero loss
+    (0.0, False)
     """
-    pb = make_problem(X, y, activation=activation, width=width, loss=loss, depth=depth,
+    pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
-    return saddle_from_problem(pb, rng=rng, w0=w0, eps=eps, gtol=gtol)
+    return saddle_from_problem(pb, w0=w0, restarts=restarts, eps=eps, gtol=gtol)
 
 
-def saddle_from_problem(pb: FlowProblem, *, rng=None, w0=None, eps=None, gtol=1e-10, u_star=None):
-    """:func:`first_saddle` on a built :class:`FlowProblem`."""
-    L, u, Nst, eps = _start(pb, w0, rng, u_star, eps)
+def saddle_from_problem(pb: FlowProblem, *, w0=None, restarts=20, eps=None, gtol=1e-10, u_star=None) -> FirstSaddle:
+    """:func:`first_saddle` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §9)."""
+    L, u, Nst, eps = _start(pb, w0, restarts, u_star, eps)
     tau = path_shift(L, Nst, eps)
     f = pb.rhs()
     scale = max(1.0, float(np.linalg.norm(pb.ncf_grad(u))))

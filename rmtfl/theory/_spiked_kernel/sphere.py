@@ -15,7 +15,7 @@ since ``k_0 = k_{I/d} = d^{-p} k_I``, the Gaussian eigenvalues of ``k_0`` are
 
 Examples
 --------
->>> sp = sphere_eigenvalues("relu", 3, 4)
+>>> sp = sphere_eigenvalues("relu", d=3, kmax=4)
 >>> [round(float(m), 10) for m in sp.mu]
 [0.1875, 0.0833333333, 0.01171875, 0.0, 0.0003255208]
 >>> harmonic_multiplicity(10, 2)
@@ -30,29 +30,29 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_nonnegative
-from .._classical.activations import get_activation
+from .._classical.activations import Activation, get_activation
 from .._classical.hermite import gauss_hermite_rule, hermite_coeffs
+from .rf_kernel import kernel_from_scalars
 
-__all__ = ["SphereSpectrum", "LinearSector", "harmonic_multiplicity", "gegenbauer_P", "zonal_harmonic",
-           "jacobi_rule", "funk_hecke", "monomial_sphere_eigen", "relu_legendre", "step_legendre",
+__all__ = ["SphereSpectrum", "LinearSector", "QuadratureRule", "harmonic_multiplicity", "gegenbauer_P",
+           "zonal_harmonic", "jacobi_rule", "funk_hecke", "monomial_sphere_eigen", "relu_legendre", "step_legendre",
            "sphere_eigenvalues", "gaussian_moment_factor", "linear_sector"]
-
-
-def _check_d(d) -> int:
-    d = check_int("d", d, lo=2)
-    return d
 
 
 def harmonic_multiplicity(d: int, k: int) -> int:
     """``N(d, k)``: dimension of degree-``k`` spherical harmonics on ``S^{d-1}`` (exact integer).
 
-    ``N(d, k) = C(k+d-1, k) - C(k+d-3, k-2)``; ``N(d, 1) = d``, ``N(d, 2) = (d+2)(d-1)/2``.
+    ``N(d, k) = C(k+d-1, k) - C(k+d-3, k-2)``; ``N(d, 1) = d``, ``N(d, 2) = (d+2)(d-1)/2``
+    (docs/theory/spiked_kernel.md §4.1).
 
+    Examples
+    --------
     >>> harmonic_multiplicity(100, 2), harmonic_multiplicity(2, 7)
     (5049, 2)
     """
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     k = check_int("k", k, lo=0)
     if k == 0:
         return 1
@@ -63,12 +63,14 @@ def gegenbauer_P(k: int, d: int, t):
     """Normalised Gegenbauer polynomial ``P_k^{(d)}(t)`` with ``P(1) = 1`` (three-term recurrence).
 
     ``P_k = [(2k + d - 4) t P_{k-1} - (k - 1) P_{k-2}] / (k + d - 3)``; Legendre for ``d = 3``,
-    Chebyshev ``T_k`` for ``d = 2``.
+    Chebyshev ``T_k`` for ``d = 2`` (docs/theory/spiked_kernel.md §4.1).
 
+    Examples
+    --------
     >>> float(gegenbauer_P(2, 3, 0.5))   # (3 t^2 - 1)/2
     -0.125
     """
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     k = check_int("k", k, lo=0)
     t = np.asarray(t, dtype=float)
     p0, p1 = np.ones_like(t), t.copy()
@@ -82,20 +84,46 @@ def gegenbauer_P(k: int, d: int, t):
 def zonal_harmonic(ell: int, d: int, u):
     """``Y_ell(u) = sqrt(N(d, ell)) P_ell^{(d)}(u)``, unit norm in ``L^2`` of the sphere's probability measure.
 
+    Normalisation: docs/conventions.md §8 (uniform probability measure on ``S^{d-1}``), ``u = <v, x>``.
+
+    Examples
+    --------
     >>> round(float(zonal_harmonic(2, 10, 0.0)), 10)   # (d u^2 - 1)/sqrt(2(d-1)/(d+2)) at u = 0
     -0.8164965809
     """
     return math.sqrt(harmonic_multiplicity(d, ell)) * gegenbauer_P(ell, d, u)
 
 
+@dataclass(frozen=True)
+class QuadratureRule(Result):
+    """Quadrature ``nodes`` and ``weights`` (summing to 1, a probability measure: docs/conventions.md §8);
+    unpacks as ``t, w = rule``."""
+
+    nodes: np.ndarray
+    weights: np.ndarray
+
+    def __iter__(self):
+        return iter((self.nodes, self.weights))
+
+
 @functools.lru_cache(maxsize=64)
-def jacobi_rule(order: int, alpha: float):
-    """Gauss–Jacobi nodes/weights for the weight ``(1 - t^2)^alpha`` on ``[-1, 1]``, weights summing to 1."""
+def jacobi_rule(order: int, alpha: float) -> QuadratureRule:
+    """Gauss–Jacobi nodes/weights for the weight ``(1 - t^2)^alpha`` on ``[-1, 1]``, weights summing to 1.
+
+    With ``alpha = (d-3)/2`` this is the law of one coordinate ``u = <v, x>`` of ``x`` uniform on the
+    unit sphere ``S^{d-1}`` (probability measure, docs/conventions.md §8).
+
+    Examples
+    --------
+    >>> t, w = jacobi_rule(4, 0.0)        # Gauss-Legendre, weights normalised
+    >>> round(float(w.sum()), 12), round(float(w @ t**2), 12)   # E u^2 = 1/3 for d = 3
+    (1.0, 0.333333333333)
+    """
     t, w = special.roots_jacobi(int(order), float(alpha), float(alpha))
     w = w / w.sum()
     t.setflags(write=False)
     w.setflags(write=False)
-    return t, w
+    return QuadratureRule(t, w)
 
 
 def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
@@ -103,12 +131,15 @@ def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
 
     Gauss–Jacobi quadrature of ``kappa(t) P_k(t)`` against the normalised weight
     ``(1 - t^2)^{(d-3)/2}`` (absolute error ~ machine epsilon times ``max |kappa|``
-    for analytic ``kappa``).
+    for analytic ``kappa``).  Eigenvalues w.r.t. the uniform probability measure on ``S^{d-1}``
+    (docs/conventions.md §8; docs/theory/spiked_kernel.md §4.1).
 
+    Examples
+    --------
     >>> round(funk_hecke(lambda t: t, 1, 10), 12)   # mu_1[t] = 1/d
     0.1
     """
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     t, w = jacobi_rule(order, (d - 3) / 2)
     return float(w @ (np.asarray(kappa(t), dtype=float) * gegenbauer_P(k, d, t)))
 
@@ -116,12 +147,15 @@ def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
 def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
     """``mu_k[t^j] = Gamma(d/2) j! / (2^j ((j-k)/2)! Gamma((j+k+d)/2))`` (0 unless ``j >= k``, ``j = k mod 2``).
 
-    Evaluated with log-gamma (docs/theory/spiked_kernel.md §4.2).
+    Evaluated with log-gamma (docs/theory/spiked_kernel.md §4.2); sphere probability measure
+    (docs/conventions.md §8).
 
+    Examples
+    --------
     >>> monomial_sphere_eigen(2, 0, 10), monomial_sphere_eigen(1, 1, 10)
     (0.1, 0.1)
     """
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     j = check_int("j", j, lo=0)
     k = check_int("k", k, lo=0)
     if j < k or (j - k) % 2:
@@ -132,8 +166,17 @@ def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
 
 
 def relu_legendre(k: int, d: int) -> float:
-    """Legendre coefficient ``lambda_k`` of relu on ``S^{d-1}`` (closed form, log-gamma; docs/theory/spiked_kernel.md §4.4)."""
-    d, k = _check_d(d), check_int("k", k, lo=0)
+    """Legendre coefficient ``lambda_k`` of relu on ``S^{d-1}`` (closed form, log-gamma; docs/theory/spiked_kernel.md §4.4).
+
+    ``lambda_k = E_t[relu(t) P_k^{(d)}(t)]`` for ``t`` a coordinate of a uniform point on the unit sphere
+    (probability measure, docs/conventions.md §8); the sphere eigenvalue of ``k_I`` is ``mu_k = d lambda_k^2``.
+
+    Examples
+    --------
+    >>> relu_legendre(1, 10), relu_legendre(3, 10)
+    (0.05, 0.0)
+    """
+    d, k = check_int("d", d, lo=2), check_int("k", k, lo=0)
     if k == 0:
         return float(math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / (2 * math.sqrt(math.pi)))
     if k == 1:
@@ -146,8 +189,16 @@ def relu_legendre(k: int, d: int) -> float:
 
 
 def step_legendre(k: int, d: int) -> float:
-    """Legendre coefficient ``lambda_k`` of the step ``1{t > 0}`` on ``S^{d-1}`` (closed form; docs/theory/spiked_kernel.md §4.4)."""
-    d, k = _check_d(d), check_int("k", k, lo=0)
+    """Legendre coefficient ``lambda_k`` of the step ``1{t > 0}`` on ``S^{d-1}`` (closed form; docs/theory/spiked_kernel.md §4.4).
+
+    Normalisation as :func:`relu_legendre` (docs/conventions.md §8); ``mu_k = lambda_k^2``.
+
+    Examples
+    --------
+    >>> step_legendre(0, 3), step_legendre(1, 3), step_legendre(2, 3)
+    (0.5, 0.25, 0.0)
+    """
+    d, k = check_int("d", d, lo=2), check_int("k", k, lo=0)
     if k == 0:
         return 0.5
     if k % 2 == 0:
@@ -160,15 +211,21 @@ def step_legendre(k: int, d: int) -> float:
 def gaussian_moment_factor(d: int, p: float) -> float:
     """``m_{2p} = E|x|^{2p} = 2^p Gamma(d/2 + p)/Gamma(d/2)``, ``x ~ N(0, I_d)``.
 
-    Equals ``1, d, d(d+2)`` for ``p = 0, 1, 2``: the Gaussian-input / unit-sphere eigenvalue factor.
+    Equals ``1, d, d(d+2)`` for ``p = 0, 1, 2``: the Gaussian-input / unit-sphere eigenvalue factor
+    of a ``p``-homogeneous kernel (docs/conventions.md §8).
+
+    Examples
+    --------
+    >>> round(gaussian_moment_factor(10, 1), 10), round(gaussian_moment_factor(10, 2), 10)
+    (10.0, 120.0)
     """
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     return float(math.exp(p * math.log(2) + special.gammaln(d / 2 + p) - special.gammaln(d / 2)))
 
 
 @dataclass(frozen=True)
-class SphereSpectrum:
-    """Funk–Hecke spectrum of ``k_I`` on ``S^{d-1}`` (uniform probability measure).
+class SphereSpectrum(Result):
+    """Funk–Hecke spectrum of ``k_I`` on ``S^{d-1}`` (uniform probability measure, docs/conventions.md §8).
 
     Attributes
     ----------
@@ -213,22 +270,42 @@ class SphereSpectrum:
         return float(sum(n * m for n, m in zip(self.multiplicity, self.mu)))
 
 
-def sphere_eigenvalues(activation, d: int, kmax: int, *, order: int | None = None) -> SphereSpectrum:
+def sphere_eigenvalues(activation, *, d: int, kmax: int, order: int | None = None) -> SphereSpectrum:
     """Eigenvalues ``mu_0..mu_kmax`` of ``k_I`` on ``S^{d-1}`` under the uniform probability measure.
 
-    Closed forms (log-gamma) for relu and step; the finite Hermite series
-    ``sum_j c_j^2 mu_k[t^j]`` (all terms positive) for polynomial ``sigma``;
-    otherwise Gauss–Jacobi quadrature of the dual activation against
-    ``P_k^{(d)}`` (two orders, the difference reported as ``error``).
+    Normalisation: ``k_I`` with no prefactor (docs/conventions.md §7), eigenvalues w.r.t. the
+    uniform probability measure on the unit sphere (docs/conventions.md §8); Gaussian-input
+    eigenvalues are in ``.gaussian`` / ``.gaussian_k0`` (docs/theory/spiked_kernel.md §4.7).
+    Closed forms (log-gamma) for relu and step (docs/theory/spiked_kernel.md §4.4); the finite
+    Hermite series ``sum_j c_j^2 mu_k[t^j]`` (all terms positive) for polynomial ``sigma``;
+    otherwise Gauss–Jacobi quadrature of the dual activation against ``P_k^{(d)}`` (two orders,
+    the difference reported as ``error``).
 
-    >>> sp = sphere_eigenvalues("relu", 10, 2)
+    Parameters
+    ----------
+    activation : str, callable or Activation
+        The activation ``sigma``.
+    d : int
+        Input dimension, ``>= 2``.
+    kmax : int
+        Largest degree, ``>= 0``.
+    order : int, optional
+        Quadrature order for the general path (default ``max(300, 4 kmax + 200)``).
+
+    Returns
+    -------
+    SphereSpectrum
+
+    Examples
+    --------
+    >>> sp = sphere_eigenvalues("relu", d=10, kmax=2)
     >>> round(float(sp.mu[0]), 10), float(sp.mu[1]), sp.multiplicity
     (0.1673012117, 0.025, (1, 10, 54))
-    >>> float(sphere_eigenvalues("step", 3, 3).mu[3]) == 1 / 256
+    >>> float(sphere_eigenvalues("step", d=3, kmax=3).mu[3]) == 1 / 256
     True
     """
     act = get_activation(activation)
-    d, kmax = _check_d(d), check_int("kmax", kmax, lo=0)
+    d, kmax = check_int("d", d, lo=2), check_int("kmax", kmax, lo=0)
     ks = range(kmax + 1)
     mult = tuple(harmonic_multiplicity(d, k) for k in ks)
     mu_h = hermite_coeffs(act, kmax) if (act.hermite_exact is not None or act.smooth) else None
@@ -250,8 +327,6 @@ def sphere_eigenvalues(activation, d: int, kmax: int, *, order: int | None = Non
         mu = np.array([sum(c2[j] * monomial_sphere_eigen(j, k, d) for j in range(len(c2))) for k in ks])
         method = "hermite series"
     else:
-        from .rf_kernel import kernel_from_scalars
-
         q = order or max(300, 4 * kmax + 200)
 
         def kappa(t):
@@ -271,8 +346,10 @@ def sphere_eigenvalues(activation, d: int, kmax: int, *, order: int | None = Non
 
 # --------------------------------------------------------------- linear sector
 @dataclass(frozen=True)
-class LinearSector:
+class LinearSector(Result):
     """Eigenvalues of the linear functions under ``k_Gamma``, ``Gamma = A I + B v v^T``.
+
+    Eigenvalues w.r.t. the input probability measure ``measure`` (docs/conventions.md §8).
 
     ``target`` is the eigenvalue of ``<v, x>``, ``orthogonal`` that of ``<u, x>`` with
     ``u ⊥ v``, ``boost = target/orthogonal``.  ``exact`` is True when the linear
@@ -287,8 +364,11 @@ class LinearSector:
     measure: str
 
 
-def linear_sector(activation, A: float, B: float, d: int, measure: str = "gaussian") -> LinearSector:
-    """Linear-sector eigenvalues of ``k_Gamma`` (docs/theory/spiked_kernel.md §5.1 and its general-sigma analogue).
+def linear_sector(activation, *, A: float, B: float, d: int, measure: str = "gaussian") -> LinearSector:
+    """Linear-sector eigenvalues of ``k_Gamma``, ``Gamma = A I + B v v^T`` (docs/theory/spiked_kernel.md §5.1, §5.7).
+
+    Normalisation: eigenvalues w.r.t. the input probability measure (docs/conventions.md §8),
+    ``x ~ N(0, I_d)`` for ``measure="gaussian"`` or uniform on the unit sphere for ``"sphere"``.
 
     relu (exact, all orders in ``B``): ``(A + B)/4`` along ``v`` and ``A/4`` orthogonal for
     Gaussian inputs; divide by ``d`` on the unit sphere.  General ``sigma`` (derived
@@ -297,14 +377,31 @@ def linear_sector(activation, A: float, B: float, d: int, measure: str = "gaussi
     ``t = <e_1, x>`` for ``x`` uniform on the sphere.  For ``sigma`` p-homogeneous,
     ``m_1(r) = mu_1 r^{p-1}``; ``p = 1`` gives back ``Gamma/4`` for relu.
 
-    >>> ls = linear_sector("relu", 0.1, 0.5, 10)
+    Parameters
+    ----------
+    activation : str, callable or Activation
+        The activation ``sigma``.
+    A, B : float
+        Bulk and spike of ``Gamma`` (``>= 0``).
+    d : int
+        Input dimension, ``>= 2``.
+    measure : {"gaussian", "sphere"}
+        Input measure.
+
+    Returns
+    -------
+    LinearSector
+
+    Examples
+    --------
+    >>> ls = linear_sector("relu", A=0.1, B=0.5, d=10)
     >>> round(ls.target, 12), round(ls.orthogonal, 12), ls.exact
     (0.15, 0.025, True)
     """
     act = get_activation(activation)
     A = check_nonnegative("A", A)
     B = check_nonnegative("B", B)
-    d = _check_d(d)
+    d = check_int("d", d, lo=2)
     check_choice("measure", measure, ("gaussian", "sphere"))
     if act.name == "relu" or act.name in ("identity", "linear"):
         f = 0.25 if act.name == "relu" else 1.0
@@ -336,7 +433,7 @@ def linear_sector(activation, A: float, B: float, d: int, measure: str = "gaussi
     return LinearSector(tgt, orth, tgt / orth if orth > 0 else math.inf, bool(exact), measure)
 
 
-def _m1(act, r):
+def _m1(act: Activation, r):
     """``E_g[sigma'(r g)] = E[sigma(r g) g]/r``."""
     if act.homogeneity is not None and act.hermite_exact is not None:
         return float(hermite_coeffs(act, 1)[1]) * r ** (act.homogeneity - 1)
@@ -346,7 +443,7 @@ def _m1(act, r):
         return np.where(r > 0, vals / r, float(w @ np.asarray(act.derivative(1, 0 * x), dtype=float)))
 
 
-def _h_sphere(act, r, d):
+def _h_sphere(act: Activation, r, d: int):
     """``h(r) = E_t[sigma(r t) t]`` with ``t`` a coordinate of a uniform point on ``S^{d-1}``."""
     t, w = jacobi_rule(400, (d - 3) / 2)
     return np.asarray(act(np.multiply.outer(r, t)), dtype=float) @ (w * t)

@@ -19,7 +19,7 @@ eigenfunction ``f``; the signed amplitudes ``<f, Y_ell>`` (sign fixed by
 
 Examples
 --------
->>> z = zonal_top_eigenfunction("relu", 10, 0.0, n_u=60, n_c=60)
+>>> z = zonal_top_eigenfunction("relu", d=10, b=0.0, n_u=60, n_c=60)
 >>> round(z.eigenvalue, 8), round(float(z.overlaps[0]), 12), round(float(z.overlaps[2]), 12)   # b = 0: no mixing
 (0.16730121, 1.0, 0.0)
 """
@@ -30,18 +30,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_int, check_nonnegative, check_positive
-from .._classical.activations import get_activation
+from .._classical.activations import Activation, get_activation
 from .._classical.hermite import gauss_hermite_rule
-from .rf_kernel import arccos_kernel, kernel_from_scalars
-from .sphere import _check_d, jacobi_rule, zonal_harmonic
+from .closed_forms import arccos_kernel
+from .rf_kernel import kernel_from_scalars
+from .sphere import jacobi_rule, zonal_harmonic
 
-__all__ = ["ZonalEigen", "MixingCoefficient", "zonal_operator", "zonal_top_eigenfunction",
+__all__ = ["ZonalEigen", "ZonalOperator", "MixingCoefficient", "zonal_operator", "zonal_top_eigenfunction",
            "first_order_mixing", "zonal_limit_operator"]
 
 
 @dataclass(frozen=True)
-class ZonalEigen:
+class ZonalEigen(Result):
     """Top even (and odd) zonal eigenpair of ``k_{A(I + b v v^T)}`` on ``S^{d-1}``.
 
     Attributes
@@ -88,13 +90,58 @@ def _c_rule(d: int, n_c: int):
     return jacobi_rule(n_c, (d - 4) / 2)
 
 
-def zonal_operator(activation, d: int, b: float, *, A: float = 1.0, n_u: int = 160, n_c: int = 160):
-    """Symmetrised zonal operator ``M = sqrt(w) K_z sqrt(w)``, nodes ``u`` and weights ``w``.
+@dataclass(frozen=True)
+class ZonalOperator(Result):
+    """The symmetrised zonal operator ``matrix = sqrt(w) K_z sqrt(w)`` on the nodes ``u`` with weights ``w``.
 
-    ``b`` may be slightly negative (``b > -1``) for finite differences.
+    Eigenvalues of ``matrix`` are those of ``k_Gamma`` restricted to zonal functions, w.r.t. the
+    uniform probability measure on ``S^{d-1}`` (docs/conventions.md §8; docs/theory/spiked_kernel.md §5.4).
     """
-    act = get_activation(activation)
-    d = _check_d(d)
+
+    matrix: np.ndarray = field(repr=False)
+    nodes: np.ndarray = field(repr=False)
+    weights: np.ndarray = field(repr=False)
+    d: int = 0
+    b: float = 0.0
+    A: float = 1.0
+
+
+def zonal_operator(activation, *, d: int, b: float, A: float = 1.0, n_u: int = 160,
+                   n_c: int = 160) -> ZonalOperator:
+    """Symmetrised zonal operator ``M = sqrt(w) K_z sqrt(w)`` of ``k_{A(I + b v v^T)}``, its nodes ``u`` and weights ``w``.
+
+    Normalisation: uniform probability measure on ``S^{d-1}`` (docs/conventions.md §8), Gauss–Jacobi
+    rules for ``u = <v, x>`` and ``c = <e, e2>`` (docs/theory/spiked_kernel.md §5.4).  ``b`` may be
+    slightly negative (``b > -1``) for finite differences.
+
+    Parameters
+    ----------
+    activation : str, callable or Activation
+        The activation ``sigma``.
+    d : int
+        Dimension, ``>= 2``.
+    b : float
+        Spike ratio ``> -1``.
+    A : float
+        Overall scale of ``Gamma``.
+    n_u, n_c : int
+        Quadrature orders (``n_u`` rounded up to even).
+
+    Returns
+    -------
+    ZonalOperator
+
+    Examples
+    --------
+    >>> op = zonal_operator("step", d=6, b=2.0, n_u=40, n_c=40)
+    >>> op.matrix.shape, bool(np.allclose(op.matrix, op.matrix.T))
+    ((40, 40), True)
+    """
+    return _zonal_operator(get_activation(activation), d, b, A, n_u, n_c)
+
+
+def _zonal_operator(act: Activation, d, b, A, n_u, n_c) -> ZonalOperator:
+    d = check_int("d", d, lo=2)
     A = check_positive("A", A)
     n_u = check_int("n_u", n_u, lo=4)
     n_c = check_int("n_c", n_c, lo=2)
@@ -114,7 +161,7 @@ def zonal_operator(activation, d: int, b: float, *, A: float = 1.0, n_u: int = 1
         K[i] = kernel_from_scalars(act, s[i], s[:, None], cross) @ wc
     K = 0.5 * (K + K.T)
     sw = np.sqrt(w)
-    return sw[:, None] * K * sw[None, :], u, w
+    return ZonalOperator(sw[:, None] * K * sw[None, :], u, w, d, float(b), A)
 
 
 def _sectors(M):
@@ -131,9 +178,12 @@ def _sectors(M):
     return ee[::-1], Pe @ ve[:, ::-1], eo[::-1], Po @ vo[:, ::-1]
 
 
-def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u: int = 160,
+def zonal_top_eigenfunction(activation, *, d: int, b: float, A: float = 1.0, n_u: int = 160,
                             n_c: int = 160, lmax: int = 6, mixing: bool = True) -> ZonalEigen:
     """Top even eigenpair of ``k_Gamma``, ``Gamma = A (I + b v v^T)``, on ``S^{d-1}`` (Gauss–Jacobi).
+
+    Normalisation: eigenvalues w.r.t. the uniform probability measure on the unit sphere
+    (docs/conventions.md §8); overlaps squared (docs/conventions.md §1); docs/theory/spiked_kernel.md §5.4.
 
     Parameters
     ----------
@@ -152,33 +202,42 @@ def zonal_top_eigenfunction(activation, d: int, b: float, *, A: float = 1.0, n_u
     mixing : bool
         Also compute the first-order coefficient ``eps/b`` (:func:`first_order_mixing`).
 
-    >>> z = zonal_top_eigenfunction("relu", 10, 5.0, n_u=80, n_c=80)
+    Returns
+    -------
+    ZonalEigen
+
+    Examples
+    --------
+    >>> z = zonal_top_eigenfunction("relu", d=10, b=5.0, n_u=80, n_c=80)
     >>> abs(z.odd_eigenvalue - 6 / 40) < 1e-10, bool(0 < z.overlaps[2] < 1), bool(z.amplitudes[2] > 0)
     (True, True, True)
     >>> bool(abs(z.overlaps[2] - z.amplitudes[2] ** 2) < 1e-15)
     True
     """
-    d = _check_d(d)
+    act = get_activation(activation)
+    d = check_int("d", d, lo=2)
     b = check_nonnegative("b", b)
     lmax = check_int("lmax", lmax, lo=2)
-    M, u, w = zonal_operator(activation, d, b, A=A, n_u=n_u, n_c=n_c)
-    ee, ve, eo, _ = _sectors(M)
+    op = _zonal_operator(act, d, b, A, n_u, n_c)
+    u, w = op.nodes, op.weights
+    ee, ve, eo, _ = _sectors(op.matrix)
     psi = ve[:, 0]
     f = psi / np.sqrt(w)
     ov = np.array([float(np.sum(w * f * zonal_harmonic(ell, d, u))) for ell in range(lmax + 1)])
     if ov[0] < 0:
         f, ov = -f, -ov
     ov[1::2] = 0.0
-    eps = first_order_mixing(activation, d, n_u=n_u, n_c=n_c).eps_over_b if mixing else math.nan
-    return ZonalEigen(d, b, A, float(ee[0]), ov * ov, ov, float(ov[2] / ov[0]), float(eo[0]), eps, u, f)
+    eps = _first_order_mixing(act, d, n_u, n_c, 1e-3).eps_over_b if mixing else math.nan
+    return ZonalEigen(d, b, op.A, float(ee[0]), ov * ov, ov, float(ov[2] / ov[0]), float(eo[0]), eps, u, f)
 
 
 @dataclass(frozen=True)
-class MixingCoefficient:
+class MixingCoefficient(Result):
     """First-order ``Y_0``–``Y_2`` mixing (docs/theory/spiked_kernel.md §5.3): ``eps/b = <Y_2, dK Y_0>/(mu_0 - mu_2)``.
 
     ``dY0Y0``/``dY2Y0`` are matrix elements of ``dK/db`` at ``b = 0``, ``A = 1``;
-    ``high_d`` is the ``d -> inf`` value ``1/(sqrt(2) d)`` (relu).
+    ``high_d`` is the ``d -> inf`` value ``1/(sqrt(2) d)`` (relu).  Eigenvalues w.r.t. the
+    uniform probability measure on the sphere (docs/conventions.md §8).
     """
 
     d: int
@@ -190,24 +249,48 @@ class MixingCoefficient:
     high_d: float
 
 
-def first_order_mixing(activation, d: int, *, n_u: int = 160, n_c: int = 160, h: float = 1e-3):
+def first_order_mixing(activation, *, d: int, n_u: int = 160, n_c: int = 160, h: float = 1e-3) -> MixingCoefficient:
     """``eps/b`` at finite ``d`` by a central difference in ``b`` of the zonal operator (error ``O(h^2)``).
 
-    >>> m = first_order_mixing("relu", 200, n_u=80, n_c=80)
+    Normalisation as :func:`zonal_top_eigenfunction` (docs/conventions.md §8; docs/theory/spiked_kernel.md §5.3).
+
+    Parameters
+    ----------
+    activation : str or Activation
+        The activation ``sigma``.
+    d : int
+        Dimension, ``>= 2``.
+    n_u, n_c : int
+        Quadrature orders.
+    h : float
+        Finite-difference step in ``b``.
+
+    Returns
+    -------
+    MixingCoefficient
+
+    Examples
+    --------
+    >>> m = first_order_mixing("relu", d=200, n_u=80, n_c=80)
     >>> abs(m.eps_over_b / m.high_d - 1) < 0.02
     True
     """
-    d = _check_d(d)
+    act = get_activation(activation)
+    d = check_int("d", d, lo=2)
     h = check_positive("h", h)
-    Mp, u, w = zonal_operator(activation, d, h, n_u=n_u, n_c=n_c)
-    Mm, _, _ = zonal_operator(activation, d, -h, n_u=n_u, n_c=n_c)
-    M0, _, _ = zonal_operator(activation, d, 0.0, n_u=n_u, n_c=n_c)
-    dM = (Mp - Mm) / (2 * h)
+    return _first_order_mixing(act, d, n_u, n_c, h)
+
+
+def _first_order_mixing(act: Activation, d: int, n_u, n_c, h) -> MixingCoefficient:
+    plus = _zonal_operator(act, d, h, 1.0, n_u, n_c)
+    u, w = plus.nodes, plus.weights
+    Mm = _zonal_operator(act, d, -h, 1.0, n_u, n_c).matrix
+    M0 = _zonal_operator(act, d, 0.0, 1.0, n_u, n_c).matrix
+    dM = (plus.matrix - Mm) / (2 * h)
     y0 = np.sqrt(w) * zonal_harmonic(0, d, u)
     y2 = np.sqrt(w) * zonal_harmonic(2, d, u)
     mu0, mu2 = float(y0 @ M0 @ y0), float(y2 @ M0 @ y2)
     d00, d20 = float(y0 @ dM @ y0), float(y2 @ dM @ y0)
-    act = get_activation(activation)
     high = 1 / (math.sqrt(2) * d) if act.name == "relu" else math.nan
     return MixingCoefficient(d, d20 / (mu0 - mu2), d00, d20, mu0, mu2, high)
 
@@ -220,9 +303,11 @@ def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalE
     nodes.  ``overlaps[ell]`` are the squared overlaps (docs/conventions.md §1) with
     ``He_ell/sqrt(ell!)`` (``Y_0 = 1``, ``Y_2 = He_2/sqrt 2``), ``amplitudes[ell]`` the
     signed ones; the odd top eigenvalue is ``rho/4`` (eigenfunction ``z``).
-    In giant-step terms ``rho = beta`` of ``b = beta d`` (``B = rho`` when ``A = 1/d``).  First
+    In giant-step terms ``rho = beta`` of ``b = beta d`` (``B = rho`` when ``A = 1/d``; docs/conventions.md §10.2).  First
     order in ``rho``: ``tan theta_mix ~ rho/sqrt(2)``.  The returned ``b`` and ``d`` are ``inf``.
 
+    Examples
+    --------
     >>> z = zonal_limit_operator(0.0, n_z=40)
     >>> round(z.eigenvalue, 12) == round(1 / (2 * math.pi), 12)
     True

@@ -53,9 +53,10 @@ For large ``eta`` the top singular value is driven by the few rows with the larg
 
 Examples
 --------
->>> round(two_step_bulk_edge("linear", 1.0, 2.0, 0.0, 0.0, 200), 4)   # MP: 1 + sqrt(psi)
+>>> sigma = "hermite(0, 1, 0.5)"                  # He1 + He2/2
+>>> round(two_step_bulk_edge(sigma, "linear", psi=1.0, phi=2.0, eta1=0.0, eta2=0.0, N=200), 4)   # MP: 1 + sqrt(psi)
 2.0
->>> e = two_step_bulk_edge("linear", 1.0, 2.0, 200 ** 0.3, 200 ** 0.1, 200)
+>>> e = two_step_bulk_edge(sigma, "linear", psi=1.0, phi=2.0, eta1=200 ** 0.3, eta2=200 ** 0.1, N=200)
 >>> round(e, 2)                                   # simulation: 2.38 +- 0.04 (20 seeds)
 2.35
 """
@@ -69,9 +70,9 @@ from scipy import optimize, special
 from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive
 from .._classical.activations import get_activation
 from .._classical.hermite import gauss_hermite_rule
-from .._classical.targets import make_target
+from .._classical.targets import Target, make_target
 
-__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles"]
+__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
 _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
@@ -93,9 +94,8 @@ def quadratic_c2(activation) -> float:
     return float(c[2])
 
 
-def _y_law(target, noise):
-    """Nodes and weights of the law of ``y`` (single-index target)."""
-    t = make_target(target, noise) if noise else make_target(target)
+def _y_law(t: Target):
+    """Nodes and weights of the law of ``y`` (single-index :class:`Target`, its label noise included)."""
     if t.rank != 1:
         raise ValueError(f"target must be single-index (rank 1), got rank {t.rank}")
     z, w = gauss_hermite_rule(_Y_ORDER)
@@ -226,22 +226,26 @@ def _fold_edge(red: _Reduced, x_start: float) -> float:
     return float(best[0])
 
 
-def two_step_bulk_edge(target, psi, phi, eta1, eta2, N, *, activation="hermite(0, 1, 0.5)",
-                       noise=0.0, nodes="quantile") -> float:
+def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0, nodes="quantile") -> float:
     """Top singular-value edge of the bulk of ``W_2`` (reused batch, quadratic ``sigma``), finite ``N``.
+
+    Normalisation: docs/conventions.md §3–§5 and the module docstring (docs/theory/two_step.md §5.5):
+    ``1 + sqrt(psi)`` at ``eta = 0``.
 
     Parameters
     ----------
+    activation : ``c0 + He1 + c2 He2`` (``mu1 = 1``; name, callable or Activation)
+        Any other ``sigma`` is a ``ValueError`` (the exact algebra needs degree ``<= 2``),
+        e.g. ``"hermite(0, 1, 0.5)"`` for ``He1 + He2/2``.
     target : target spec (see :func:`rmtfl.theory.make_target`), single-index.
-    psi, phi : float
+    psi, phi : float > 0
         ``N / d`` and ``n / d``.
-    eta1, eta2 : float
-        The two learning rates (``N^alpha_t`` in the paper's scaling).
-    N : int
+    eta1, eta2 : float >= 0
+        The two learning rates (``eta = c N^alpha``, :func:`rmtfl.theory.step_size`).
+    N : int >= 2
         Width; ``d = round(N / psi)``.
-    activation : polynomial ``c0 + He1 + c2 He2`` (``mu1 = 1``); default ``He1 + He2/2``.
-    noise : float
-        Label-noise standard deviation (added to the target).
+    noise : float >= 0
+        Label-noise standard deviation (combined with the target's own: ``hypot``).
     nodes : {"quantile"}
         Rows and columns represented by the quantiles of their laws (module docstring).
 
@@ -253,7 +257,8 @@ def two_step_bulk_edge(target, psi, phi, eta1, eta2, N, *, activation="hermite(0
 
     Examples
     --------
-    >>> round(two_step_bulk_edge("linear", 0.5, 2.0, 0.0, 0.0, 100), 4)   # 1 + sqrt(0.5)
+    >>> round(two_step_bulk_edge("hermite(0, 1, 0.5)", "linear", psi=0.5, phi=2.0, eta1=0.0, eta2=0.0,
+    ...                          N=100), 4)   # 1 + sqrt(0.5)
     1.7071
     """
     psi = check_positive("psi", psi)
@@ -263,14 +268,17 @@ def two_step_bulk_edge(target, psi, phi, eta1, eta2, N, *, activation="hermite(0
     N = check_int("N", N, lo=2)
     noise = check_nonnegative("noise", noise)
     check_choice("nodes", nodes, ("quantile",))
-    c2 = quadratic_c2(activation)
+    c2 = quadratic_c2(get_activation(activation))
+    t = make_target(target)
+    if noise:
+        t = make_target(t, noise=math.hypot(noise, t.noise))
     s1, s2 = 2 * c2 * (eta1 + eta2), 4 * c2 ** 2 * eta1 * eta2
     d = max(int(round(N / psi)), 1)
     a = special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
     if s1 == 0 and s2 == 0:
         lam = np.zeros(1)
     else:
-        y, w = _y_law(target, noise)
+        y, w = _y_law(t)
         lam = weighted_mp_quantiles(y, w, phi, d)
     red = _Reduced(s1, s2, N / d, a, lam)
     u = np.outer(a, lam)

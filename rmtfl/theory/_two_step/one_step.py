@@ -23,16 +23,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rmtfl._results import Result
 from rmtfl._validate import check_nonnegative, check_positive, check_real
 from .._classical.activations import get_activation
 from .._classical.hermite import hermite_coeff
-from .._classical.targets import Target, make_target
+from .._classical.targets import make_target
 
-__all__ = ["OneStepPrediction", "one_step", "spike_direction_stats", "bgn_predict"]
+__all__ = ["OneStepPrediction", "one_step", "bgn_predict"]
 
 
 @dataclass(frozen=True)
-class OneStepPrediction:
+class OneStepPrediction(Result):
     """Predictions for ``W_1 = W_0 + eta G`` (docs/theory/two_step.md §3.3).
 
     Attributes
@@ -54,6 +55,8 @@ class OneStepPrediction:
         ``1 + sqrt(psi)``, the limit of ``s_2(W_1)``.
     beta_hat_cos2 : tuple of float
         ``cos^2(beta_hat, beta*_r)``, the finite-``phi`` ceiling of the alignment.
+    is_outlier : bool
+        ``theta > psi^{1/4}`` (the BBP condition).
     """
 
     theta: float
@@ -68,7 +71,13 @@ class OneStepPrediction:
 
 
 def bgn_predict(theta: float, psi: float) -> tuple[float, float, float]:
-    """``(s, omega_N, omega_d)`` of BGN for a rank-one strength ``theta`` (0 overlaps below threshold)."""
+    """``(s, omega_N, omega_d)`` of BGN for a rank-one strength ``theta`` (0 overlaps below threshold).
+
+    Internal helper (a tuple; the public form is :func:`rmtfl.theory.bgn_outlier`).
+
+    >>> bgn_predict(0.5, 1.0)
+    (2.0, 0.0, 0.0)
+    """
     from .._classical.bgn import bgn_outlier
 
     if theta <= 0:
@@ -77,18 +86,15 @@ def bgn_predict(theta: float, psi: float) -> tuple[float, float, float]:
     return float(s), float(wn), float(wd)
 
 
-def spike_direction_stats(target: Target, phi: float) -> tuple[tuple, float]:
-    """``(mu_1(g_r) per r, E[y^2])`` -- the inputs of ``beta_hat``'s limits (docs/theory/two_step.md §3.2)."""
-    check_positive("phi", phi)
-    return target.mu1, target.second_moment
-
-
 def _mu1_exact_zero(mu: float) -> float:
     return 0.0 if abs(mu) < 1e-14 else mu
 
 
-def one_step(activation, target, psi, phi, eta, noise: float = 0.0) -> OneStepPrediction:
+def one_step(activation, target, *, psi, phi, eta, noise: float = 0.0) -> OneStepPrediction:
     """Predicted top singular value and alignments of ``W_1`` after one step (docs/theory/two_step.md §3.3).
+
+    Normalisation: docs/conventions.md §3–§5 (``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
+    ``W_1 = W_0 + eta G`` with the correlation-loss gradient, mean reduction).
 
     Parameters
     ----------
@@ -108,7 +114,9 @@ def one_step(activation, target, psi, phi, eta, noise: float = 0.0) -> OneStepPr
     A target with ``mu_1(g) = 0`` gives zero target alignment (not an error).
     Normalisation: ``||a|| -> 1`` (Gaussian ``N(0, 1/N)`` or Rademacher ``±1/sqrt(N)``).
 
-    >>> one_step("tanh", "he2n", 1.0, 2.0, 3.0).cos2_target
+    Examples
+    --------
+    >>> one_step("tanh", "he2n", psi=1.0, phi=2.0, eta=3.0).cos2_target
     0.0
     """
     act = get_activation(activation)

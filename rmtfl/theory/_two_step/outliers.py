@@ -11,7 +11,7 @@ instead of being rounded to either side by floating-point division.
 * :func:`outlier_count` — ``Lambda = min(L - 1, floor(alpha2 / (1/2 - alpha1)))``,
   the number of outliers of ``W_2`` beyond the first direction.
 * :func:`phase_boundary` — the line ``k alpha1 + alpha2 = k/2``.
-* :func:`step_size` — ``eta = c N^alpha``.
+* :func:`step_size` — ``eta = c N^alpha`` (``step_size(c, N=..., alpha=...)``).
 
 Examples
 --------
@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_alpha, check_int, check_positive
 
 __all__ = ["CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
@@ -38,7 +39,7 @@ __all__ = ["CountResult", "one_step_spike_count", "outlier_count", "phase_bounda
 
 
 @dataclass(frozen=True, eq=False)
-class CountResult:
+class CountResult(Result):
     """An exact count with its critical-line flag (scalars or arrays of equal shape).
 
     Attributes
@@ -147,7 +148,7 @@ def one_step_spike_count(alpha) -> CountResult:
     return _vectorise(one, alpha)
 
 
-def outlier_count(alpha1, alpha2, degree=None) -> CountResult:
+def outlier_count(alpha1, alpha2, *, degree=None) -> CountResult:
     """``Lambda(alpha1, alpha2; L) = min(L - 1, floor(alpha2 / (1/2 - alpha1)))`` (docs/theory/two_step.md §6).
 
     Parameters
@@ -191,7 +192,7 @@ def outlier_count(alpha1, alpha2, degree=None) -> CountResult:
 
 
 def phase_boundary(k: int, alpha1):
-    """The ``k``-th phase boundary ``alpha2 = k (1/2 - alpha1)`` (spike ``k`` exists above it).
+    """The ``k``-th phase boundary ``alpha2 = k (1/2 - alpha1)`` (spike ``k`` exists above it; docs/theory/two_step.md §6).
 
     >>> float(phase_boundary(2, 0.3))
     0.4
@@ -203,17 +204,25 @@ def phase_boundary(k: int, alpha1):
     return k * (0.5 - a1)
 
 
-def step_size(c, N, alpha):
+def step_size(c, *, N, alpha):
     """``eta = c N^alpha`` (docs/conventions.md §5): converts between the two views of a step size.
 
     Parameters
     ----------
     c : float > 0
+        Prefactor.
     N : int or float > 0
         Network width.
     alpha : float in [0, 1/2)
+        Exponent.
 
-    >>> step_size(2.0, 100, 0.25)
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> step_size(2.0, N=100, alpha=0.25)
     6.324555320336759
     """
     c = check_positive("c", c)

@@ -24,21 +24,43 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_positive
 from .._classical.activations import get_activation
-from .outliers import outlier_count
 from .._classical.targets import make_target
+from .bulk_edge import two_step_bulk_edge
+from .outliers import outlier_count, step_size
+from .spike_vectors import limit_stats, spike_setup, stein_table
+from .two_step import two_step
 
-__all__ = ["PhaseDiagram", "phase_diagram", "finite_n_outlier_map"]
+__all__ = ["PhaseDiagram", "phase_diagram", "FiniteNMap", "finite_n_outlier_map", "GENERIC"]
+
+#: ``activation=GENERIC`` in :func:`phase_diagram`: a generic smooth non-polynomial ``sigma``.
+GENERIC = "generic"
 
 
 @dataclass(frozen=True)
-class PhaseDiagram:
+class PhaseDiagram(Result):
     """Theoretical maps over ``alpha1`` (columns) and ``alpha2`` (rows), shape ``(len(alpha2), len(alpha1))``.
 
-    ``k_min`` is the smallest ``k`` with ``m_k != 0`` for the information-exponent-``>1``
-    directions (``None``: never learned at any order up to ``kmax``); ``nonzero_k``
-    lists the ``k`` with ``P_k != 0``.
+    Attributes
+    ----------
+    alpha1, alpha2 : ndarray
+        The grid axes.
+    Lambda : ndarray of int
+        :func:`~rmtfl.theory.outlier_count` (docs/theory/two_step.md §6).
+    critical : ndarray of bool
+        Critical lines of ``Lambda``.
+    effective : ndarray of int
+        ``#{1 <= k <= Lambda : P_k != 0}``.
+    learnable : ndarray of bool
+        Where the information-exponent-``> 1`` directions get a non-zero overlap.
+    k_min : int or None
+        The smallest ``k`` with ``m_k != 0`` for those directions (``None``: never learned at
+        any order up to ``kmax``).
+    nonzero_k : tuple of int
+        The ``k`` with ``P_k != 0``.
+    batch : str
     """
 
     alpha1: np.ndarray
@@ -51,43 +73,85 @@ class PhaseDiagram:
     nonzero_k: tuple
     batch: str
 
-    def to_dict(self) -> dict:
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+@dataclass(frozen=True)
+class FiniteNMap(Result):
+    """Predicted outliers of ``W_2`` at a finite width over an ``(alpha1, alpha2)`` grid (:func:`finite_n_outlier_map`).
+
+    Attributes
+    ----------
+    alpha1, alpha2 : ndarray
+        The grid axes.
+    count : ndarray of int, shape ``(len(alpha2), len(alpha1))``
+        Number of predicted outlier locations above ``edge``.
+    edge : ndarray, same shape
+        The deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`).
+    outliers : tuple
+        ``outliers[i][j]``: the predicted (MP-bulk BGN) locations at ``(alpha1[j], alpha2[i])``, largest first.
+    """
+
+    alpha1: np.ndarray
+    alpha2: np.ndarray
+    count: np.ndarray
+    edge: np.ndarray
+    outliers: tuple
 
 
-def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None, batch="reused",
+def _grid_axes(alpha1, alpha2):
+    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
+    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
+    if a1.ndim != 1 or a2.ndim != 1:
+        raise ValueError("alpha1 and alpha2 must be 1-d grids")
+    return a1, a2
+
+
+def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reused",
                   phi: float = 2.0, phi2: float | None = None, kmax: int = 6, tol: float = 1e-10) -> PhaseDiagram:
-    """Theoretical ``Lambda`` map and learnability map over an ``(alpha1, alpha2)`` grid.
+    """Theoretical ``Lambda`` map and learnability map over an ``(alpha1, alpha2)`` grid (docs/theory/two_step.md §6, §7.1).
+
+    Step sizes ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5); the maps do not depend on ``c_t``.
 
     Parameters
     ----------
     alpha1, alpha2 : 1-d array_like in ``[0, 1/2)``
         Grid axes (exact rational counts, see :func:`~rmtfl.theory.outlier_count`).
-    activation : optional
-        ``sigma``.  ``None`` means a generic smooth non-polynomial ``sigma`` with every
-        Stein moment ``E[sigma^(k+1) sigma'^m] != 0``; then ``k_min`` follows from the
-        parity of the target alone (docs/theory/two_step.md §7.1: odd ``g`` -> 2, mixed -> 1, even -> never).
+    activation : str, callable, Activation, or ``"generic"``
+        ``sigma``.  ``"generic"`` (:data:`GENERIC`) means a generic smooth non-polynomial ``sigma``
+        with every Stein moment ``E[sigma^(k+1) sigma'^m] != 0``; then ``k_min`` follows from the
+        parity of the target alone (docs/theory/two_step.md §7.1: odd ``g`` -> 2, mixed -> 1, even -> never)
+        and every ``k`` counts in ``effective``.
     target : target spec (links centred)
     degree : int, optional
         Polynomial degree ``L`` of ``sigma`` (taken from ``activation`` when it is a polynomial).
     batch : {"reused", "fresh"}
     phi, phi2 : float
-        Batch ratios (enter ``m_k`` only through non-zero factors).
+        Batch ratios ``n/d`` and ``n_2/d`` (enter ``m_k`` only through non-zero factors).
     kmax : int
         Largest Taylor index examined.
+    tol : float
+        Threshold below which a Stein moment or an overlap counts as zero.
 
-    >>> phase_diagram([0.3], [0.45], target="he3n", batch="fresh").learnable.tolist()
+    Returns
+    -------
+    PhaseDiagram
+
+    Examples
+    --------
+    >>> phase_diagram([0.3], [0.45], activation="generic", target="he3n", batch="fresh").learnable.tolist()
     [[False]]
     """
     check_choice("batch", batch, ("reused", "fresh"))
     kmax = check_int("kmax", kmax, lo=1, hi=12)
     phi = check_positive("phi", phi)
-    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
-    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
-    if a1.ndim != 1 or a2.ndim != 1:
-        raise ValueError("alpha1 and alpha2 must be 1-d grids")
+    a1, a2 = _grid_axes(alpha1, alpha2)
     t = make_target(target)
-    act = get_activation(activation) if activation is not None else None
+    if isinstance(activation, str) and activation.strip().lower() == GENERIC:
+        act = None
+    elif activation is None:
+        raise ValueError("activation must be given: a name, callable or Activation, or 'generic' for a generic "
+                         "smooth non-polynomial sigma")
+    else:
+        act = get_activation(activation)
     if act is not None and act.degree is not None:
         degree = act.degree if degree is None else min(degree, act.degree)
     A1, A2 = np.meshgrid(a1, a2)
@@ -110,8 +174,6 @@ def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None
                     ks.append(1)
             k_min = min(ks) if ks and min(ks) <= K else None
     else:
-        from .spike_vectors import spike_vector_stats, stein_table
-
         S = stein_table(act, K) if K > 0 else np.zeros((1, 1))
         if batch == "fresh":
             nonzero = tuple(k for k in range(1, K + 1) if abs(S[k, 0]) > tol)
@@ -119,8 +181,9 @@ def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None
             nonzero = tuple(k for k in range(1, K + 1) if np.any(np.abs(S[k, : k + 1]) > tol))
         k_min = None
         if hidden and K > 0:
-            st = spike_vector_stats(act, t, phi, K, batch=batch, phi2=phi2 if phi2 is not None else phi)
-            m = st["m"]
+            st = limit_stats(spike_setup(act, t, K), phi=phi, K=K, batch=batch,
+                             phi2=phi2 if phi2 is not None else phi, order=None)
+            m = st.m
             scale = max(1.0, float(np.max(np.abs(m))))
             for k in range(1, K + 1):
                 if any(abs(m[k, r]) > tol * scale for r in hidden):
@@ -133,44 +196,56 @@ def phase_diagram(alpha1, alpha2, *, activation=None, target="he3n", degree=None
     return PhaseDiagram(a1, a2, Lam, crit, eff, learn, k_min, nonzero, batch)
 
 
-def finite_n_outlier_map(alpha1, alpha2, *, target, N, psi: float = 1.0, phi: float = 2.0, c1: float = 1.0,
-                         c2: float = 1.0, activation="hermite(0, 1, 0.5)") -> dict:
+def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1: float = 1.0,
+                         c2: float = 1.0) -> FiniteNMap:
     """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid (quadratic ``sigma``).
 
-    ``eta_t = c_t N^{alpha_t}``, reused batch, ``sigma = c0 + He1 + c2 He2``.  At each point the
-    outliers are the BGN locations of the spikes of ``P`` at this ``N``
-    (:func:`~rmtfl.theory.two_step` with ``N``, Marchenko–Pastur bulk) that lie above the
-    deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`),
+    ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5), reused batch, ``sigma = c0 + He1 + c2 He2``
+    (docs/theory/two_step.md §5.4, §9.1).  At each point the outliers are the BGN locations of the
+    spikes of ``P`` at this ``N`` (:func:`~rmtfl.theory.two_step` with ``N``, Marchenko–Pastur bulk)
+    that lie above the deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`),
     which large steps push far beyond ``1 + sqrt(psi)``.  Unlike ``1 + Lambda`` (``N -> infinity``)
     this is what a simulation at this ``N`` shows; the MP-bulk BGN locations are approximate where
     a spike sits just above a widened bulk.  About 1 s per grid point.
 
-    Returns ``{"alpha1", "alpha2", "count", "edge", "outliers"}`` with ``count`` and ``edge`` of shape
-    ``(len(alpha2), len(alpha1))`` and ``outliers`` a nested list of the predicted locations.
+    Parameters
+    ----------
+    alpha1, alpha2 : 1-d array_like in ``[0, 1/2)``
+        Grid axes.
+    activation : ``c0 + He1 + c2 He2`` (name, callable or Activation)
+    target : single-index target spec
+    psi, phi : float > 0
+        ``N/d`` and ``n/d``.
+    N : int >= 2
+        Width.
+    c1, c2 : float > 0
+        Prefactors of the step sizes.
 
-    >>> r = finite_n_outlier_map([0.3], [0.3], target="linear", N=400)
-    >>> r["count"].tolist(), round(float(r["edge"][0, 0]), 2)
+    Returns
+    -------
+    FiniteNMap
+
+    Examples
+    --------
+    >>> r = finite_n_outlier_map([0.3], [0.3], activation="hermite(0, 1, 0.5)", target="linear",
+    ...                          psi=1.0, phi=2.0, N=400)
+    >>> r.count.tolist(), round(float(r.edge[0, 0]), 2)
     ([[2]], 2.92)
     """
-    from .outliers import step_size
-    from .two_step import two_step
-    from .bulk_edge import two_step_bulk_edge
-
-    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
-    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
-    if a1.ndim != 1 or a2.ndim != 1:
-        raise ValueError("alpha1 and alpha2 must be 1-d grids")
+    a1, a2 = _grid_axes(alpha1, alpha2)
     N = check_int("N", N, lo=2)
+    act = get_activation(activation)
+    t = make_target(target)
     count = np.zeros((a2.size, a1.size), dtype=int)
     edge = np.zeros((a2.size, a1.size))
     locs = []
     for i, al2 in enumerate(a2):
         row = []
         for j, al1 in enumerate(a1):
-            e1, e2 = step_size(c1, N, al1), step_size(c2, N, al2)
-            edge[i, j] = two_step_bulk_edge(target, psi, phi, e1, e2, N, activation=activation)
-            out = [o.singular_value for o in two_step(activation, target, psi, phi, e1, e2, N=N).outliers]
+            e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
+            edge[i, j] = two_step_bulk_edge(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N)
+            out = tuple(o.singular_value for o in two_step(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N).outliers)
             count[i, j] = sum(v > edge[i, j] for v in out)
             row.append(out)
-        locs.append(row)
-    return {"alpha1": a1, "alpha2": a2, "count": count, "edge": edge, "outliers": locs}
+        locs.append(tuple(row))
+    return FiniteNMap(a1, a2, count, edge, tuple(locs))

@@ -6,7 +6,7 @@ Normalisation (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``
 ``phi = n/d`` (``phi = phi_1`` and ``phi2 = n_2/d`` for fresh batches).  Links are
 centred (:mod:`rmtfl.theory._classical.targets`).
 
-The spiked form ``W_2 ≈ W_0 + U Vbar^T`` of :mod:`rmtfl.theory.two_step` has left
+The spiked form ``W_2 ≈ W_0 + U Vbar^T`` of :func:`rmtfl.theory.two_step` has left
 vectors ``u_k = a^{⊙(k+1)}`` and right vectors built from ``beta_hat_t`` and
 ``v_k = X_2^T (y_2 ⊙ P_k) / n_2``.  This module provides their ingredients:
 
@@ -14,10 +14,13 @@ vectors ``u_k = a^{⊙(k+1)}`` and right vectors built from ``beta_hat_t`` and
   :func:`stein_table`, the sample weights :func:`P_k`;
 * the limit Gram matrix of the ``u_k`` (:func:`a_power_gram`, closed form in ``N``);
 * the limit overlaps and Gram matrix of the right basis vectors
-  (:func:`spike_vector_stats`, Gauss–Hermite quadrature over ``(z*, zeta, eps)``);
-* the semi-analytic Gram matrices of sampled ``a``, ``X``, ``y`` (private
-  ``_sampled_grams``; the only place the theory layer draws random numbers, from an
-  explicit ``rng``).
+  (:func:`spike_vector_stats`, Gauss–Hermite quadrature over ``(z*, zeta, eps)``).
+
+Deterministic: the Gram matrices of *sampled* ``a``, ``X``, ``y`` (the semi-analytic route)
+are computed in :mod:`rmtfl.numerics` (``two_step_semi_analytic``) from the same
+:class:`SpikeSetup`.  Internal helpers take the resolved :class:`~rmtfl.theory.Activation`
+and :class:`~rmtfl.theory.Target` objects (:func:`spike_setup`); the two boundary functions
+:func:`stein_table` and :func:`spike_vector_stats` also accept names.
 
 Examples
 --------
@@ -34,14 +37,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_positive
-from .._classical.activations import _double_factorial, get_activation
+from .._classical.activations import Activation, get_activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target, make_target
 
-__all__ = ["gauss_moment_M", "stein_table", "P_k", "a_power_gram", "spike_vector_stats"]
+__all__ = ["gauss_moment_M", "stein_table", "P_k", "a_power_gram", "SpikeSetup", "spike_setup",
+           "SpikeVectorStats", "limit_stats", "spike_vector_stats"]
 
 BATCHES = ("reused", "fresh")
+
+
+def _double_factorial(n: int) -> int:
+    """``n!! = n (n-2) (n-4) ...`` (``1`` for ``n <= 0``, so ``(-1)!! = 1``)."""
+    return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
 # ------------------------------------------------------------------ primitives
@@ -144,47 +154,121 @@ def _grid(R: int, noise: bool, order: int):
 
 
 @dataclass(frozen=True)
-class _Setup:
-    act: object
+class SpikeSetup(Result):
+    """The resolved model behind the spike vectors (docs/theory/two_step.md §5.3): built once by :func:`spike_setup`.
+
+    Attributes
+    ----------
+    act : Activation
+        ``sigma``.
+    target : Target
+        The target (links centred, label noise included).
+    mu1 : float
+        ``mu_1(sigma)`` (exact zero below ``1e-14``).
+    mus : tuple of float
+        ``mu_1(g_r)`` per target direction (exact zeros below ``1e-14``).
+    ey2 : float
+        ``E[y^2]``.
+    stein : ndarray
+        :func:`stein_table` up to ``K``.
+    tau_h2_unit : float
+        ``E[(sigma' - mu_1)^2]`` (``tau_h^2 = tau_h2_unit E[y^2] / phi``).
+    """
+
+    act: Activation
     target: Target
     mu1: float
     mus: tuple
     ey2: float
     stein: np.ndarray
-    tau_h2_unit: float  # E[(sigma' - mu_1)^2]
+    tau_h2_unit: float
 
 
-def spike_vector_stats(activation, target, phi, K, batch="reused", phi2=None, *, order=None) -> dict:
+@dataclass(frozen=True)
+class SpikeVectorStats(Result):
+    """Limit overlaps and Gram matrix of the spike vectors (docs/theory/two_step.md §7).
+
+    Attributes
+    ----------
+    m : ndarray (K+1, R)
+        ``m_k = lim <v_k, beta*_r>`` (``m[0] = mu_1(g_r)``).
+    b : ndarray (K+1,)
+        ``b_k``, the overlap with the noise direction of ``beta_hat`` (docs/theory/two_step.md §7.2).
+    gram : ndarray
+        Gram matrix of the basis vectors: reused ``[beta_hat, v_1..v_K]``; fresh
+        ``[beta_hat_1, beta_hat_2, v_1..v_K]``.
+    basis_targets : ndarray
+        ``<basis_j, beta*_r>``.
+    tau, tau_h : float
+        ``sqrt(E y^2 / phi)`` and ``sqrt(tau_h2_unit E y^2 / phi)``.
+    """
+
+    m: np.ndarray
+    b: np.ndarray
+    gram: np.ndarray
+    basis_targets: np.ndarray
+    tau: float
+    tau_h: float
+
+
+def spike_vector_stats(activation, target, *, phi, K, batch="reused", phi2=None, order=None) -> SpikeVectorStats:
     """Limit overlaps of the spike vectors (docs/theory/two_step.md §7): ``m_k``, ``b_k`` and the basis Gram matrix.
 
-    Returns a dict with ``m`` (shape ``(K+1, R)``, ``m[0] = mu_1(g_r)``), ``b`` (``K+1``),
-    ``gram`` (Gram of the basis vectors: reused ``[beta_hat, v_1..v_K]``; fresh
-    ``[beta_hat_1, beta_hat_2, v_1..v_K]``), ``basis_targets`` (``<basis, beta*_r>``) and
-    ``tau``, ``tau_h``.  Fresh batches give ``m_k = 0`` exactly for links with ``mu_1(g_r) = 0``.
+    Parameters
+    ----------
+    activation, target
+        ``sigma`` and the target (names or objects; links centred).
+    phi : float > 0
+        ``n/d`` (``phi_1`` for fresh batches).
+    K : int >= 0
+        Highest Taylor index.
+    batch : {"reused", "fresh"}
+    phi2 : float > 0
+        ``n_2/d`` of the fresh second batch (``batch="fresh"`` only).
+    order : int, optional
+        Gauss–Hermite order per dimension (default 80, 40, 22 for 2, 3, 4 dimensions).
 
-    >>> st = spike_vector_stats("tanh", "he3n", 2.0, 2)
-    >>> bool(abs(st["m"][1, 0]) < 1e-12), bool(st["m"][2, 0] != 0)      # reuse: first overlap at k = 2
+    Returns
+    -------
+    SpikeVectorStats
+        Fresh batches give ``m_k = 0`` exactly for links with ``mu_1(g_r) = 0``.
+
+    Examples
+    --------
+    >>> st = spike_vector_stats("tanh", "he3n", phi=2.0, K=2)
+    >>> bool(abs(st.m[1, 0]) < 1e-12), bool(st.m[2, 0] != 0)      # reuse: first overlap at k = 2
     (True, True)
     """
-    setup = _setup(activation, target, K)
-    return _stats(setup, check_positive("phi", phi), K, batch, phi2, order)
+    K = check_int("K", K, lo=0)
+    check_choice("batch", batch, BATCHES)
+    setup = spike_setup(get_activation(activation), make_target(target), K)
+    return limit_stats(setup, phi=check_positive("phi", phi), K=K, batch=batch, phi2=phi2, order=order)
 
 
-def _setup(activation, target, K) -> _Setup:
-    act = get_activation(activation)
-    t = make_target(target)
+def spike_setup(act: Activation, target: Target, K: int) -> SpikeSetup:
+    """:class:`SpikeSetup` of resolved objects (internal helpers take objects, never names).
+
+    >>> from rmtfl.theory import get_activation, make_target
+    >>> spike_setup(get_activation("hermite(0, 1, 0.5)"), make_target("linear"), 1).stein.tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    if not isinstance(act, Activation):
+        raise TypeError(f"act must be an Activation (resolve names with get_activation), got {act!r}")
+    if not isinstance(target, Target):
+        raise TypeError(f"target must be a Target (resolve names with make_target), got {target!r}")
     mu1 = hermite_coeff(act, 1)
     mu1 = 0.0 if abs(mu1) < 1e-14 else mu1
-    mus = tuple(0.0 if abs(m) < 1e-14 else m for m in t.mu1)
+    mus = tuple(0.0 if abs(m) < 1e-14 else m for m in target.mu1)
     if K > 0 and not act.smooth:
         raise ValueError(f"activation {act.name!r} is not smooth: the two-step Taylor terms k >= 1 "
                          "(E[sigma^(k+1) sigma'^m]) are undefined; use a smooth activation or Lambda = 0")
     stein = stein_table(act, K)
     tau_h2_unit = max(gaussian_moment(act, 1, 1) - mu1**2, 0.0) if act.smooth else 0.0
-    return _Setup(act, t, mu1, mus, t.second_moment, stein, tau_h2_unit)
+    return SpikeSetup(act, target, mu1, mus, target.second_moment, stein, tau_h2_unit)
 
 
-def _stats(st: _Setup, phi, K, batch, phi2, order):
+def limit_stats(st: SpikeSetup, *, phi, K, batch, phi2, order) -> SpikeVectorStats:
+    """:class:`SpikeVectorStats` of a :class:`SpikeSetup` by Gauss–Hermite quadrature (docs/theory/two_step.md §7.2)."""
     t = st.target
     R = t.rank
     noise = t.noise > 0
@@ -192,8 +276,8 @@ def _stats(st: _Setup, phi, K, batch, phi2, order):
     if order is None:
         order = {2: 80, 3: 40, 4: 22}.get(dims, 0)
     if order == 0:
-        raise ValueError(f"analytic mode supports at most 3 target directions (2 with noise); got {R}: "
-                         "use mode='semi-analytic'")
+        raise ValueError(f"target must have at most 3 directions (2 with label noise) for the quadrature of the "
+                         f"analytic Gram matrices; got {R}: use rmtfl.numerics.two_step_semi_analytic (sampled Grams)")
     z, zeta, eps, w = _grid(R, noise, order)
     y = sum(np.asarray(g(z[r]), dtype=float) for r, g in enumerate(t.links)) + t.noise * eps
     ey2 = st.ey2
@@ -211,7 +295,6 @@ def _stats(st: _Setup, phi, K, batch, phi2, order):
             if st.mus[r] == 0.0:
                 m[:, r] = 0.0  # s independent of z_r: m_k = mu_1(g_r) E[P_k] = 0 exactly (docs/theory/two_step.md §7.1)
         b = np.array([E(zeta * y * P[k]) for k in range(K + 1)])
-        ey2P = np.array([E(y * y * P[k]) for k in range(K + 1)])
         Gw = np.array([[E(y * y * P[p] * P[q]) / phi2 for q in range(K + 1)] for p in range(K + 1)])
         Gw += m @ m.T + np.outer(b, b)
         mus = np.array(st.mus)
@@ -221,47 +304,10 @@ def _stats(st: _Setup, phi, K, batch, phi2, order):
         gram[0, 1:] = gram[1:, 0] = cross
         gram[1:, 1:] = Gw
         targets = np.vstack([mus[None, :], m])
-        del ey2P
     else:
         b = np.array([E((y / phi1 + tau * zeta) * y * P[k]) for k in range(K + 1)]) / tau
         ey2P = np.array([E(y * y * P[k]) for k in range(K + 1)])
         G = np.array([[E(y * y * P[p] * P[q]) for q in range(K + 1)] for p in range(K + 1)])
         gram = m @ m.T + np.outer(b, b) + (G - np.outer(ey2P, ey2P) / ey2) / phi1
         targets = m
-    return {"m": m, "b": b, "gram": gram, "basis_targets": targets, "tau": tau, "tau_h": tau_h}
-
-def _sampled_grams(st: _Setup, psi, phi, phi2, K, batch, C, N, rng, law):
-    """Semi-analytic Gram matrices from sampled ``a``, ``X_t``, ``y_t`` (docs/theory/two_step.md §8 step 5)."""
-    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    d = max(int(round(N / psi)), st.target.rank)
-    n1 = max(int(round(phi * d)), 2)
-    a = g.standard_normal(N) / math.sqrt(N) if law == "gaussian" else \
-        (2.0 * g.integers(0, 2, size=N) - 1.0) / math.sqrt(N)
-
-    def batch_xy(n):
-        X = g.standard_normal((n, d))
-        y = sum(np.asarray(gr(X[:, r]), dtype=float) for r, gr in enumerate(st.target.links))
-        if st.target.noise > 0:
-            y = y + st.target.noise * g.standard_normal(n)
-        return X, y
-
-    X1, y1 = batch_xy(n1)
-    bh1 = X1.T @ y1 / n1
-    ey2, R = st.ey2, st.target.rank
-    if batch == "fresh":
-        n2 = max(int(round(phi2 * d)), 2)
-        X2, y2 = batch_xy(n2)
-        s = X2 @ bh1
-        basis = [bh1, X2.T @ y2 / n2]
-    else:
-        X2, y2, n2 = X1, y1, n1
-        s = X1 @ bh1 - y1 * np.einsum("ij,ij->i", X1, X1) / n1  # leave-one-out s~_i
-        basis = [bh1]
-    tau_h = math.sqrt(st.tau_h2_unit * ey2 / phi)
-    for k in range(1, K + 1):
-        Pk = P_k(k, batch, y=y2, s=s, stein=st.stein, mu1=st.mu1, tau_h=tau_h, phi=phi)
-        basis.append(X2.T @ (y2 * Pk) / n2)
-    B = np.stack(basis, axis=1)  # d x nb
-    Vbar = B @ C.T
-    U = np.stack([a ** (k + 1) for k in range(K + 1)], axis=1)
-    return U.T @ U, Vbar.T @ Vbar, Vbar[:R, :].T
+    return SpikeVectorStats(m, b, gram, targets, tau, tau_h)

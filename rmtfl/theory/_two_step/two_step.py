@@ -14,57 +14,63 @@ To leading order (docs/theory/two_step.md §5.3)
 
 with the sample weights ``P_k`` of :func:`~rmtfl.theory._two_step.spike_vectors.P_k`.  The outliers are BGN applied to
 the singular values of ``U Vbar^T`` (docs/theory/two_step.md §8), obtained from the Gram matrices
-``G_U`` and ``G_Vbar``:
+``G_U`` and ``G_Vbar``.  :func:`two_step` is deterministic: it uses the limit Gram matrices
+(closed forms in ``N`` for ``G_U``; Gauss–Hermite quadrature over ``(z*, zeta, eps)`` for
+``G_Vbar``), evaluated at the given ``N`` so the powers ``N^{-k/2}`` are kept
+(docs/theory/two_step.md §8 step 5, "analytic").  The semi-analytic route (Gram matrices of
+sampled ``a``, ``X``, ``y``, and the sampled finite-``N`` bulk of docs/theory/two_step.md §8.1) is
+:func:`rmtfl.numerics.two_step_semi_analytic`, built on the same pieces:
 
-* **analytic** mode: limit Gram matrices (closed forms in ``N`` for ``G_U``;
-  Gauss–Hermite quadrature over ``(z*, zeta, eps)`` for ``G_Vbar``), evaluated
-  at the given ``N`` so the powers ``N^{-k/2}`` are kept;
-* **semi-analytic** mode: Gram matrices of sampled ``a``, ``X``, ``y`` (the only
-  place the theory layer draws random numbers; it needs an explicit ``rng``).
-
-The spike-vector ingredients (Stein table, ``P_k``, the limit and sampled Gram
-matrices) live in :mod:`rmtfl.theory._two_step.spike_vectors`.
+* :func:`plan_two_step` validates the inputs once (objects, not names) and fixes ``K``, the
+  coefficients ``C`` with ``vbar_k = sum_j C[k, j] basis_j`` and the :class:`SpikeSetup`;
+* :func:`analytic_grams` gives the limit :class:`SpikeGrams`;
+* :func:`predict_from_grams` turns any :class:`SpikeGrams` into a :class:`TwoStepPrediction`.
 
 Examples
 --------
 >>> from rmtfl.theory import one_step
->>> p = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5)          # N -> infinity, Lambda = 0
->>> q = one_step("tanh", "linear", 1.0, 2.0, 3.0)
+>>> p = two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=1.5, eta2=1.5)      # N -> infinity, Lambda = 0
+>>> q = one_step("tanh", "linear", psi=1.0, phi=2.0, eta=3.0)
 >>> abs(p.outliers[0].singular_value - q.singular_value) < 1e-12, p.mode
 (True, 'analytic')
->>> two_step("tanh", "he3n", 1.0, 2.0, 3.0, 3.0, batch="fresh", phi2=2.0).outliers[0].cos2_target
+>>> two_step("tanh", "he3n", psi=1.0, phi=2.0, eta1=3.0, eta2=3.0, batch="fresh", phi2=2.0).outliers[0].cos2_target
 0.0
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive, check_real
-from .._classical.activations import get_activation
+from .._classical.activations import Activation, get_activation
+from .._classical.targets import Target, make_target
 from .one_step import bgn_predict
-from .outliers import outlier_count
-from .spike_vectors import BATCHES, _sampled_grams, _setup, _stats, a_power_gram
-from .._classical.targets import make_target
+from .outliers import CountResult, outlier_count
+from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
 
-__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "inferred_alpha", "outliers_from_gram"]
+__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "inferred_alpha", "outliers_from_gram",
+           "TwoStepPlan", "plan_two_step", "SpikeGrams", "analytic_grams", "predict_from_grams"]
 
-MODES = ("auto", "analytic", "semi-analytic")
-BULKS = ("mp", "finite-N")
+SECOND_LAYER_LAWS = ("gaussian", "rademacher")
 
 
 def inferred_alpha(eta: float, N: float) -> float:
-    """``alpha`` with ``|eta| = N^alpha`` (i.e. ``c = 1``), clipped to ``[0, 1/2)``; used to choose ``K``."""
+    """``alpha`` with ``|eta| = N^alpha`` (i.e. ``c = 1``), clipped to ``[0, 1/2)``; used to choose ``K``.
+
+    >>> inferred_alpha(10.0, 10_000.0), inferred_alpha(0.5, 10_000.0), inferred_alpha(1e3, 100.0)
+    (0.25, 0.0, 0.4999)
+    """
     if N is None or abs(eta) <= 1.0:
         return 0.0
     return float(min(max(math.log(abs(eta)) / math.log(N), 0.0), 0.4999))
 
 
-# ----------------------------------------------------------------- outliers
+# ----------------------------------------------------------------- results
 @dataclass(frozen=True)
-class TwoStepOutlier:
+class TwoStepOutlier(Result):
     """One predicted outlier of ``W_2`` (docs/theory/two_step.md §8 step 4).
 
     ``theta`` is the singular value of the low-rank part ``P``; ``singular_value``
@@ -81,8 +87,8 @@ class TwoStepOutlier:
 
 
 @dataclass(frozen=True)
-class TwoStepPrediction:
-    """Result of :func:`two_step`.
+class TwoStepPrediction(Result):
+    """Result of :func:`two_step` (and of :func:`rmtfl.numerics.two_step_semi_analytic`).
 
     Attributes
     ----------
@@ -91,12 +97,16 @@ class TwoStepPrediction:
     spikes : tuple of float
         All singular values of the low-rank part ``P`` (largest first).
     mode : str
-        ``"analytic"`` or ``"semi-analytic"`` (which Gram matrices were used).
+        Which Gram matrices of ``P`` were used: ``"analytic"`` (the deterministic limits,
+        always for :func:`two_step`) or ``"semi-analytic"`` (sampled,
+        :func:`rmtfl.numerics.two_step_semi_analytic`).
     K : int
         Highest Taylor index kept.
     bulk_edge : float
         ``1 + sqrt(psi)``.
-    outlier_count : object
+    batch : str
+        ``"reused"`` or ``"fresh"``.
+    outlier_count : CountResult or None
         :func:`~rmtfl.theory.outlier_count` at the exponents inferred
         from ``eta_t = N^{alpha_t}`` (``None`` when ``N`` is not given).
     notes : tuple of str
@@ -106,9 +116,9 @@ class TwoStepPrediction:
         is added when it exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then
         not a reliable prediction).
     bulk : str
-        ``"mp"`` (BGN closed form, Marchenko–Pastur bulk) or ``"finite-N"`` (outlier locations
-        from the master equation with the theory's own sampled bulk ``W_2 - P``,
-        :mod:`rmtfl.theory._two_step.finite_bulk`).
+        ``"mp"`` (BGN closed form, Marchenko–Pastur bulk; always for :func:`two_step`) or
+        ``"finite-N"`` (outlier locations from the master equation with a sampled bulk
+        ``W_2 - P``, docs/theory/two_step.md §8.1, :func:`rmtfl.numerics.two_step_semi_analytic`).
     bulk_top : float or None
         ``"finite-N"``: the mean top singular value of the sampled bulks; else ``None``.
     """
@@ -119,18 +129,60 @@ class TwoStepPrediction:
     K: int
     bulk_edge: float
     batch: str
-    outlier_count: object = None
+    outlier_count: CountResult | None = None
     notes: tuple = field(default=())
     taylor_parameter: float | None = None
     bulk: str = "mp"
     bulk_top: float | None = None
 
 
+@dataclass(frozen=True)
+class SpikeGrams(Result):
+    """Gram matrices of ``P = U Vbar^T`` (docs/theory/two_step.md §8 steps 2–3).
+
+    ``G_U = U^T U`` and ``G_V = Vbar^T Vbar`` (both ``(K+1) x (K+1)``), ``Mbar = Vbar^T B*``
+    (``(K+1) x R``, the target overlaps).
+    """
+
+    G_U: np.ndarray
+    G_V: np.ndarray
+    Mbar: np.ndarray
+
+
+@dataclass(frozen=True)
+class TwoStepPlan(Result):
+    """Validated inputs of a two-step prediction (:func:`plan_two_step`); every route starts from one.
+
+    ``act`` and ``target`` are the resolved objects (``target`` with the label noise combined);
+    ``N`` is a float or ``None``; ``C`` has ``vbar_k = sum_j C[k, j] basis_j`` with the basis
+    ``[beta_hat, v_1..v_K]`` (reused) or ``[beta_hat_1, beta_hat_2, v_1..v_K]`` (fresh);
+    ``lam`` is the inferred :func:`~rmtfl.theory.outlier_count` (``None`` without ``N``);
+    ``notes`` are the caveats known before any Gram matrix is formed.
+    """
+
+    act: Activation
+    target: Target
+    psi: float
+    phi: float
+    phi2: float | None
+    eta1: float
+    eta2: float
+    batch: str
+    N: float | None
+    K: int
+    lam: CountResult | None
+    setup: SpikeSetup
+    C: np.ndarray
+    second_layer: str
+    order: int | None
+    notes: tuple
+
+
 def outliers_from_gram(G_U, G_V, Mbar, psi: float):
     """BGN on the singular values of ``P = U Vbar^T`` from its Gram matrices (docs/theory/two_step.md §8 step 3–4).
 
     ``G_U = U^T U``, ``G_V = Vbar^T Vbar`` (both ``(K+1) x (K+1)``), ``Mbar = Vbar^T B*``
-    (``(K+1) x R``, the target overlaps).  Returns ``(spikes, outliers)``.
+    (``(K+1) x R``, the target overlaps).  Returns ``(spikes, outliers)`` (internal helper).
 
     >>> sp, out = outliers_from_gram(np.eye(1), np.array([[4.0]]), np.array([[2.0]]), 1.0)
     >>> sp, round(out[0].singular_value, 12), round(out[0].cos2_target, 12)   # theta = 2, psi = 1
@@ -188,10 +240,95 @@ def _default_K(act, eta1, eta2, N):
     return max(K, 0), lam
 
 
-def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, *,
-             N=None, mode="auto", rng=None, K=None, second_layer="gaussian", order=None, bulk="mp",
-             bulk_samples=2) -> TwoStepPrediction:
-    """Predicted outliers of ``W_2`` after two steps (docs/theory/two_step.md §5–§8).
+def plan_two_step(act: Activation, target: Target, *, psi, phi, eta1, eta2, batch="reused", phi2=None,
+                  noise=0.0, N=None, K=None, second_layer="gaussian", order=None) -> TwoStepPlan:
+    """Validate the inputs of a two-step prediction once; ``act`` and ``target`` are resolved objects.
+
+    Parameters as for :func:`two_step` (which resolves names and calls this); the bad-input
+    errors of every two-step route come from here.
+
+    >>> from rmtfl.theory import get_activation, make_target
+    >>> pl = plan_two_step(get_activation("hermite(0, 1, 0.5)"), make_target("linear"), psi=1.0, phi=2.0,
+    ...                    eta1=4.0, eta2=4.0, N=400)
+    >>> pl.K, pl.C.tolist()                     # reused: vbar_0 = (eta1 + eta2) beta_hat, vbar_1 = eta2 eta1 v_1
+    (1, [[8.0, 0.0], [0.0, 16.0]])
+    """
+    if not isinstance(act, Activation):
+        raise TypeError(f"act must be an Activation (resolve names with get_activation), got {act!r}")
+    if not isinstance(target, Target):
+        raise TypeError(f"target must be a Target (resolve names with make_target), got {target!r}")
+    psi = check_positive("psi", psi)
+    phi = check_positive("phi", phi)
+    eta1 = check_real("eta1", eta1)
+    eta2 = check_real("eta2", eta2)
+    check_choice("batch", batch, BATCHES)
+    check_choice("second_layer", second_layer, SECOND_LAYER_LAWS)
+    noise = check_nonnegative("noise", noise)
+    if batch == "fresh":
+        if phi2 is None:
+            raise ValueError("phi2 (the fresh batch ratio n2/d) must be given (> 0) for batch='fresh'")
+        phi2 = check_positive("phi2", phi2)
+    elif phi2 is not None and check_positive("phi2", phi2) != phi:
+        raise ValueError(f"phi2 must be None (or equal phi) for batch='reused', got {phi2!r}")
+    if N is not None:
+        N = check_positive("N", N)
+    t = make_target(target, noise=math.hypot(noise, target.noise)) if noise else target
+    K0, lam = _default_K(act, eta1, eta2, N)
+    if K is not None:
+        K0 = check_int("K", K, lo=0)
+        if N is None and K0 > 0:
+            raise ValueError("K > 0 needs the width N (the k >= 1 terms scale like N^{-k/2})")
+    notes = []
+    if not act.smooth and N is not None:
+        notes.append(f"{act.name} is not smooth: only the k = 0 term is kept")
+    setup = spike_setup(act, t, K0)
+    C = _coefficients(K0, batch, setup.mu1, eta1, eta2)
+    return TwoStepPlan(act, t, psi, phi, phi2, eta1, eta2, batch, N, K0, lam, setup, C, second_layer, order,
+                       tuple(notes))
+
+
+def analytic_grams(plan: TwoStepPlan) -> SpikeGrams:
+    """The limit Gram matrices of ``P`` at the plan's ``N`` (docs/theory/two_step.md §7.2, §8 step 2)."""
+    st = limit_stats(plan.setup, phi=plan.phi, K=plan.K, batch=plan.batch, phi2=plan.phi2, order=plan.order)
+    G_U = a_power_gram(plan.K, plan.N if plan.N is not None else 1.0, plan.second_layer)
+    return SpikeGrams(G_U, plan.C @ st.gram @ plan.C.T, plan.C @ st.basis_targets)
+
+
+def predict_from_grams(plan: TwoStepPlan, grams: SpikeGrams, *, mode: str = "analytic",
+                       notes=()) -> TwoStepPrediction:
+    """BGN predictions (docs/theory/two_step.md §8 steps 3–4) from Gram matrices of ``P``, with the Taylor check of §9.
+
+    ``mode`` names where ``grams`` came from (``"analytic"`` or ``"semi-analytic"``); ``notes`` are
+    added after the plan's own.
+    """
+    check_choice("mode", mode, ("analytic", "semi-analytic"))
+    spikes, outs = outliers_from_gram(grams.G_U, grams.G_V, grams.Mbar, plan.psi)
+    all_notes = list(plan.notes) + list(notes)
+    setup, N, K, act = plan.setup, plan.N, plan.K, plan.act
+    tp = None
+    if N is not None:
+        ey2 = setup.ey2
+        mus2 = sum(m * m for m in setup.mus)
+        d2 = setup.mu1**2 * (mus2 + ey2 / plan.phi) + setup.tau_h2_unit * ey2 / plan.phi
+        tp = abs(plan.eta1) * math.sqrt(2 * math.log(max(N, 2.0)) / N) * math.sqrt(d2)
+        if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (docs/theory/two_step.md §5.4)
+            all_notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
+                             "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
+    return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(plan.psi),
+                             batch=plan.batch, outlier_count=plan.lam, notes=tuple(all_notes),
+                             taylor_parameter=tp)
+
+
+def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
+             K=None, second_layer="gaussian", order=None) -> TwoStepPrediction:
+    """Predicted outliers of ``W_2`` after two steps (docs/theory/two_step.md §5–§8); deterministic.
+
+    Normalisation: docs/conventions.md §3–§5 (``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
+    correlation loss with mean reduction).  The Gram matrices of the low-rank part ``P`` are
+    their limits evaluated at ``N`` (docs/theory/two_step.md §8 step 5, "analytic"); the outlier
+    locations use the Marchenko–Pastur bulk (docs/theory/two_step.md §2.1).  The sampled routes
+    (Gram matrices of one draw; the finite-``N`` bulk of docs/theory/two_step.md §8.1) are
+    :func:`rmtfl.numerics.two_step_semi_analytic`.
 
     Parameters
     ----------
@@ -206,123 +343,36 @@ def two_step(activation, target, psi, phi, eta1, eta2, batch="reused", phi2=None
         ``n_2/d`` of the fresh second batch; required for ``batch="fresh"``, must be
         ``None`` (or ``phi``) for ``"reused"``.
     noise : float >= 0
-        Label-noise standard deviation (combined with the target's own).
+        Label-noise standard deviation (combined with the target's own: ``hypot``).
     N : int, optional
         Width.  ``None`` is the proportional limit at fixed ``eta``: every ``k >= 1``
         term vanishes (``K = 0``), so reused two steps equal one step with ``eta1 + eta2``.
-        Given, the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``.
-    mode : {"auto", "analytic", "semi-analytic"}
-        ``auto``: analytic when ``Lambda = 0`` (the inferred exponents, see
-        :func:`inferred_alpha`), ``K = 0`` or ``sigma`` is a polynomial; otherwise
-        semi-analytic (which then needs ``N`` and ``rng``).
-    rng : Generator or seed
-        Only for the semi-analytic mode (samples ``a``, ``X_t``, ``y_t``) and ``bulk="finite-N"``
-        (the theory's own draws; with both, two children are spawned).
+        Given, the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``
+        (``Lambda`` at the exponents inferred from ``|eta_t| = N^{alpha_t}``, :func:`inferred_alpha`).
     K : int, optional
         Override the highest Taylor index.
     second_layer : {"gaussian", "rademacher"}
         Law of ``a`` (Rademacher collapses the ``u_k`` onto ``span{a, 1}``).
-    bulk : {"mp", "finite-N"}
-        ``"mp"``: BGN with the Marchenko–Pastur bulk (docs/theory/two_step.md §2.1), the ``N -> infinity`` law.
-        ``"finite-N"`` (needs ``N`` and ``rng``): the bulk ``H = W_2 - P`` at the actual ``N``
-        is sampled (``bulk_samples`` own draws of ``W_0, a, X, y``; ``O(N n d)`` work each), and
-        the outlier locations solve the non-invariant master equation
-        ``det(I - Phi_A Phi_B) = 0`` with the Gram matrices of ``P`` above
-        (:mod:`rmtfl.theory._two_step.finite_bulk`).  The remainder ``R = O(eta N^{-1/2})`` of docs/theory/two_step.md §5.4 widens
-        the bulk and interacts with the spike vectors; ``"mp"`` under-predicts near-bulk outliers
-        (4% for the second outlier of the quadratic case at ``N = 1500``, where ``"finite-N"`` is
-        within 0.5%; at ``N = 400`` it over-predicts that outlier by ~5%, the ``O(1/N)`` Jensen gap
-        of the fluctuating ``theta(P)`` and the neglected cross terms).  Overlaps keep the MP
-        formulas.  Not shown better in general: keep ``"mp"`` unless ``R`` is the concern.
-    bulk_samples : int
-        Number of own bulk samples for ``bulk="finite-N"`` (outlier locations averaged).
+    order : int, optional
+        Gauss–Hermite order per dimension of the quadrature of docs/theory/two_step.md §7.2.
+
+    Returns
+    -------
+    TwoStepPrediction
+        ``mode == "analytic"``, ``bulk == "mp"``.  With ``Lambda > 0`` and a non-polynomial
+        ``sigma`` a note says that the limit Gram matrices are used where the mean replacement
+        of docs/theory/two_step.md §5.3 is least accurate.
 
     Examples
     --------
-    >>> p = two_step("hermite(0, 1, 0.5)", [0, 1, 1 / 2**0.5], 1.0, 4.0, 5.0, 5.0, N=1500)
+    >>> p = two_step("hermite(0, 1, 0.5)", [0, 1, 1 / 2**0.5], psi=1.0, phi=4.0, eta1=5.0, eta2=5.0, N=1500)
     >>> len(p.outliers), p.mode
     (2, 'analytic')
     """
-    act = get_activation(activation)
-    psi = check_positive("psi", psi)
-    phi = check_positive("phi", phi)
-    eta1 = check_real("eta1", eta1)
-    eta2 = check_real("eta2", eta2)
-    check_choice("batch", batch, BATCHES)
-    check_choice("mode", mode, MODES)
-    check_choice("second_layer", second_layer, ("gaussian", "rademacher"))
-    check_choice("bulk", bulk, BULKS)
-    noise = check_nonnegative("noise", noise)
-    if batch == "fresh":
-        if phi2 is None:
-            raise ValueError("phi2 (the fresh batch ratio n2/d) must be given (> 0) for batch='fresh'")
-        phi2 = check_positive("phi2", phi2)
-    elif phi2 is not None and check_positive("phi2", phi2) != phi:
-        raise ValueError(f"phi2 must be None (or equal phi) for batch='reused', got {phi2!r}")
-    if N is not None:
-        N = check_positive("N", N)
-    t = make_target(target)
-    if noise:
-        t = make_target(t, noise=math.hypot(noise, t.noise))
-    K0, lam = _default_K(act, eta1, eta2, N)
-    if K is not None:
-        K0 = check_int("K", K, lo=0)
-        if N is None and K0 > 0:
-            raise ValueError("K > 0 needs the width N (the k >= 1 terms scale like N^{-k/2})")
-    K = K0
+    plan = plan_two_step(get_activation(activation), make_target(target), psi=psi, phi=phi, eta1=eta1, eta2=eta2,
+                         batch=batch, phi2=phi2, noise=noise, N=N, K=K, second_layer=second_layer, order=order)
     notes = []
-    if not act.smooth and N is not None:
-        notes.append(f"{act.name} is not smooth: only the k = 0 term is kept")
-    if mode == "auto":
-        closed = K == 0 or act.degree is not None or (lam is not None and int(lam.count) == 0)
-        mode = "analytic" if closed else "semi-analytic"
-    if mode == "semi-analytic":
-        if N is None:
-            raise ValueError("mode='semi-analytic' needs the width N")
-        if rng is None:
-            raise ValueError("mode='semi-analytic' samples spike vectors and needs an explicit rng (seed or Generator)")
-    bulk_rng = None
-    if bulk == "finite-N":
-        if N is None:
-            raise ValueError("bulk='finite-N' needs the width N (an integer >= 2)")
-        if rng is None:
-            raise ValueError("bulk='finite-N' samples its own bulk and needs an explicit rng (seed or Generator)")
-        bulk_samples = check_int("bulk_samples", bulk_samples, lo=1, hi=64)
-        if mode == "semi-analytic":
-            rng, bulk_rng = (rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)).spawn(2)
-        else:
-            bulk_rng = rng
-    setup = _setup(act, t, K)
-    C = _coefficients(K, batch, setup.mu1, eta1, eta2)
-    if mode == "analytic":
-        st = _stats(setup, phi, K, batch, phi2, order)
-        G_U = a_power_gram(K, N if N is not None else 1.0, second_layer)
-        G_V = C @ st["gram"] @ C.T
-        Mbar = C @ st["basis_targets"]
-    else:
-        G_U, G_V, Mbar = _sampled_grams(setup, psi, phi, phi2, K, batch, C, int(N), rng, second_layer)
-        notes.append("semi-analytic: Gram matrices of sampled a, X, y")
-    spikes, outs = outliers_from_gram(G_U, G_V, Mbar, psi)
-    top = None
-    if bulk == "finite-N":
-        from .finite_bulk import finite_bulk_kernels, finite_bulk_outliers
-
-        fb = finite_bulk_kernels(act, t, psi, phi, eta1, eta2, batch, phi2, K=K, N=int(N), rng=bulk_rng,
-                                 reps=bulk_samples, second_layer=second_layer)
-        sv = finite_bulk_outliers(fb, G_U, G_V, len(outs))
-        outs = tuple(replace(o, singular_value=float(v)) for o, v in zip(outs, sv))
-        top = fb.top
-        notes.append(f"finite-N bulk: outlier locations from the master equation with {bulk_samples} own sampled "
-                     f"bulk(s) W_2 - P at N={int(N)} (mean top {top:.4f}); overlaps use the MP formulas")
-    tp = None
-    if N is not None:
-        ey2 = setup.ey2
-        mus2 = sum(m * m for m in setup.mus)
-        d2 = setup.mu1**2 * (mus2 + ey2 / phi) + setup.tau_h2_unit * ey2 / phi
-        tp = abs(eta1) * math.sqrt(2 * math.log(max(N, 2.0)) / N) * math.sqrt(d2)
-        if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (docs/theory/two_step.md §5.4)
-            notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
-                         "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
-    return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(psi),
-                             batch=batch, outlier_count=lam, notes=tuple(notes), taylor_parameter=tp,
-                             bulk=bulk, bulk_top=top)
+    if plan.K > 0 and plan.act.degree is None and plan.lam is not None and int(plan.lam.count) > 0:
+        notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
+                     "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
+    return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)

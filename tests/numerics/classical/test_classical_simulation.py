@@ -32,14 +32,15 @@ def test_rank_three_spikes_match_bgn(psi):
     theta = np.array([2.5 * tc, 1.6 * tc, 0.6 * tc])
     meas = [measure_spiked(spiked_matrix(N, d, theta, rng=r), rng=r) for r in np.random.default_rng(9).spawn(6)]
     pred = bgn_outlier(theta, psi)
-    assert all(m.n_outliers == 2 and m.complete for m in meas)
+    assert all(m.outlier_count == 2 and m.complete for m in meas)
     for i in range(2):
-        for key, p in (("s", pred.s[i]), ("cos2_left", pred.cos2_left[i]), ("cos2_right", pred.cos2_right[i])):
+        for key, p in (("singular_values", pred.singular_value[i]), ("cos2_left", pred.cos2_left[i]),
+                       ("cos2_right", pred.cos2_right[i])):
             mu, se = mean_stderr([getattr(m, key)[i] for m in meas])
             assert abs(mu - p) <= 1.0 / math.sqrt(N) + 3 * se, (key, i, mu, p, se)
     # the third spike is below threshold: its "triplet" is a bulk-edge vector with O(1/N) overlap
     _, scale = largest_sv_scaling(N, d)
-    mu, se = mean_stderr([m.s[2] for m in meas])
+    mu, se = mean_stderr([m.singular_values[2] for m in meas])
     assert mu <= 1 + math.sqrt(psi) + 4 * scale + 3 * se
     mu, se = mean_stderr([m.cos2_left[2] for m in meas])
     assert mu <= 1.0 / math.sqrt(N) + 3 * se

@@ -22,7 +22,7 @@ def two_step_W():
     W0 = init_first_layer(N, d, rng=g[0])
     a = init_second_layer(N, rng=g[1])
     X = sample_inputs(n, d, rng=g[2])
-    return gd_steps(W0, a, (X, sample_targets(X, "linear", rng=g[3])), [3.0, 3.0], "tanh")
+    return gd_steps("tanh", W0, a, (X, sample_targets(X, target="linear", rng=g[3])), etas=[3.0, 3.0])
 
 
 @pytest.mark.parametrize("transpose", [False, True])

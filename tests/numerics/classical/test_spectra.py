@@ -27,12 +27,12 @@ def test_count_outliers_and_pure_noise():
     N = d = 400
     edge = edge_margin(N, d, p=0.99)
     s = singular_values(gaussian_matrix(N, d, rng=0))
-    assert count_outliers(s, N, d) == 0
+    assert count_outliers(s, N=N, d=d) == 0
     sp = spiked_matrix(N, d, [3.0, 2.0], rng=1)
-    assert count_outliers(singular_values(sp.W), N, d) == 2
+    assert count_outliers(singular_values(sp.W), N=N, d=d) == 2
     assert edge > 2.0
     # false-alarm rate of the TW margin is ~ 1 - p (here p = 0.9): 40 noise draws
-    hits = sum(count_outliers(singular_values(gaussian_matrix(100, 100, rng=r)), 100, 100, p=0.9) > 0
+    hits = sum(count_outliers(singular_values(gaussian_matrix(100, 100, rng=r)), N=100, d=100, p=0.9) > 0
                for r in np.random.default_rng(2).spawn(40))
     assert hits <= 12  # Binomial(40, ~0.1): P(>12) < 1e-3
 
@@ -81,7 +81,7 @@ def test_ks_distance_exact_quantiles_and_atom():
     n = 1000
     x = mp_quantile((np.arange(n) + 0.5) / n, 2.0)  # exact half-point quantiles, atom included
     assert ks_distance_mp(x, 2.0) == pytest.approx(0.5 / n, abs=1e-9)
-    with pytest.raises(ValueError, match="ratio"):
+    with pytest.raises(ValueError, match="psi"):
         ks_distance_mp(x, 0.0)
 
 

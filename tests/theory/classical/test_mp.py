@@ -14,16 +14,31 @@ from rmtfl.theory import (
     mp_sv_atom, mp_sv_cdf, mp_sv_density, mp_sv_edges,
 )
 
-ratios = st.floats(0.05, 20.0)
+psis = st.floats(0.05, 20.0)
 variances = st.floats(0.1, 5.0)
 
 
 def test_sv_edges_reference_values():
     # docs/theory/two_step.md §10: psi = 0.5 -> [0.2928932188, 1.7071067812]; psi = 2 -> [0.4142135624, 2.4142135624]
-    assert mp_sv_edges(0.5) == pytest.approx((0.2928932188, 1.7071067812), abs=1e-10)
-    assert mp_sv_edges(2.0) == pytest.approx((0.4142135624, 2.4142135624), abs=1e-10)
-    assert mp_edges(4.0, var=2.0) == pytest.approx((2.0, 18.0), abs=1e-14)
-    assert mp_sv_edges(4.0, var=4.0) == pytest.approx((2.0, 6.0), abs=1e-14)
+    assert tuple(mp_sv_edges(0.5)) == pytest.approx((0.2928932188, 1.7071067812), abs=1e-10)
+    assert tuple(mp_sv_edges(2.0)) == pytest.approx((0.4142135624, 2.4142135624), abs=1e-10)
+    assert tuple(mp_edges(4.0, var=2.0)) == pytest.approx((2.0, 18.0), abs=1e-14)
+    assert tuple(mp_sv_edges(4.0, var=4.0)) == pytest.approx((2.0, 6.0), abs=1e-14)
+
+
+def test_edges_are_frozen_results_that_unpack():
+    import dataclasses
+    import json
+
+    e = mp_edges(0.25)
+    lo, hi = e
+    assert (lo, hi) == (e.lower, e.upper) == (0.25, 2.25)
+    assert json.loads(json.dumps(e.to_dict())) == {"lower": 0.25, "upper": 2.25}
+    assert mp_sv_edges(2.0).upper == pytest.approx(1 + math.sqrt(2.0), abs=1e-15)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.lower = 0.0
+    with pytest.raises(TypeError):
+        mp_edges(0.25, 2.0)  # var is keyword-only
 
 
 def test_second_moment_reference_values():
@@ -65,40 +80,41 @@ def test_atom_and_limits():
     assert mp_cdf(-1e-12, 4.0) == 0.0
     assert mp_cdf(0.0, 4.0) == pytest.approx(0.75, abs=1e-15)
     assert mp_cdf(100.0, 4.0) == 1.0
-    assert mp_sv_atom(4.0, "N") == 0.75 and mp_sv_atom(0.25, "d") == 0.75 and mp_sv_atom(0.25, "N") == 0.0
+    assert mp_sv_atom(4.0, side="N") == 0.75 and mp_sv_atom(0.25, side="d") == 0.75
+    assert mp_sv_atom(0.25, side="N") == 0.0
 
 
 @settings(max_examples=40, deadline=None)
-@given(ratios.filter(lambda p: abs(p - 1.0) > 1e-2) | st.just(1.0), variances)
+@given(psis.filter(lambda p: abs(p - 1.0) > 1e-2) | st.just(1.0), variances)
 def test_density_normalisation_and_moments(psi, var):
     # (psi within 1e-2 of 1 but != 1: the density has a spike of width (1 - sqrt psi)^2 at the
     #  lower edge that adaptive quadrature cannot resolve; the closed-form CDF covers it below)
-    lo, hi = mp_edges(psi, var)
+    lo, hi = mp_edges(psi, var=var)
     m, h = 0.5 * (lo + hi), 0.5 * (hi - lo)
 
     def integ(k):
-        g = lambda t: mp_density(m - h * math.cos(t), psi, var) * (m - h * math.cos(t)) ** k * h * math.sin(t)  # noqa: E731
+        g = lambda t: mp_density(m - h * math.cos(t), psi, var=var) * (m - h * math.cos(t)) ** k * h * math.sin(t)  # noqa: E731
         return integrate.quad(g, 0, math.pi, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
 
     assert integ(0) + mp_atom(psi) == pytest.approx(1.0, abs=1e-9)
     for k in (1, 2, 3):
-        assert integ(k) == pytest.approx(mp_moment(k, psi, var), rel=1e-9)
+        assert integ(k) == pytest.approx(mp_moment(k, psi, var=var), rel=1e-9)
 
 
 @settings(max_examples=40, deadline=None)
-@given(ratios, st.floats(0.0, 1.0))
+@given(psis, st.floats(0.0, 1.0))
 def test_quantile_inverts_cdf(psi, p):
     q = mp_quantile(p, psi)
     assert mp_cdf(q, psi) >= p - 1e-12
     if p > mp_atom(psi):
         assert mp_cdf(q, psi) == pytest.approx(p, abs=1e-10)
-        assert q >= mp_edges(psi)[0] - 1e-12
+        assert q >= mp_edges(psi).lower - 1e-12
     else:
         assert q == 0.0
 
 
 @settings(max_examples=30, deadline=None)
-@given(ratios)
+@given(psis)
 def test_cdf_monotone_and_consistent_with_density(psi):
     lo, hi = mp_edges(psi)
     x = np.linspace(lo - 0.1, hi + 0.1, 400)
@@ -141,7 +157,7 @@ def test_sv_density_and_cdf():
         mass = integrate.quad(lambda s: mp_sv_density(s, psi), lo, hi, limit=200)[0]
         assert mass * max(1.0, psi) == pytest.approx(1.0, abs=1e-8)
         massd = integrate.quad(lambda s: mp_sv_density(s, psi, side="d"), lo, hi, limit=200)[0]
-        assert massd + mp_sv_atom(psi, "d") == pytest.approx(1.0, abs=1e-8)
+        assert massd + mp_sv_atom(psi, side="d") == pytest.approx(1.0, abs=1e-8)
         s0 = 0.5 * (lo + hi)
         assert mp_sv_cdf(s0, psi) == pytest.approx(mp_cdf(s0**2, psi), abs=1e-15)
         assert mp_sv_cdf(hi + 1, psi, side="d") == pytest.approx(1.0, abs=1e-14)
@@ -168,7 +184,7 @@ def test_invalid_inputs(call):
 
 
 def test_error_messages_name_parameter():
-    with pytest.raises(ValueError, match="ratio must be > 0"):
+    with pytest.raises(ValueError, match="psi must be > 0"):
         mp_edges(0.0)
     with pytest.raises(ValueError, match="var must be > 0"):
         mp_density(1.0, 1.0, var=-1.0)

@@ -16,8 +16,8 @@ def test_f2_reference_value():
 
 def test_means_by_quadrature():
     # E TW2 = -1.7710868074, E TW1 = -1.2065335745 (Bornemann 2010, Table 1)
-    assert tracy_widom_mean(2) == pytest.approx(-1.7710868074, abs=1e-9)
-    assert tracy_widom_mean(1) == pytest.approx(-1.2065335745, abs=1e-9)
+    assert tracy_widom_mean(beta=2) == pytest.approx(-1.7710868074, abs=1e-9)
+    assert tracy_widom_mean(beta=1) == pytest.approx(-1.2065335745, abs=1e-9)
     assert TW_MEAN[1] == pytest.approx(-1.2065335745, abs=1e-10)
 
 
@@ -26,7 +26,7 @@ def test_variance_by_quadrature_of_density():
     for beta, var_ref in ((2, 0.8131947928), (1, 1.6077810345)):
         x, w = np.polynomial.legendre.leggauss(200)
         s = 13.0 * (x + 1.0) - 10.0  # (-10, 16): 1 - F1(16) ~ exp(-(2/3) 16^1.5) ~ 1e-19
-        f = tracy_widom_pdf(s, beta)
+        f = tracy_widom_pdf(s, beta=beta)
         m1 = 13.0 * np.dot(w, s * f)
         m2 = 13.0 * np.dot(w, s * s * f)
         assert m1 == pytest.approx(TW_MEAN[beta], abs=1e-7)
@@ -37,30 +37,35 @@ def test_variance_by_quadrature_of_density():
 def test_quadrature_converged():
     for beta in (1, 2):
         for s in (-6.0, -2.0, 0.0, 3.0):
-            assert tracy_widom_cdf(s, beta) == pytest.approx(tracy_widom_cdf(s, beta, nodes=160), abs=1e-13)
+            assert tracy_widom_cdf(s, beta=beta) == pytest.approx(tracy_widom_cdf(s, beta=beta, nodes=160), abs=1e-13)
 
 
 def test_quantiles():
     for beta in (1, 2):
         for p in (0.01, 0.5, 0.95, 0.99):
-            q = tracy_widom_quantile(p, beta)
-            assert tracy_widom_cdf(q, beta) == pytest.approx(p, abs=1e-11)
+            q = tracy_widom_quantile(p, beta=beta)
+            assert tracy_widom_cdf(q, beta=beta) == pytest.approx(p, abs=1e-11)
     # well-known 95% / 99% points: TW1 0.9793, 2.0234; TW2 -0.2325, 0.4776
-    assert tracy_widom_quantile(0.95, 1) == pytest.approx(0.9793, abs=1e-3)
-    assert tracy_widom_quantile(0.99, 1) == pytest.approx(2.0234, abs=1e-3)
-    assert tracy_widom_quantile(0.95, 2) == pytest.approx(-0.2325, abs=1e-3)
-    assert tracy_widom_quantile(0.99, 2) == pytest.approx(0.4776, abs=1e-3)
+    assert tracy_widom_quantile(0.95, beta=1) == pytest.approx(0.9793, abs=1e-3)
+    assert tracy_widom_quantile(0.99, beta=1) == pytest.approx(2.0234, abs=1e-3)
+    assert tracy_widom_quantile(0.95, beta=2) == pytest.approx(-0.2325, abs=1e-3)
+    assert tracy_widom_quantile(0.99, beta=2) == pytest.approx(0.4776, abs=1e-3)
 
 
 def test_cdf_monotone_array():
     s = np.linspace(-7, 5, 50)
-    F = tracy_widom_cdf(s, 1)
+    F = tracy_widom_cdf(s, beta=1)
     assert F.shape == (50,) and np.all(np.diff(F) > 0)
-    assert integrate.quad(lambda v: tracy_widom_pdf(v, 2), -9, 6, limit=100)[0] == pytest.approx(1.0, abs=1e-7)
+    assert integrate.quad(lambda v: tracy_widom_pdf(v, beta=2), -9, 6, limit=100)[0] == pytest.approx(1.0, abs=1e-7)
 
 
 def test_edge_scaling_and_margin():
     c, sc = largest_sv_scaling(1000, 2000)
+    r = largest_sv_scaling(1000, 2000)
+    assert (r.center, r.scale) == (c, sc) and r.to_dict() == {"center": c, "scale": sc}
+    assert largest_sv_scaling(1000, 2000, var=4.0).center == pytest.approx(2 * c, rel=1e-14)
+    with pytest.raises(TypeError):
+        edge_margin(1000, 2000, 1.0)  # var is keyword-only
     assert c == pytest.approx(1 + math.sqrt(0.5), rel=2e-3)
     assert 0 < sc < 0.02
     # margin grows with p and shrinks with N (scale ~ N^-2/3)
@@ -77,9 +82,9 @@ def test_edge_scaling_and_margin():
 @pytest.mark.parametrize("call,match", [
     (lambda: tracy_widom_cdf(0.0, beta=4), "beta"),
     (lambda: tracy_widom_cdf(0.0, beta=True), "beta"),
-    (lambda: tracy_widom_cdf(float("nan"), 1), "s must"),
-    (lambda: tracy_widom_quantile(1.0, 1), "p must"),
-    (lambda: tracy_widom_quantile(0.0, 2), "p must"),
+    (lambda: tracy_widom_cdf(float("nan"), beta=1), "s must"),
+    (lambda: tracy_widom_quantile(1.0, beta=1), "p must"),
+    (lambda: tracy_widom_quantile(0.0, beta=2), "p must"),
     (lambda: edge_margin(0, 10), "N must"),
     (lambda: edge_margin(10, 10, var=-1.0), "var"),
     (lambda: edge_margin(10, 10, p=1.5), "p must"),

@@ -43,33 +43,33 @@ def test_relu_step_closed_forms_vs_mpmath(d, k):
 
 
 def test_spec_table():
-    sp3 = sphere_eigenvalues("relu", 3, 4)
+    sp3 = sphere_eigenvalues("relu", d=3, kmax=4)
     assert np.allclose(sp3.mu, [3 / 16, 1 / 12, 0.01171875, 0, 3.2552083333e-4], rtol=1e-9, atol=1e-15)
-    sp10 = sphere_eigenvalues("relu", 10, 2)
+    sp10 = sphere_eigenvalues("relu", d=10, kmax=2)
     assert abs(sp10.mu[0] - 0.1673012117) < 1e-10 and sp10.mu[1] == pytest.approx(0.025, rel=1e-14)
     assert abs(sp10.mu[2] - 1.382654642e-3) < 1e-12
-    sp100 = sphere_eigenvalues("relu", 100, 2)
+    sp100 = sphere_eigenvalues("relu", d=100, kmax=2)
     assert abs(sp100.mu[2] - 1.568009972e-5) < 1e-14 and sp100.multiplicity[2] == 5049
-    st = sphere_eigenvalues("step", 3, 3)
+    st = sphere_eigenvalues("step", d=3, kmax=3)
     assert np.allclose(st.mu, [1 / 4, 1 / 16, 0, 1 / 256], atol=1e-15)
 
 
 def test_closed_form_vs_funk_hecke_of_dual_activation():
     for d in (3, 10, 50):
-        sp = sphere_eigenvalues("relu", d, 6)
+        sp = sphere_eigenvalues("relu", d=d, kmax=6)
         fh = [funk_hecke(lambda t: dual_activation("relu", t), k, d, order=3000) for k in range(7)]
         assert np.allclose(sp.mu, fh, atol=1e-9)
 
 
 def test_trace_and_high_d():
-    sp = sphere_eigenvalues("relu", 10, 40)
+    sp = sphere_eigenvalues("relu", d=10, kmax=40)
     assert 0.499 < sp.trace() <= 0.5
-    big = sphere_eigenvalues("relu", 4000, 4)
+    big = sphere_eigenvalues("relu", d=4000, kmax=4)
     assert abs(big.mu[0] - 1 / (2 * math.pi)) < 1e-4
     assert abs(big.mu[2] / big.high_d[2] - 1) < 2e-3
     assert abs(4000**2 * big.mu[2] / 2 - 1 / (4 * math.pi)) < 1e-3
     # log-gamma keeps large d, k finite and positive
-    huge = sphere_eigenvalues("relu", 10_000, 30)
+    huge = sphere_eigenvalues("relu", d=10_000, kmax=30)
     assert np.all(np.isfinite(huge.mu)) and huge.mu[30] > 0
 
 
@@ -98,7 +98,7 @@ def test_general_sigma_quadrature_vs_hermite_series():
     from rmtfl.theory import hermite_coeffs
 
     d = 10
-    sp = sphere_eigenvalues("tanh", d, 5)
+    sp = sphere_eigenvalues("tanh", d=d, kmax=5)
     mu = hermite_coeffs("tanh", 61)
     c2 = [mu[j] ** 2 / math.factorial(j) for j in range(62)]
     ref = [sum(c2[j] * monomial_sphere_eigen(j, k, d) for j in range(62)) for k in range(6)]
@@ -109,14 +109,14 @@ def test_general_sigma_quadrature_vs_hermite_series():
 def test_gaussian_factor():
     assert gaussian_moment_factor(10, 1) == pytest.approx(10)
     assert gaussian_moment_factor(10, 2) == pytest.approx(120)
-    sp = sphere_eigenvalues("relu", 10, 2)
+    sp = sphere_eigenvalues("relu", d=10, kmax=2)
     assert sp.gaussian_factor == pytest.approx(10) and np.allclose(sp.gaussian_k0, sp.mu)
 
 
 def test_linear_sector_relu_exact_and_general_path():
-    ls = linear_sector("relu", 0.1, 0.4, 10)
+    ls = linear_sector("relu", A=0.1, B=0.4, d=10)
     assert (ls.target, ls.orthogonal, ls.exact) == (pytest.approx(0.125), pytest.approx(0.025), True)
-    sph = linear_sector("relu", 0.1, 0.4, 10, "sphere")
+    sph = linear_sector("relu", A=0.1, B=0.4, d=10, measure="sphere")
     assert sph.target == pytest.approx(0.0125)
     # building block of the general-sigma (sphere) formula: h(r) = E_t[relu(r t) t] = r/(2d)
     from rmtfl.theory import get_activation
@@ -125,14 +125,14 @@ def test_linear_sector_relu_exact_and_general_path():
     r = np.array([0.5, 1.0, 2.0])
     assert np.allclose(_h_sphere(get_activation("relu"), r, 10), r / 20, atol=1e-12)
     # identity: exact, Gamma itself
-    lin = linear_sector("identity", 0.1, 0.4, 10)
+    lin = linear_sector("identity", A=0.1, B=0.4, d=10)
     assert lin.exact and lin.target == pytest.approx(0.5)
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="d must be"):
-        sphere_eigenvalues("relu", 1, 3)
+        sphere_eigenvalues("relu", d=1, kmax=3)
     with pytest.raises(ValueError, match="A must be"):
-        linear_sector("relu", -1.0, 0.0, 5)
+        linear_sector("relu", A=-1.0, B=0.0, d=5)
     with pytest.raises(ValueError, match="B must be"):
-        linear_sector("relu", 1.0, -0.1, 5)
+        linear_sector("relu", A=1.0, B=-0.1, d=5)

@@ -10,10 +10,15 @@ import math
 import numpy as np
 import pytest
 
-from rmtfl.theory import mp_stieltjes, two_step_bulk_edge
+from rmtfl.theory import make_target, mp_stieltjes, two_step_bulk_edge
 from rmtfl.theory._two_step.bulk_edge import _y_law, weighted_mp_quantiles, weighted_mp_stieltjes
 
 HE2_T = [0.0, 1.0, 2 ** -0.5]          # z + He2 / sqrt 2
+QUAD = "hermite(0, 1, 0.5)"            # He1 + He2/2
+
+
+def _edge(target, psi, phi, eta1, eta2, N, activation=QUAD, **kw):
+    return two_step_bulk_edge(activation, target, psi=psi, phi=phi, eta1=eta1, eta2=eta2, N=N, **kw)
 
 
 def _g(spec):
@@ -59,9 +64,8 @@ def test_two_step_algebra_exact(c2):
 @pytest.mark.parametrize("psi", [0.5, 1.0, 2.0])
 def test_constant_profile_is_marchenko_pastur(psi):
     # eta = 0 (or c2 = 0): H = W_0, edge 1 + sqrt(psi) exactly
-    assert two_step_bulk_edge("linear", psi, 2.0, 0.0, 0.0, 300) == pytest.approx(1 + math.sqrt(psi), abs=1e-9)
-    assert two_step_bulk_edge("linear", psi, 2.0, 5.0, 5.0, 300, activation="he1") == \
-        pytest.approx(1 + math.sqrt(psi), abs=1e-9)
+    assert _edge("linear", psi, 2.0, 0.0, 0.0, 300) == pytest.approx(1 + math.sqrt(psi), abs=1e-9)
+    assert _edge("linear", psi, 2.0, 5.0, 5.0, 300, activation="he1") == pytest.approx(1 + math.sqrt(psi), abs=1e-9)
 
 
 def test_weighted_mp_reduces_to_mp():
@@ -74,7 +78,7 @@ def test_weighted_mp_reduces_to_mp():
 @pytest.mark.parametrize("spec", ["linear", HE2_T])
 def test_weighted_mp_law_against_sampled_eigenvalues(spec):
     d, n = 400, 800
-    y, w = _y_law(spec, 0.0)
+    y, w = _y_law(make_target(spec))
     q = weighted_mp_quantiles(y, w, n / d, d)
     # exact moments of the density: mass 1, E l = E y, E l^2 = E y^2 / phi + (E y)^2
     ey, ey2 = float(w @ y), float(w @ y ** 2)
@@ -98,7 +102,7 @@ def test_edge_against_simulation_small():
     N = d = 400
     n = 800
     e1, e2 = N ** 0.3, N ** 0.1
-    pred = two_step_bulk_edge("linear", 1.0, 2.0, e1, e2, N)
+    pred = _edge("linear", 1.0, 2.0, e1, e2, N)
     mean, se = _sim_tops("linear", N, d, n, e1, e2, range(8))
     assert abs(mean - pred) < 3 * se + 1.5 * N ** (-2 / 3) * pred, (pred, mean, se)
 
@@ -110,7 +114,7 @@ def test_edge_against_simulation_800(spec, alphas):
     # N = d = 800, n = 1600; 20-seed table in the module report: |diff| <= 1.2 N^{-2/3} edge
     N = d = 800
     e1, e2 = N ** alphas[0], N ** alphas[1]
-    pred = two_step_bulk_edge(spec, 1.0, 2.0, e1, e2, N)
+    pred = _edge(spec, 1.0, 2.0, e1, e2, N)
     mean, se = _sim_tops(spec, N, d, 2 * d, e1, e2, range(100, 110))
     assert abs(mean - pred) < 3 * se + 1.5 * N ** (-2 / 3) * pred, (pred, mean, se)
 
@@ -122,13 +126,24 @@ def test_edge_against_simulation_800(spec, alphas):
                                      ({"noise": -1.0}, "noise")])
 def test_bad_input(kw, name):
     with pytest.raises(ValueError, match=name):
-        two_step_bulk_edge("linear", 1.0, 2.0, 2.0, 2.0, 100, **kw)
+        _edge("linear", 1.0, 2.0, 2.0, 2.0, 100, **kw)
 
 
 def test_bad_target_and_params():
     with pytest.raises(ValueError, match="target"):
-        two_step_bulk_edge(["linear", "he2n"], 1.0, 2.0, 2.0, 2.0, 100)
+        _edge(["linear", "he2n"], 1.0, 2.0, 2.0, 2.0, 100)
     with pytest.raises(ValueError, match="psi"):
-        two_step_bulk_edge("linear", 0.0, 2.0, 2.0, 2.0, 100)
+        _edge("linear", 0.0, 2.0, 2.0, 2.0, 100)
     with pytest.raises(ValueError, match="N"):
-        two_step_bulk_edge("linear", 1.0, 2.0, 2.0, 2.0, 1.5)
+        _edge("linear", 1.0, 2.0, 2.0, 2.0, 1.5)
+    with pytest.raises(TypeError):
+        two_step_bulk_edge("linear", 1.0, 2.0, 2.0, 2.0, 100)   # activation first, the rest keyword-only
+
+
+def test_noise_is_combined_with_the_targets_own():
+    # label noise enters through the law of y only: an explicit noise equals the same noise in the target
+    a = _edge("linear", 1.0, 2.0, 3.0, 3.0, 200, noise=0.5)
+    b = _edge(make_target("linear", noise=0.5), 1.0, 2.0, 3.0, 3.0, 200)
+    c = _edge(make_target("linear", noise=0.3), 1.0, 2.0, 3.0, 3.0, 200, noise=0.4)   # hypot(0.3, 0.4) = 0.5
+    assert a == pytest.approx(b, rel=1e-12) and c == pytest.approx(a, rel=1e-9)
+    assert a > _edge("linear", 1.0, 2.0, 3.0, 3.0, 200)

@@ -20,7 +20,7 @@ def _closed(mu1, mus, ey2, psi, phi, eta):
 def test_closed_form_tanh_linear(psi, phi, eta):
     mu1 = hermite_coeff("tanh", 1)
     th, s, ct, ca, thr = _closed(mu1, 1.0, 1.0, psi, phi, eta)
-    p = one_step("tanh", "linear", psi, phi, eta)
+    p = one_step("tanh", "linear", psi=psi, phi=phi, eta=eta)
     assert p.theta == pytest.approx(th, rel=1e-12)
     assert p.singular_value == pytest.approx(s, rel=1e-12)
     assert p.cos2_target == pytest.approx(ct, rel=1e-12)
@@ -30,24 +30,24 @@ def test_closed_form_tanh_linear(psi, phi, eta):
 
 def test_reference_value():
     # tanh: mu_1 = 0.6057055..., theta = 3 mu_1 sqrt(1.5)
-    p = one_step("tanh", "linear", 1.0, 2.0, 3.0)
+    p = one_step("tanh", "linear", psi=1.0, phi=2.0, eta=3.0)
     assert p.theta == pytest.approx(2.2255041, abs=1e-6)
     assert p.singular_value == pytest.approx(p.theta + 1 / p.theta, rel=1e-12)  # psi = 1
 
 
 def test_below_threshold_and_zero_mu1():
-    p = one_step("tanh", "linear", 1.0, 2.0, 1.0)
+    p = one_step("tanh", "linear", psi=1.0, phi=2.0, eta=1.0)
     assert not p.is_outlier and p.singular_value == 2.0 and p.cos2_target == 0.0
-    q = one_step("tanh", "he2n", 1.0, 2.0, 5.0)     # information exponent 2: outlier, zero alignment
+    q = one_step("tanh", "he2n", psi=1.0, phi=2.0, eta=5.0)     # information exponent 2: outlier, zero alignment
     assert q.is_outlier and q.cos2_target == 0.0
-    r = one_step("he2", "linear", 1.0, 2.0, 5.0)    # mu_1(sigma) = 0: no spike
+    r = one_step("he2", "linear", psi=1.0, phi=2.0, eta=5.0)    # mu_1(sigma) = 0: no spike
     assert r.theta == 0.0 and math.isinf(r.threshold)
 
 
 def test_multi_index_and_noise():
-    p = one_step("tanh", ["linear", "tanh"], 1.0, 2.0, 3.0)
+    p = one_step("tanh", ["linear", "tanh"], psi=1.0, phi=2.0, eta=3.0)
     assert len(p.cos2_targets) == 2 and p.cos2_target == pytest.approx(sum(p.cos2_targets))
-    q = one_step("tanh", "linear", 1.0, 2.0, 3.0, noise=1.0)
+    q = one_step("tanh", "linear", psi=1.0, phi=2.0, eta=3.0, noise=1.0)
     assert q.theta == pytest.approx(3 * hermite_coeff("tanh", 1) * math.sqrt(1 + 2 / 2), rel=1e-12)
 
 
@@ -61,6 +61,12 @@ def test_bad_inputs(kw):
 
 def test_unknown_activation_or_target():
     with pytest.raises(ValueError, match="unknown activation"):
-        one_step("foo", "linear", 1.0, 2.0, 1.0)
+        one_step("foo", "linear", psi=1.0, phi=2.0, eta=1.0)
     with pytest.raises(ValueError, match="target|activation"):
-        one_step("tanh", "bar", 1.0, 2.0, 1.0)
+        one_step("tanh", "bar", psi=1.0, phi=2.0, eta=1.0)
+
+
+def test_ratios_and_step_are_keyword_only():
+    with pytest.raises(TypeError):
+        one_step("tanh", "linear", 1.0, 2.0, 3.0)
+    assert one_step("tanh", "linear", psi=1.0, phi=2.0, eta=3.0).to_dict()["is_outlier"] is True

@@ -43,7 +43,9 @@ def test_ell():
 
 
 def test_step_size_and_boundary():
-    assert step_size(2.0, 10_000, 0.25) == pytest.approx(20.0, rel=1e-14)
+    assert step_size(2.0, N=10_000, alpha=0.25) == pytest.approx(20.0, rel=1e-14)
+    with pytest.raises(TypeError):
+        step_size(2.0, 10_000, 0.25)                  # N and alpha are keyword-only
     assert phase_boundary(3, 0.4) == pytest.approx(0.3)
 
 
@@ -57,8 +59,10 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="alpha"):
         one_step_spike_count(0.5)
     with pytest.raises(ValueError, match="alpha"):
-        step_size(1.0, 100, 0.5)
+        step_size(1.0, N=100, alpha=0.5)
     with pytest.raises(ValueError, match="N"):
-        step_size(1.0, 0, 0.1)
+        step_size(1.0, N=0, alpha=0.1)
     with pytest.raises(ValueError, match="degree"):
         outlier_count(0.1, 0.1, degree=0)
+    with pytest.raises(TypeError):
+        outlier_count(0.1, 0.1, 3)                    # degree is keyword-only

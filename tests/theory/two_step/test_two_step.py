@@ -1,4 +1,7 @@
-"""Two-step theory (docs/theory/two_step.md §5–§8): primitives, identities, the quadratic case, He3 contrast, phases."""
+"""Two-step theory (docs/theory/two_step.md §5–§8): primitives, identities, the quadratic case, He3 contrast, phases.
+
+The theory is deterministic; its sampled (semi-analytic, finite-N bulk) counterpart is tested in
+tests/numerics/two_step/test_semi_analytic.py."""
 import math
 
 import numpy as np
@@ -51,58 +54,76 @@ def test_outliers_from_gram_rank_one_matches_bgn():
     assert out[0].cos2_target == pytest.approx(wr * 1.44 / 2.25)
 
 
+def _ts(act, tgt, psi, phi, eta1, eta2, **kw):
+    return two_step(act, tgt, psi=psi, phi=phi, eta1=eta1, eta2=eta2, **kw)
+
+
+def _one(act, tgt, psi, phi, eta, **kw):
+    return one_step(act, tgt, psi=psi, phi=phi, eta=eta, **kw)
+
+
 def test_lambda0_reused_equals_one_step():
     for e1, e2 in [(1.5, 1.5), (1.0, 2.5)]:
-        p = two_step("tanh", "linear", 1.0, 2.0, e1, e2)
-        q = one_step("tanh", "linear", 1.0, 2.0, e1 + e2)
+        p = _ts("tanh", "linear", 1.0, 2.0, e1, e2)
+        q = _one("tanh", "linear", 1.0, 2.0, e1 + e2)
         o = p.outliers[0]
         assert o.singular_value == pytest.approx(q.singular_value, rel=1e-12)
         assert o.cos2_target == pytest.approx(q.cos2_target, rel=1e-12)
         assert o.cos2_second_layer == pytest.approx(q.cos2_second_layer, rel=1e-12)
     # at finite N (Lambda = 0) the sub-critical terms shift the result only slightly
-    pN = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
-    q = one_step("tanh", "linear", 1.0, 2.0, 3.0)
+    pN = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
+    q = _one("tanh", "linear", 1.0, 2.0, 3.0)
     assert pN.mode == "analytic" and abs(pN.outliers[0].singular_value - q.singular_value) < 0.1
 
 
 def test_fresh_halves_equal_reused():
     # docs/theory/two_step.md §3.4: phi1 = phi2 = phi/2 and eta1 = eta2 reproduce reused with the full batch
-    a = two_step("tanh", "tanh", 1.0, 4.0, 2.0, 2.0)
-    b = two_step("tanh", "tanh", 1.0, 2.0, 2.0, 2.0, batch="fresh", phi2=2.0)
+    a = _ts("tanh", "tanh", 1.0, 4.0, 2.0, 2.0)
+    b = _ts("tanh", "tanh", 1.0, 2.0, 2.0, 2.0, batch="fresh", phi2=2.0)
     # (exact identity; both sides use independent Gauss-Hermite quadratures of E[y^2], hence 1e-9)
     assert a.outliers[0].singular_value == pytest.approx(b.outliers[0].singular_value, rel=1e-9)
     assert a.outliers[0].cos2_target == pytest.approx(b.outliers[0].cos2_target, rel=1e-9)
 
 
-def test_quadratic_two_outliers_analytic_vs_semi():
-    p = two_step(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500)
-    assert p.mode == "analytic" and p.K == 1 and len(p.outliers) == 2
-    q = two_step(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500, mode="semi-analytic", rng=3)
-    assert q.mode == "semi-analytic" and len(q.outliers) == 2
-    for a, b in zip(p.outliers, q.outliers):   # sampled Gram matrices fluctuate by O(N^-1/2)
-        assert a.singular_value == pytest.approx(b.singular_value, rel=0.06)
+def test_quadratic_two_outliers_analytic():
+    p = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500)
+    assert p.mode == "analytic" and p.bulk == "mp" and p.K == 1 and len(p.outliers) == 2 and p.bulk_top is None
+    # reference values of the issue-3 acceptance (tests/numerics/two_step/test_two_step.py): MP-bulk BGN
+    assert [o.singular_value for o in p.outliers] == pytest.approx([21.151125, 4.534114], rel=1e-6)
+
+
+def test_two_step_is_deterministic_and_keyword_only():
+    a = _ts("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400)
+    b = _ts("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400)
+    assert a == b and a.mode == "analytic"
+    assert any("two_step_semi_analytic" in n for n in a.notes)   # Lambda > 0, non-polynomial sigma: limit Grams
+    with pytest.raises(TypeError):
+        two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5)                               # ratios/steps keyword-only
+    for gone in ("rng", "mode", "bulk", "bulk_samples"):                             # sampling moved to numerics
+        with pytest.raises(TypeError):
+            _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=400, **{gone: 0})
 
 
 def test_quadratic_gram_closed_form():
     # reused, P_1 = <beta_hat, x>: m_1 = mu1* E[z^2 y] + E[z y^2]/phi = sqrt2 + sqrt2/phi * ... (derived in docs/theory/two_step.md §5.4)
-    st = spike_vector_stats(QUAD, QT, 2.0, 1)
-    assert st["m"][1, 0] == pytest.approx(math.sqrt(2) + math.sqrt(2), rel=1e-10)
-    assert st["gram"][0, 0] == pytest.approx(1 + 2 / 2, rel=1e-10)   # ||beta_hat||^2 = mu1*^2 + E y^2/phi
+    st = spike_vector_stats(QUAD, QT, phi=2.0, K=1)
+    assert st.m[1, 0] == pytest.approx(math.sqrt(2) + math.sqrt(2), rel=1e-10)
+    assert st.gram[0, 0] == pytest.approx(1 + 2 / 2, rel=1e-10)   # ||beta_hat||^2 = mu1*^2 + E y^2/phi
 
 
 def test_he3_fresh_zero_reused_nonzero():
-    fr = spike_vector_stats("tanh", "he3n", 2.0, 3, batch="fresh", phi2=2.0)
-    assert np.all(fr["m"] == 0.0)
-    ru = spike_vector_stats("tanh", "he3n", 2.0, 3)
+    fr = spike_vector_stats("tanh", "he3n", phi=2.0, K=3, batch="fresh", phi2=2.0)
+    assert np.all(fr.m == 0.0)
+    ru = spike_vector_stats("tanh", "he3n", phi=2.0, K=3)
     closed = 0.25 * gaussian_moment("tanh", 3, 2) * 324 / 6**1.5   # E[z He3^3] = 324
-    assert abs(ru["m"][1, 0]) < 1e-12 and ru["m"][2, 0] == pytest.approx(closed, rel=1e-9)
-    q = two_step("tanh", "he3n", 1.0, 2.0, 3.0, 3.0, batch="fresh", phi2=2.0, N=1000)
+    assert abs(ru.m[1, 0]) < 1e-12 and ru.m[2, 0] == pytest.approx(closed, rel=1e-9)
+    q = _ts("tanh", "he3n", 1.0, 2.0, 3.0, 3.0, batch="fresh", phi2=2.0, N=1000)
     assert all(o.cos2_target == 0.0 for o in q.outliers)
 
 
 def test_even_target_not_learnable_mixed_learnable_at_k1():
-    ev = spike_vector_stats("hermite(0, 1, 0.5, 0.2)", "he2n", 2.0, 3)
-    assert np.all(np.abs(ev["m"][:, 0]) < 1e-12)
+    ev = spike_vector_stats("hermite(0, 1, 0.5, 0.2)", "he2n", phi=2.0, K=3)
+    assert np.all(np.abs(ev.m[:, 0]) < 1e-12)
     pd = phase_diagram([0.3], [0.3], activation="hermite(0, 1, 0.5, 0.2)", target=[0, 0, 0.5, 0.2])
     assert pd.k_min == 1 and pd.learnable.tolist() == [[True]]
 
@@ -111,20 +132,22 @@ def test_phase_diagram_he3():
     pd = phase_diagram([0.25, 0.3], [0.45], activation="tanh", target="he3n")
     assert pd.Lambda.tolist() == [[1, 2]] and pd.learnable.tolist() == [[False, True]] and pd.k_min == 2
     assert pd.effective.tolist() == [[0, 1]]        # tanh: only even k
-    assert not phase_diagram([0.3], [0.45], target="he3n", batch="fresh").learnable.any()
+    assert not phase_diagram([0.3], [0.45], activation="generic", target="he3n", batch="fresh").learnable.any()
 
 
-def test_semi_analytic_needs_rng_and_N():
-    with pytest.raises(ValueError, match="rng"):
-        two_step("tanh", "linear", 1.0, 2.0, 30.0, 30.0, N=1000)
-    with pytest.raises(ValueError, match="N"):
-        two_step("tanh", "linear", 1.0, 2.0, 1.0, 1.0, mode="semi-analytic", rng=0)
-
-
-def test_semi_analytic_reproducible():
-    a = two_step("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400, rng=7)
-    b = two_step("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400, rng=7)
-    assert a.mode == "semi-analytic" and a.spikes == b.spikes
+def test_phase_diagram_generic_sigma_and_required_activation():
+    """activation="generic": a smooth non-polynomial sigma with every Stein moment non-zero
+    (docs/theory/two_step.md §7.1): k_min from the parity of the target (odd -> 2, mixed -> 1, even -> never),
+    every k counts."""
+    g = phase_diagram([0.25, 0.3], [0.45], activation="generic", target="he3n")
+    assert g.k_min == 2 and g.learnable.tolist() == [[False, True]] and g.effective.tolist() == [[1, 2]]
+    assert phase_diagram([0.3], [0.3], activation="GENERIC", target=[0, 0, 0.5, 0.2]).k_min == 1
+    assert phase_diagram([0.3], [0.45], activation="generic", target="he2n").k_min is None
+    assert g.to_dict()["Lambda"] == [[1, 2]] and g.to_dict()["nonzero_k"] == list(range(1, 7))
+    with pytest.raises(TypeError):
+        phase_diagram([0.3], [0.45], target="he3n")                 # no default activation
+    with pytest.raises(ValueError, match="activation"):
+        phase_diagram([0.3], [0.45], activation=None, target="he3n")
 
 
 @pytest.mark.parametrize("kw,name", [(dict(batch="fresh"), "phi2"), (dict(batch="fresh", phi2=0.0), "phi2"),
@@ -138,59 +161,29 @@ def test_bad_inputs(kw, name):
 
 
 def test_relu_sigma_lambda_positive_refused_with_clear_message():
-    p = two_step("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500)     # non-smooth: only k = 0 kept
+    p = _ts("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500)     # non-smooth: only k = 0 kept
     assert p.K == 0 and p.notes
     with pytest.raises(ValueError, match="smooth"):
-        two_step("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500, K=2)
+        _ts("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500, K=2)
 
 
 def test_exact_zero_alignment_limit_and_taylor_note():
-    p = two_step("tanh", "he3n", 1.0, 2.0, 3.0, 3.0)          # N -> inf: only k = 0, mu_1* = 0
+    p = _ts("tanh", "he3n", 1.0, 2.0, 3.0, 3.0)          # N -> inf: only k = 0, mu_1* = 0
     assert p.outliers[0].cos2_target == 0.0
-    big = two_step("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000, rng=0)
+    big = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000)
     assert big.taylor_parameter > 0.5 and any("unreliable" in n for n in big.notes)
-    small = two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
+    small = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
     assert small.taylor_parameter < 0.5 and not small.notes
 
 
-# ------------------------------------------------------------ finite-N bulk (bulk="finite-N")
-def test_finite_bulk_master_equation_reduces_to_dtransform():
-    # generic (delocalised) unit spike vectors on an invariant bulk: Phi_A = phi(z), Phi_B = phi~(z), so the
-    # master equation det(I - Phi_A Phi_B) = 0 is the D-transform equation D(s) = theta^-2 (docs/theory/two_step.md §2.2)
-    from rmtfl.theory import bgn_dtransform
-    from rmtfl.theory._two_step.finite_bulk import FiniteBulk, finite_bulk_outliers
-
-    rng = np.random.default_rng(0)
-    m = 300
-    lam = np.sort(rng.uniform(0.0, 4.0, m))
-    e = np.full((m, 1), 1 / math.sqrt(m))
-    z0 = np.zeros((1, 1))
-    fb = FiniteBulk((lam,), (e,), (e,), (z0,), (z0,), (float(np.sqrt(lam.max())),), float(np.sqrt(lam.max())), 1)
-    for theta in (1.3, 2.5):
-        got = finite_bulk_outliers(fb, np.eye(1), np.array([[theta**2]]), 1)[0]
-        assert got == pytest.approx(bgn_dtransform(theta, 1.0, eigenvalues=lam).s, rel=1e-10)
+def test_too_many_target_directions_point_to_the_sampled_route():
+    with pytest.raises(ValueError, match="two_step_semi_analytic"):
+        _ts("tanh", ["linear", "tanh", "he2n", "he3n"], 1.0, 2.0, 3.0, 3.0, N=500)
 
 
-def test_finite_bulk_quadratic_mode_and_reproducible():
-    a = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300, bulk="finite-N", rng=4, bulk_samples=1)
-    b = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300, bulk="finite-N", rng=4, bulk_samples=1)
-    mp = two_step(QUAD, QT, 1.0, 4.0, 5.7, 5.7, N=300)
-    assert a.bulk == "finite-N" and mp.bulk == "mp" and mp.bulk_top is None
-    assert any("finite-N bulk" in n for n in a.notes) and a.mode == "analytic"
-    assert [o.singular_value for o in a.outliers] == [o.singular_value for o in b.outliers]
-    assert a.spikes == mp.spikes and len(a.outliers) == len(mp.outliers) == 2
-    # the widened, non-invariant bulk pushes the near-bulk outlier up; the big one barely moves
-    assert a.outliers[1].singular_value > mp.outliers[1].singular_value > a.bulk_top
-    assert a.outliers[0].singular_value == pytest.approx(mp.outliers[0].singular_value, rel=0.03)
-    assert a.outliers[0].cos2_target == mp.outliers[0].cos2_target      # overlaps: MP formulas
+def test_prediction_to_dict_is_json_ready():
+    import json
 
-
-def test_finite_bulk_bad_input():
-    with pytest.raises(ValueError, match="rng"):
-        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="finite-N")
-    with pytest.raises(ValueError, match="N"):
-        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, bulk="finite-N", rng=0)
-    with pytest.raises(ValueError, match="bulk"):
-        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="other", rng=0)
-    with pytest.raises(ValueError, match="bulk_samples"):
-        two_step(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, bulk="finite-N", rng=0, bulk_samples=0)
+    d = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500).to_dict()
+    json.dumps(d)
+    assert d["outlier_count"]["count"] == 1 and len(d["outliers"]) == 2 and d["bulk"] == "mp"

@@ -1,6 +1,8 @@
-"""Finite-``N`` bulk for the two-step outliers: BGN with the remainder of ``W_2`` (docs/theory/two_step.md §2, §5.4, §8).
+"""Finite-``N`` bulk for the two-step outliers: BGN with the remainder of ``W_2`` (docs/theory/two_step.md §2, §5.4, §8.1).
 
-Normalisation as in :mod:`rmtfl.theory.two_step` (docs/conventions.md): ``W_0`` entries
+Sampling route (moved here from the deterministic theory layer); used by
+:func:`rmtfl.numerics.two_step_semi_analytic` with ``bulk="finite-N"``.
+Normalisation as in :func:`rmtfl.theory.two_step` (docs/conventions.md §3–§5): ``W_0`` entries
 ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``x ~ N(0, I_d)``, correlation-loss steps.
 
 Why
@@ -27,7 +29,7 @@ For an invariant bulk ``Phi_A = phi(z) A^T A`` and ``Phi_B = phi~(z) B^T B``, wh
 
 What is computed (semi-analytic, ``bulk="finite-N"``)
 -----------------------------------------------------
-1. Own samples ``W_0, a, X_t, y_t`` from an explicit ``rng`` (never a simulation's draws); two
+1. Own samples ``W_0, a, X_t, y_t`` from ``rng`` (never a simulation's draws); two
    gradient steps give ``W_2``, the sampled spiked form gives ``A, B``, and ``H = W_2 - A B^T``.
 2. The kernels are whitened by the sampled Gram matrices and re-coloured by the analytic
    (or semi-analytic) ones, ``Phi_A -> G^{1/2} G_A^{-1/2} Phi_A G_A^{-1/2} G^{1/2}`` (same for
@@ -50,9 +52,12 @@ and the cross block is no longer negligible.  Overlaps are not corrected (MP for
 
 Examples
 --------
->>> fb = finite_bulk_kernels("hermite(0, 1, 0.5)", [0, 1, 2**-0.5], 1.0, 4.0, 4.0, 4.0, "reused", None,
-...                          K=1, N=200, rng=0, reps=1)
->>> sv = finite_bulk_outliers(fb, np.diag([1.0, 3 / 200]), np.array([[64.0, 8.0], [8.0, 400.0]]), 2)
+>>> from rmtfl.theory import get_activation, make_target
+>>> from rmtfl.theory._two_step.two_step import plan_two_step
+>>> plan = plan_two_step(get_activation("hermite(0, 1, 0.5)"), make_target([0, 1, 2**-0.5]), psi=1.0, phi=4.0,
+...                      eta1=4.0, eta2=4.0, N=200, K=1)
+>>> fb = finite_bulk_kernels(plan, rng=0, reps=1)
+>>> sv = finite_bulk_outliers(fb, np.diag([1.0, 3 / 200]), np.array([[64.0, 8.0], [8.0, 400.0]]), count=2)
 >>> bool(sv[0] > sv[1] > fb.top), fb.reps       # theta(P) = (8.00, 2.45); MP-bulk values 8.13, 2.85
 (True, 1)
 """
@@ -64,13 +69,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from rmtfl._results import Result
 from rmtfl._validate import check_int
+from rmtfl.theory._two_step.spike_vectors import P_k
+from rmtfl.theory._two_step.two_step import TwoStepPlan
 
 __all__ = ["FiniteBulk", "finite_bulk_kernels", "finite_bulk_outliers"]
 
 
 @dataclass(frozen=True)
-class FiniteBulk:
+class FiniteBulk(Result):
     """Sampled bulk(s) with the whitened spike coordinates (see the module docstring).
 
     ``lam``: per sample, the eigenvalues of the smaller Gram side of ``H`` (``s_i^2``);
@@ -104,10 +112,10 @@ def _sqrt(G):
     return (Q * np.sqrt(np.clip(l, 0.0, None))) @ Q.T
 
 
-def _one_sample(setup, psi, phi, phi2, K, batch, C, N, g, law, eta1, eta2):
+def _one_sample(plan: TwoStepPlan, N: int, g: np.random.Generator):
     """One own sample: ``H = W_2 - A B^T`` and the whitened spike coordinates."""
-    from .spike_vectors import P_k
-
+    setup, psi, phi, phi2, K, batch, C = plan.setup, plan.psi, plan.phi, plan.phi2, plan.K, plan.batch, plan.C
+    law, eta1, eta2 = plan.second_layer, plan.eta1, plan.eta2
     act, t = setup.act, setup.target
     d = max(int(round(N / psi)), t.rank)
     n1 = max(int(round(phi * d)), 2)
@@ -166,26 +174,18 @@ def _one_sample(setup, psi, phi, phi2, K, batch, C, N, g, law, eta1, eta2):
     return lam, Au, Bv, restA, restB, math.sqrt(float(lam.max()))
 
 
-def finite_bulk_kernels(activation, target, psi, phi, eta1, eta2, batch, phi2, *, K, N, rng,
-                        reps=1, second_layer="gaussian") -> FiniteBulk:
-    """Sample ``reps`` own bulks ``H = W_2 - P`` at width ``N`` and their whitened spike kernels.
+def finite_bulk_kernels(plan: TwoStepPlan, *, rng, reps: int = 1) -> FiniteBulk:
+    """Sample ``reps`` own bulks ``H = W_2 - P`` at the plan's width ``N`` and their whitened spike kernels.
 
-    ``rng`` (seed or Generator) is required: these are the theory's own draws.
+    ``plan`` is a :class:`~rmtfl.theory._two_step.two_step.TwoStepPlan` with ``N`` given (an integer
+    ``>= 2``); ``rng`` (seed or Generator) makes ``reps`` children, one per own sample.
     """
-    from .._classical.activations import get_activation
-    from .._classical.targets import make_target
-    from .spike_vectors import _setup
-    from .two_step import _coefficients
-
-    N = check_int("N", N, lo=2)
+    if plan.N is None:
+        raise ValueError("N (an integer >= 2) must be given for the finite-N bulk")
+    N = check_int("N", int(plan.N) if float(plan.N).is_integer() else plan.N, lo=2)
     reps = check_int("reps", reps, lo=1, hi=64)
-    if rng is None:
-        raise ValueError("bulk='finite-N' samples its own bulk and needs an explicit rng (seed or Generator)")
-    act = get_activation(activation)
-    setup = _setup(act, make_target(target), K)
-    C = _coefficients(K, batch, setup.mu1, eta1, eta2)
-    gens = (rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)).spawn(reps)
-    out = [_one_sample(setup, psi, phi, phi2, K, batch, C, N, g, second_layer, eta1, eta2) for g in gens]
+    gens = np.random.default_rng(rng).spawn(reps)
+    out = [_one_sample(plan, N, g) for g in gens]
     lam, Au, Bv, rA, rB, top = zip(*out)
     return FiniteBulk(lam, Au, Bv, rA, rB, tuple(float(x) for x in top), float(np.mean(top)), reps)
 
@@ -223,7 +223,7 @@ def _solve_sample(fb: FiniteBulk, j: int, SU, SV, count: int) -> list:
     return out + [top] * (count - len(out))
 
 
-def finite_bulk_outliers(fb: FiniteBulk, G_U, G_V, count: int, *, per_sample: bool = False) -> np.ndarray:
+def finite_bulk_outliers(fb: FiniteBulk, G_U, G_V, *, count: int) -> np.ndarray:
     """The ``count`` largest outliers of ``W_2`` from the master equation with the sampled bulk(s).
 
     ``G_U`` and ``G_V`` are the Gram matrices of ``P = U Vbar^T`` used for the prediction (analytic
@@ -231,10 +231,10 @@ def finite_bulk_outliers(fb: FiniteBulk, G_U, G_V, count: int, *, per_sample: bo
     ``Phi_A = G_U^{1/2} kappa_A G_U^{1/2}``, ``Phi_B = G_V^{1/2} kappa_B G_V^{1/2}``.  For each own
     sample, outlier ``i`` is the largest ``z`` above that sample's bulk top with
     ``lambda_i(Phi_A Phi_B)(z) = 1`` (bracketed, Brent; no crossing gives the bulk top).  Returns
-    the mean over the own samples (``per_sample=True``: the ``(reps, count)`` array).
+    the mean over the own samples (shape ``(count,)``).
     """
     count = check_int("count", count, lo=0)
     SU, SV = _sqrt(G_U), _sqrt(G_V)
     vals = np.array([_solve_sample(fb, j, SU, SV, count) for j in range(fb.reps)], dtype=float).reshape(
         fb.reps, count)
-    return vals if per_sample else vals.mean(axis=0)
+    return vals.mean(axis=0)
