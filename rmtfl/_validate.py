@@ -7,6 +7,7 @@ producing a silent NaN deep inside a formula.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Real
 
 import numpy as np
@@ -20,6 +21,12 @@ __all__ = [
     "check_int",
     "check_finite_array",
     "check_choice",
+    "available_memory",
+    "check_memory",
+    "check_array",
+    "check_size",
+    "check_tol",
+    "check_rng",
 ]
 
 
@@ -81,17 +88,14 @@ def check_int(name: str, value, lo: int | None = None, hi: int | None = None) ->
     return v
 
 
-def check_finite_array(name: str, value, ndim: int | None = None, dtype_kind: str = "fc"):
+def check_finite_array(name: str, value, ndim: int | None = None, dtype_kind: str = "f"):
     """Return ``np.asarray(value)`` after checking finiteness, rank and dtype kind.
 
-    ``dtype_kind`` lists the accepted numpy dtype kinds (default: float or complex;
-    integers are converted to float64).
+    ``dtype_kind`` lists the accepted numpy dtype kinds (default: real floats only; pass
+    ``"fc"`` where complex input is supported; integers and bools are converted to float64).
+    Strings, objects, ragged nestings and (by default) complex values raise ``TypeError``.
     """
-    arr = np.asarray(value)
-    if arr.dtype.kind in "iub":
-        arr = arr.astype(np.float64)
-    if arr.dtype.kind not in dtype_kind:
-        raise ValueError(f"{name} must have a numeric dtype of kind {dtype_kind!r}, got {arr.dtype}")
+    arr = _as_numeric(name, value, dtype_kind)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-d array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -104,3 +108,141 @@ def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)!r}, got {value!r}")
     return value
+
+
+def _cgroup_limit():
+    """The memory limit of this process's cgroup (v2 ``memory.max`` or v1), or ``None``."""
+    for f in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(f) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 2**60:
+            return int(text)
+    return None
+
+
+def available_memory():
+    """Bytes this process may allocate, or ``None`` if unknown.
+
+    The physical memory (``os.sysconf('SC_PHYS_PAGES')``), lowered by a cgroup memory limit and by
+    the address-space limit ``RLIMIT_AS`` (``ulimit -v``, less what the process already maps).
+    """
+    limits = []
+    try:
+        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    cg = _cgroup_limit()
+    if cg is not None:
+        limits.append(cg)
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            used = 0
+            try:
+                with open("/proc/self/statm") as fh:
+                    used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, ValueError, IndexError):
+                pass
+            limits.append(max(soft - used, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    return min(limits) if limits else None
+
+
+def _gib(nbytes) -> str:
+    return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
+
+
+def check_memory(name: str, nbytes, what: str = "") -> None:
+    """Refuse (``ValueError`` naming ``name``) a size whose arrays would need more than the available memory.
+
+    ``nbytes`` is the estimate of what the call allocates (``what`` says for what, e.g. ``"an N x d
+    float64 matrix"``); call this before allocating.  Nothing is refused when the available memory
+    is unknown (:func:`available_memory`).
+    """
+    avail = available_memory()
+    need = float(nbytes)
+    if avail is not None and need > avail:
+        for_ = f" for {what}" if what else ""
+        raise ValueError(f"{name} is too large: it needs about {_gib(need)} of memory{for_}, more than the "
+                         f"{_gib(avail)} available")
+
+
+def _as_numeric(name, value, dtype_kind="f"):
+    """``np.asarray(value)`` of a numeric dtype kind in ``dtype_kind`` (ints/bools -> float64), else ``TypeError``."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got {value!r}")
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged nesting, unconvertible objects
+        raise TypeError(f"{name} must be a numeric array: {exc}") from None
+    if arr.dtype.kind in "iub":
+        arr = arr.astype(np.float64)
+    if arr.dtype.kind == "c" and "c" not in dtype_kind:
+        raise TypeError(f"{name} must be real: complex values are not supported here, got dtype {arr.dtype}")
+    if arr.dtype.kind not in dtype_kind:
+        raise TypeError(f"{name} must have a numeric dtype of kind {dtype_kind!r}, got {arr.dtype}")
+    return arr
+
+
+def check_array(name: str, value, *, ndim=None, dtype_kind: str = "f", finite: bool = True,
+                min_size: int = 0, shape=None):
+    """A numeric array with checks on dtype, rank, shape, size and (by default) finiteness.
+
+    ``ndim`` is an int or a tuple of accepted ranks; ``shape`` a tuple whose ``None`` entries
+    are free; ``min_size`` the least number of entries (1 refuses empty arrays); ``finite=False``
+    lets NaN/inf through (elementwise laws: NaN in, NaN out, docs/reliability.md).
+    Wrong dtype (strings, objects, complex unless ``"c" in dtype_kind``) raises ``TypeError``,
+    the rest ``ValueError``; every message names ``name``.
+    """
+    arr = _as_numeric(name, value, dtype_kind)
+    if ndim is not None:
+        ranks = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in ranks:
+            want = " or ".join(f"{r}-d" for r in ranks)
+            raise ValueError(f"{name} must be a {want} array, got shape {arr.shape}")
+    if shape is not None and (len(shape) != arr.ndim or any(
+            s is not None and s != a for s, a in zip(shape, arr.shape))):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if arr.size < min_size:
+        raise ValueError(f"{name} must have at least {min_size} entries, got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values")
+    return arr
+
+
+def check_size(name: str, value, lo: int = 1, hi: int | None = None) -> int:
+    """A size or iteration count: an integer ``>= lo`` (default 1), ``<= hi`` when given."""
+    return check_int(name, value, lo, hi)
+
+
+def check_tol(name: str, value, *, lo: float = 0.0, hi: float = 1.0, lo_open: bool = True) -> float:
+    """A tolerance: finite, ``> lo`` (``>= lo`` with ``lo_open=False``) and ``<= hi``.
+
+    Zero, negative, NaN and infinite tolerances make iterative searches run forever; refused here.
+    """
+    return check_in_range(name, value, lo, hi, lo_open=lo_open)
+
+
+def check_rng(rng, name: str = "rng"):
+    """``numpy.random.default_rng(rng)``, refusing what it cannot take with an error naming ``name``.
+
+    Accepted: ``None``, a non-negative int (or array of them), a ``SeedSequence``, a
+    ``BitGenerator`` or a ``Generator``.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (bool, str, bytes, float, complex)):
+        raise TypeError(f"{name} must be None, a non-negative int seed, a SeedSequence or a Generator, "
+                        f"got {rng!r}")
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name} must be None, a non-negative int seed, a SeedSequence or a Generator, "
+                        f"got {rng!r} ({exc})") from None

@@ -132,6 +132,10 @@ def _cmd_spiked(args) -> int:
     from rmtfl.numerics import measure_spiked, spiked_matrix
     from rmtfl.theory import bgn_outlier
 
+    from ._common import check_arrays
+
+    check_arrays("--N" if args.N >= args.d else "--d", (args.N, args.d), copies=3,
+                 what=f"an N x d matrix and its SVD (N={args.N}, d={args.d})")
     rng = np.random.default_rng(args.seed)
     r_mat, r_solve = rng.spawn(2)
     sp = spiked_matrix(N=args.N, d=args.d, theta=args.theta, var=args.var, rng=r_mat, backend=args.backend)

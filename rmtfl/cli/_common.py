@@ -8,6 +8,12 @@
 * :func:`emit` prints a result as text, or as JSON with ``--json`` (:func:`rmtfl._results.jsonify`:
   numpy values converted, non-finite floats as the strings ``"nan"``, ``"inf"``, ``"-inf"``).
 * :func:`only_with` refuses a flag given in a combination where it would change nothing.
+* :func:`apply_bounds` gives every numeric flag its range: each ``int`` flag the bound of
+  :data:`INT_BOUNDS` (by flag name, the same everywhere), each ``float`` flag finiteness;
+  :func:`check_bounds` refuses a value outside it after parsing (one line, exit status 2), so
+  that a huge ``--kmax`` or ``--N`` is refused before anything is computed or allocated.
+* :func:`check_arrays` refuses sizes whose arrays would not fit in memory (bytes needed and
+  available, :func:`rmtfl._validate.check_memory`).
 
 Exit status of every command (``rmtfl --help``): 0 success, 1 a failed comparison or a runtime fault
 (one line on stderr), 2 bad arguments (argparse errors, and ``ValueError``/``TypeError`` from the
@@ -17,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from rmtfl import _defaults
 
 __all__ = ["options", "emit", "write_json", "only_with", "usage_error", "given", "default_note", "ACTIVATION_HELP",
-           "TARGET_HELP", "floats", "ints", "pyplot"]
+           "TARGET_HELP", "floats", "ints", "pyplot", "Int", "Real", "INT_BOUNDS", "MAX_SIZE", "apply_bounds",
+           "check_bounds", "check_arrays", "check_sizes", "check_out"]
 
 #: Help text of ``--activation`` (docs/conventions.md §2 for the Hermite convention).
 ACTIVATION_HELP = (f"activation sigma: relu, tanh, erf, gelu, he3, 'hermite(a0, a1, ...)', ... "
@@ -148,6 +156,154 @@ def ints(name: str, text: str) -> list[int]:
     if not vals:
         raise ValueError(f"{name} must not be empty")
     return vals
+
+
+#: Largest size (``--N --d --n --n2 --n-test --k``) the CLI reads; the memory check refuses far less.
+MAX_SIZE = 10**12
+#: The range of every integer flag, by name (inclusive); a new ``int`` flag needs an entry here.
+INT_BOUNDS = {
+    "--seed": (0, 2**63 - 1),
+    "--N": (1, MAX_SIZE), "--d": (1, MAX_SIZE), "--n": (1, MAX_SIZE), "--n2": (1, MAX_SIZE),
+    "--n-test": (1, MAX_SIZE), "--k": (1, MAX_SIZE),
+    "--kmax": (0, 100),          # moments, Hermite and Gegenbauer degrees: beyond, float64 overflows
+    "--dps": (5, 1000),          # mpmath digits
+    "--degree": (1, 12),         # polynomial degree L of sigma in Lambda
+    "--seeds": (1, 10_000),
+    "--workers": (0, 1024),
+    "--retries": (0, 100),
+    "--restarts": (1, 10_000),
+    "--depth": (2, 64),
+    "--points": (2, 10**6),
+}
+
+
+class Int:
+    """``argparse`` type of a bounded integer flag: reads an ``int``; :meth:`check` refuses it outside ``[lo, hi]``."""
+
+    __name__ = "int"  # argparse: "invalid int value: 'x'"
+
+    def __init__(self, lo: int | None, hi: int | None):
+        self.lo, self.hi = lo, hi
+
+    def __call__(self, text):
+        return int(text)
+
+    def check(self, flag: str, value) -> None:
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            lo = "-inf" if self.lo is None else self.lo
+            hi = "inf" if self.hi is None else self.hi
+            raise ValueError(f"{flag} must be an integer in [{lo}, {hi}], got {value}")
+
+    def __repr__(self):
+        return f"Int({self.lo}, {self.hi})"
+
+
+class Real:
+    """``argparse`` type of a float flag: reads a ``float``; :meth:`check` refuses NaN and infinities."""
+
+    __name__ = "float"
+
+    def __call__(self, text):
+        return float(text)
+
+    def check(self, flag: str, value) -> None:
+        if not math.isfinite(value):
+            raise ValueError(f"{flag} must be a finite number, got {value}")
+
+    def __repr__(self):
+        return "Real()"
+
+
+def _flag(action) -> str:
+    long = [o for o in action.option_strings if o.startswith("--")]
+    return (long or action.option_strings)[0]
+
+
+def apply_bounds(parser: argparse.ArgumentParser) -> None:
+    """Give the ``int`` and ``float`` flags of ``parser`` their :class:`Int` (from :data:`INT_BOUNDS`) and :class:`Real` types."""
+    for action in parser._actions:
+        if not action.option_strings or action.choices is not None:  # choices bound a flag already
+            continue
+        if action.type is int:
+            flag = _flag(action)
+            if flag not in INT_BOUNDS:
+                raise KeyError(f"integer flag {flag} of {parser.prog!r} has no range in rmtfl.cli._common.INT_BOUNDS")
+            action.type = Int(*INT_BOUNDS[flag])
+        elif action.type is float:
+            action.type = Real()
+
+
+def check_bounds(args) -> None:
+    """Refuse (``ValueError`` naming the flag, exit status 2) a parsed numeric value outside its range."""
+    parser = getattr(args, "_parser", None)
+    if parser is None:
+        return
+    for action in parser._actions:
+        check = getattr(action.type, "check", None)
+        if check is None or not action.option_strings:
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value is argparse.SUPPRESS:
+            continue
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                check(_flag(action), v)
+
+
+def check_arrays(flag: str, *shapes, itemsize: int = 8, copies: float = 2.0, what: str = "") -> None:
+    """Refuse ``flag`` when the arrays of ``shapes`` (``copies`` times, workspace included) exceed the memory.
+
+    Each shape is a tuple of sizes; ``None`` entries are skipped.
+    """
+    from rmtfl._validate import check_memory
+
+    total = 0.0
+    for shape in shapes:
+        if shape is None or any(s is None for s in shape):
+            continue
+        n = 1.0
+        for s in shape:
+            n *= float(s)
+        total += n
+    check_memory(flag, total * itemsize * copies, what)
+
+
+def check_sizes(args, *, copies: float = 2.0) -> None:
+    """Refuse sizes of a simulation whose arrays would not fit in memory (before anything is drawn).
+
+    The estimate takes every product of two of the sizes given (``N d n n2 n_test``; ``N`` may be a
+    comma list, its largest counts) and ``n x n`` (a Gram matrix), as float64 (float32 with
+    ``--dtype float32``), ``copies`` times for the workspace.  The largest size is named.
+    """
+    sizes = {}
+    for flag in ("N", "d", "n", "n2", "n_test"):
+        v = getattr(args, flag, None)
+        if isinstance(v, str):
+            v = max(ints("--N", v))
+        if isinstance(v, int) and not isinstance(v, bool):
+            sizes["--" + flag.replace("_", "-")] = v
+    if not sizes:
+        return
+    vals = list(sizes.values())
+    shapes = [(a, b) for i, a in enumerate(vals) for b in vals[i + 1:]] + [(v, v) for k, v in sizes.items() if k == "--n"]
+    biggest = max(sizes, key=sizes.get)
+    item = 4 if getattr(args, "dtype", None) == "float32" else 8
+    check_arrays(biggest, *shapes, itemsize=item, copies=copies,
+                 what="the arrays of " + ", ".join(f"{k[2:]}={v}" for k, v in sizes.items()))
+
+
+def check_out(args) -> None:
+    """``--out DIR`` must be a folder (or not exist yet): refuse an existing file (exit status 2, nothing written)."""
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    path = Path(out)
+    for p in (path, *path.parents):  # the nearest existing one must be a folder
+        if p.exists():
+            if not p.is_dir():
+                what = "is an existing file" if p == path else f"is inside the file {str(p)!r}"
+                raise ValueError(f"--out {str(out)!r} {what}, expected a folder (nothing was written)")
+            break
 
 
 def pyplot():

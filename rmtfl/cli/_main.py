@@ -22,6 +22,10 @@ Exit status: 0 success (every comparison passes), 1 a comparison failed or a run
 stderr; a ``TypeError`` raised by the CLI's own code, such as a call that does not match a signature,
 is a fault too), 2 bad arguments (argparse errors, and ``ValueError``/``TypeError`` from the library,
 whose message names the parameter); 130 an interrupted sweep (finished tasks are kept).
+Every integer flag has a range (``rmtfl.cli._common.INT_BOUNDS``, e.g. ``--kmax`` in [0, 100], ``--dps``
+in [5, 1000]) and every float flag must be finite; sizes whose arrays would not fit in memory are refused
+with the bytes needed and available (exit status 2, before anything is allocated or written).  A fault of
+the sweep store (read-only, disk full, a damaged file) is one line naming the file (exit status 1).
 Set ``RMTFL_DEBUG=1`` to get the traceback instead of the one-line message.
 """
 from __future__ import annotations
@@ -32,7 +36,7 @@ import sys
 from pathlib import Path
 
 from ._classical import register as _register_classical
-from ._common import options
+from ._common import apply_bounds, check_bounds, check_out, options
 from ._figures import register as _register_figures
 from ._gradient_flow import register as _register_gradient_flow
 from ._spiked_kernel import register as _register_spiked_kernel
@@ -111,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         register(groups, top)
     for leaf in _leaves(p):
         leaf.set_defaults(_parser=leaf)
+        apply_bounds(leaf)
     return p
 
 
@@ -127,14 +132,20 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _run(args) -> int:
+    check_bounds(args)  # every numeric flag inside its range, before any work
+    check_out(args)     # --out names a folder, before anything is written
+    return int(args.func(args) or 0)
+
+
 def main(argv=None) -> int:
     """Run ``rmtfl`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if os.environ.get("RMTFL_DEBUG"):
-        return int(args.func(args) or 0)
+        return _run(args)
     try:
-        return int(args.func(args) or 0)
+        return _run(args)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, TypeError) and _raised_here(exc):  # e.g. a call that does not match a signature
             print(f"rmtfl: internal error: TypeError: {_one_line(exc)}", file=sys.stderr)
@@ -151,7 +162,13 @@ def main(argv=None) -> int:
             pass
         return 1
     except Exception as exc:  # a runtime fault: one line, no traceback (RMTFL_DEBUG=1 shows it)
-        print(f"rmtfl: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        store_error = getattr(sys.modules.get("rmtfl.sweep._store"), "StoreError", ())
+        if store_error and isinstance(exc, store_error):  # the message names the file and the reason
+            print(f"rmtfl: error: {_one_line(exc)}", file=sys.stderr)
+        elif isinstance(exc, MemoryError):
+            print(f"rmtfl: out of memory: {_one_line(exc)} (choose smaller sizes)", file=sys.stderr)
+        else:
+            print(f"rmtfl: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
 
 

@@ -137,6 +137,9 @@ def _params(args, **extra) -> dict:
 def _check_backend(args) -> None:
     from rmtfl.numerics import get_backend
 
+    from ._common import check_sizes
+
+    check_sizes(args)          # sizes that would not fit in memory: refused before anything is drawn
     get_backend(args.backend)  # fail cleanly (exit 2) before any work if cupy is unusable
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from rmtfl import _defaults
@@ -82,10 +83,69 @@ def _add_experiment_options(p, exp, *, skip=(), conditional=()) -> None:
         p.add_argument(f"--{name}", type=kind, default=None if name in conditional else default, help=help_)
 
 
+#: Most values of one axis (``LO:HI:COUNT``) and most tasks (grid points x seeds) of one sweep.
+MAX_AXIS, MAX_TASKS = 10_000, 1_000_000
+
+
+def _axis(name: str, spec):
+    """The values of ``--name SPEC``, a ``COUNT`` beyond :data:`MAX_AXIS` refused before anything is built."""
+    from rmtfl.sweep import parse_axis
+
+    if isinstance(spec, str) and spec.count(":") == 2:
+        count = spec.rsplit(":", 1)[1].strip()
+        try:
+            big = int(count) > MAX_AXIS
+        except ValueError:  # parse_axis says what is wrong with it
+            big = False
+        if big:
+            raise ValueError(f"--{name}: COUNT in LO:HI:COUNT must be at most {MAX_AXIS}, got {count}")
+    return parse_axis(name, spec)
+
+
+def _point_memory(name: str, p: dict):
+    """``(flag, bytes, what)``: what one task of experiment ``name`` at grid point ``p`` allocates (with workspace)."""
+    item = 4 if p.get("dtype") == "float32" else 8
+    if "N" in p and "psi" in p:
+        N = p["N"]
+        d = max(2, round(N / p["psi"]))
+        if name == "bbp":
+            return "--N", 3.0 * item * N * d, f"an N x d matrix and its SVD (N={N}, d={d})"
+        n = max(2, round(p.get("phi", 1.0) * d))
+        return "--N", 2.0 * item * (n * d + N * d + 2.0 * n * N), f"the data, weights and features (N={N}, d={d}, n={n})"
+    if "n" in p and "d" in p:
+        n, d = p["n"], p["d"]
+        return "--n", 3.0 * item * (n * n + n * d), f"the n x n Gram matrix (n={n}, d={d})"
+    return None
+
+
+def _check_sweep_size(exp, grid, args) -> None:
+    """Refuse a sweep with too many tasks, or whose tasks (times the concurrent workers) exceed the memory."""
+    from rmtfl._validate import check_memory
+
+    tasks = len(grid) * args.seeds
+    if tasks > MAX_TASKS:
+        raise ValueError(f"--seeds: the sweep has {len(grid)} grid points x {args.seeds} seeds = {tasks} tasks, "
+                         f"more than {MAX_TASKS}; split it")
+    if getattr(args, "scheduler", None) is not None:  # remote workers: their memory is not ours to check
+        return
+    need = [m for m in (_point_memory(exp.name, p) for p in grid) if m is not None]
+    if need:
+        flag, nbytes, what = max(need, key=lambda m: m[1])
+        workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+        parallel = max(1, min(workers, tasks))
+        check_memory(flag, nbytes * parallel, what + (f", {parallel} tasks at once" if parallel > 1 else ""))
+
+
 def _grid(exp, args, **override):
     from rmtfl.sweep import product_grid
 
-    axes = {n: override.get(n, getattr(args, n)) for n in exp.axes}
+    axes = {n: _axis(n, override.get(n, getattr(args, n))) for n in exp.axes}
+    size = 1
+    for n, values in axes.items():
+        size *= len(values)
+    if size > MAX_TASKS:
+        raise ValueError(f"the grid has {size} points ({' x '.join(f'{len(v)} {n}' for n, v in axes.items())}), "
+                         f"more than {MAX_TASKS}; use fewer values per axis")
     fixed = {n: override.get(n, getattr(args, n) if getattr(args, n) is not None else exp.fixed[n])
              for n in exp.fixed}
     grid = product_grid(axes, fixed=fixed)
@@ -143,6 +203,7 @@ def _cmd_sweep(args) -> int:
     exp = get_experiment(args.experiment)
     grid = _grid(exp, args)
     _check_executor(args)
+    _check_sweep_size(exp, grid, args)
     try:
         res = _run(exp, grid, args)
     except KeyboardInterrupt:
@@ -166,7 +227,7 @@ def _phase_text(pd) -> list[str]:
 def _cmd_phase(args) -> int:
     import numpy as np
 
-    from rmtfl.sweep import get_experiment, parse_axis
+    from rmtfl.sweep import get_experiment
     from rmtfl.theory import phase_diagram
 
     empirical, N = args.empirical, args.N
@@ -180,11 +241,13 @@ def _cmd_phase(args) -> int:
                           "width of --empirical")
     from rmtfl._validate import check_alpha
 
-    a1 = np.array(parse_axis("alpha1", args.alpha1), float)
-    a2 = np.array(parse_axis("alpha2", args.alpha2), float)
+    a1 = np.array(_axis("alpha1", args.alpha1), float)
+    a2 = np.array(_axis("alpha2", args.alpha2), float)
     for name, axis in (("alpha1", a1), ("alpha2", a2)):
         for v in axis:
             check_alpha(name, v)
+    if a1.size * a2.size > MAX_TASKS:
+        raise ValueError(f"--alpha1/--alpha2: the map has {a1.size} x {a2.size} cells, more than {MAX_TASKS}")
     psi = _defaults.PSI if args.psi is None else args.psi
     c1 = 1.0 if args.c1 is None else args.c1
     c2 = 1.0 if args.c2 is None else args.c2
@@ -200,6 +263,7 @@ def _cmd_phase(args) -> int:
                      activation=args.activation, target=args.target, batch=args.batch,
                      dtype=args.dtype or "float64")
         _check_executor(args)
+        _check_sweep_size(exp, grid, args)
 
     pd = phase_diagram(a1, a2, activation=args.activation, target=args.target, degree=args.degree,
                        batch=args.batch, phi=args.phi)

@@ -112,7 +112,10 @@ def _cmd_two_step(args) -> int:
 def _cmd_simulate(args) -> int:
     from rmtfl.numerics import simulate_two_step
 
+    from ._common import check_sizes
+
     _check_batch(args, "--n2")
+    check_sizes(args)
     e1, e2 = step_sizes(args, args.N)
     r = simulate_two_step(activation=args.activation, target=target_spec(args), N=args.N, d=args.d, n=args.n,
                           eta1=e1, eta2=e2, batch=args.batch, n2=_second(args.n2, args.n, args.batch),

@@ -41,7 +41,7 @@ def _run_kkt(ctx):
                                      note="docs/theory/gradient_flow.md §5.2/§5.3 single-neuron (single-path) structure of every maximum"))
     ex = flow_example("check1")
     k = ncf_kkt(ex.X, ex.y, **ex.settings)
-    rows.append(compare(PART, "N* check 1 vs spec reference", 0.5632717, k.value, tolerance=5e-8,
+    rows.append(compare(PART, "N* check 1 vs reference value", 0.5632717, k.value, tolerance=5e-8,
                         note="docs/theory/gradient_flow.md §14 Check 1 (7 digits quoted)"))
     rows.append(compare(PART, "Delta check 1 = 2N* (Riemannian Hessian)", 2 * k.value, k.margin, tolerance=1e-6,
                         note="central-difference Hessian (step 1e-6), docs/theory/gradient_flow.md §5.1"))
@@ -74,8 +74,8 @@ def _run_l2(ctx):
     pred = escape_time(X, y, delta=1e-4, w0=w0, **kw)
     slope = np.polyfit(np.log(1 / np.array(deltas)), t_esc, 1)[0]
     rows.append(compare(PART, "L=2 escape slope d t_esc / d ln(1/delta)", pred.slope, slope, tolerance=1e-4,
-                        note="docs/theory/gradient_flow.md §7.1: slope 1/(2N*); deltas 1e-4, 1e-6, 1e-8; spec tolerance 1e-4"))
-    rows.append(compare(PART, "L=2 t_esc(1e-4) vs spec reference", 8.38846, t_esc[0], tolerance=2e-5,
+                        note="docs/theory/gradient_flow.md §7.1: slope 1/(2N*); deltas 1e-4, 1e-6, 1e-8; reference tolerance 1e-4 (docs/theory/gradient_flow.md §14)"))
+    rows.append(compare(PART, "L=2 t_esc(1e-4) vs reference value", 8.38846, t_esc[0], tolerance=2e-5,
                         note="docs/theory/gradient_flow.md §14 Check 1 (threshold midway between L(0) and L_inf)"))
     rows.append(compare(PART, "L=2 gamma(w0) = <u*, w0>", 0.571976, pred.amplitude, tolerance=1e-6,
                         note="docs/theory/gradient_flow.md §14 Check 1"))
@@ -95,11 +95,11 @@ def _run_l2(ctx):
     expo = np.polyfit(np.log(dl), np.log(errs), 1)[0]
     rows.append(compare(PART, "L=2 sup|w - p| exponent in delta", 1.0, expo, tolerance=0.1,
                         note=f"docs/theory/gradient_flow.md §8: errors {', '.join(f'{e:.3g}' for e in errs)} for delta 1e-2..1e-4 "
-                             f"(spec 8.12e-3, -4, -5); acceptance: at least linear"))
+                             f"(reference 8.12e-3, -4, -5, docs/theory/gradient_flow.md §14); acceptance: at least linear"))
     bound = k.margin / (k.margin + 8 * Nst)
     rows.append(compare_bool(PART, "L=2 rate beats the paper bound", f">= {bound:.3f}", f"{expo:.3f}",
                              expo >= bound, note="Theorem 4 exponent Delta/(Delta + 8N*) is an upper bound"))
-    rows.append(compare(PART, "L=2 error at delta=1e-2 vs spec", 8.12e-3, errs[0], tolerance=1e-4,
+    rows.append(compare(PART, "L=2 error at delta=1e-2 vs reference value", 8.12e-3, errs[0], tolerance=1e-4,
                         note="docs/theory/gradient_flow.md §14 Check 1 (3 digits quoted)"))
     rows.append(compare_bool(PART, "L=2 conservation a^2 - |w|^2", "drift <= 1e-10", f"{run.conserved_drift:.2e}",
                              run.conserved_drift <= 1e-10, note="docs/theory/gradient_flow.md §6 balance law; DOP853 rtol 1e-11"))
@@ -136,7 +136,7 @@ def _run_l3(ctx):
     sad = first_saddle(X, y, w0=w0, **kw)
     pred = escape_time(X, y, delta=1.0, w0=w0, **kw)
     Tst = pred.blowup_time
-    rows.append(compare(PART, "T*(w0) check 2 vs spec reference", 2.3227165, Tst, tolerance=1e-6,
+    rows.append(compare(PART, "T*(w0) check 2 vs reference value", 2.3227165, Tst, tolerance=1e-6,
                         note="docs/theory/gradient_flow.md §7.2 NCF blow-up + analytic tail; §14 Check 2 (tolerance 1e-6)"))
     rows.append(compare(PART, "first-saddle loss check 2", 0.17, sad.loss, tolerance=1e-10,
                         note="docs/theory/gradient_flow.md §9: a = 2^(-1/3), w = 2^(1/6) e1, loss (0.5^2 + 0.3^2)/2"))
@@ -148,14 +148,14 @@ def _run_l3(ctx):
                         stop_loss=sad.loss - 1e-3, **kw)
     rows.append(compare(PART, f"delta*t_esc -> T*(w0) (delta={delta:g})", Tst, delta * run.t_escape,
                         tolerance=1e-3 * Tst, note="docs/theory/gradient_flow.md §7.2 acceptance: within 0.1% at delta = 1e-4 "
-                        "(spec measured 2.321927 / 2.322638 / 2.322709 at 1e-3 / 1e-4 / 1e-5)"))
+                        "(reference values 2.321927 / 2.322638 / 2.322709 at 1e-3 / 1e-4 / 1e-5)"))
     plats = [p for p in find_plateaus(run.t, run.loss, tol=1e-3) if abs(p.level - sad.loss) < 1e-3]
     if plats:
         t0, t1, level = plats[0]
         on = (run.t >= t0) & (run.t <= t1)
         mid = np.argmin(np.abs(run.t - math.sqrt(t0 * t1)))
         rows.append(compare(PART, "plateau loss = first-saddle loss", sad.loss, run.loss[mid], tolerance=1e-6,
-                            note=f"plateau t in [{t0:.4g}, {t1:.4g}] (spec [23274, 80505] at 1e-4); O(delta^2)"))
+                            note=f"plateau t in [{t0:.4g}, {t1:.4g}] (reference [23274, 80505] at 1e-4); O(delta^2)"))
         first_half = on & (run.t <= t0 + 0.5 * (t1 - t0))
         others = np.sort(run.unit_norms[first_half], axis=1)[:, :-1].max()
         rows.append(compare_bool(PART, "non-winning units <= 10 delta on the plateau", f"<= {10 * delta:g}",

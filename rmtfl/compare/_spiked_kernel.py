@@ -1,4 +1,4 @@
-"""Verify checks of the spiked-kernel part (issue 4; docs/theory/spiked_kernel.md).
+"""Verify checks of the spiked-kernel part (docs/theory/spiked_kernel.md).
 
 Checks (part ``"spiked-kernel"``):
 

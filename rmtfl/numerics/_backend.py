@@ -25,7 +25,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype"]
+__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype", "scaled_matrix"]
 
 BACKENDS = ("numpy", "cupy")
 
@@ -152,3 +152,29 @@ def resolve_dtype(dtype) -> np.dtype:
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     return dt
+
+
+def scaled_matrix(name, A, be):
+    """``(A / 2^e, 2^e)``: ``A`` on the :class:`Backend` ``be``, checked (2-d, non-empty, real,
+    finite -- errors name ``name``; integers and booleans become float64) and divided by a power of two when its largest entry lies outside ``[2^-L, 2^L]``
+    (``L = 256`` in float64, ``30`` in float32), so the Gram matrix neither overflows nor underflows.
+    The division is exact, so results scaled back by ``2^e`` equal those of the unscaled matrix (docs/theory/classical.md §7).
+
+    >>> B, c = scaled_matrix("A", np.eye(2) * 1e300, get_backend())
+    >>> float(B.max()) * c == 1e300, c > 1e299
+    (True, True)
+    """
+    A = be.asarray(A)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d array, got shape {tuple(A.shape)}")
+    require_finite(name, A, backend=be)
+    if A.dtype not in (np.float32, np.float64):
+        A = A.astype(np.float64)
+    if A.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {tuple(A.shape)}")
+    amax = float(be.xp.abs(A).max())
+    lim = 30 if A.dtype == np.float32 else 256
+    if amax == 0.0 or 2.0 ** -lim <= amax <= 2.0 ** lim:
+        return A, 1.0
+    e = int(np.frexp(amax)[1])
+    return A * float(np.ldexp(1.0, -e)), float(np.ldexp(1.0, e))

@@ -16,14 +16,14 @@ from ._bigsvd import DaskInputs, materialise_inputs, top_singular_values_dask, t
 from ._engine import PointSummary, SweepResult, TaskFailure, point_means, run_sweep
 from ._experiments import EXPERIMENTS, Experiment, get_experiment, theory_outliers
 from ._grid import canonical_params, parse_axis, product_grid, seed_indices, task_key, task_seed
-from ._store import ResultStore, TaskResult, to_table
+from ._store import ResultStore, StoreError, TaskResult, to_table
 from .._threads import blas_thread_control, blas_threads
 
 __all__ = [
     "run_sweep", "SweepResult", "PointSummary", "TaskFailure", "point_means",
     "Experiment", "EXPERIMENTS", "get_experiment", "theory_outliers",
     "parse_axis", "product_grid", "canonical_params", "seed_indices", "task_key", "task_seed",
-    "ResultStore", "TaskResult", "to_table",
+    "ResultStore", "StoreError", "TaskResult", "to_table",
     "blas_threads", "blas_thread_control",
     "two_step_w2_dask", "top_singular_values_dask", "materialise_inputs", "DaskInputs",
 ]

@@ -247,6 +247,8 @@ def run_sweep(fn, grid, seeds, *, store=None, workers: int | None = None, schedu
     keys = [[task_key(name, version, p, s, root_seed) for s in seeds] for p in grid]
     if len({ks[0] for ks in keys}) != len(grid):
         raise ValueError("grid has duplicate points (the same parameters twice); remove the repeats")
+    if workers != 0:  # a cluster run: say what is missing before the store is created or touched
+        _dask_distributed()
     own_store = not isinstance(store, ResultStore)
     st = ResultStore(":memory:" if store is None else store) if own_store else store
     todo = [(i, s, k) for i, p in enumerate(grid) for s, k in zip(seeds, keys[i])]
@@ -313,13 +315,20 @@ def _tick(bar, counts, reused):
         bar.update(1)
 
 
-def _run_dask(fn, grid, pending, name, version, root_seed, backend, pass_backend, threads, retries,
-              workers, scheduler, cluster_kwargs, record, tick) -> str:
+def _dask_distributed():
+    """``dask.distributed`` or a ``ValueError`` saying how to get it."""
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        import dask.distributed
     except ImportError:
         raise ValueError("a cluster sweep needs dask[distributed] (pip install -e '.[dist]'); "
                          "use workers=0 for a serial run") from None
+    return dask.distributed
+
+
+def _run_dask(fn, grid, pending, name, version, root_seed, backend, pass_backend, threads, retries,
+              workers, scheduler, cluster_kwargs, record, tick) -> str:
+    dd = _dask_distributed()
+    Client, LocalCluster, as_completed = dd.Client, dd.LocalCluster, dd.as_completed
     cluster = None
     if scheduler is not None:
         client = Client(scheduler, timeout="30s")

@@ -24,6 +24,14 @@ Guarantees:
   database, a newer schema — raises :class:`ValueError` and leaves the file
   byte-for-byte unchanged.  Only a missing or empty (0-byte) file is
   initialised.
+* **Faults are one message naming the file**: an rmtfl store that SQLite
+  cannot read, or whose ``PRAGMA quick_check`` (run on a read-only connection
+  when the store is opened) is not ``ok``, raises :class:`StoreError` ("is
+  damaged") and is left unchanged; a store that cannot be written (read-only
+  file or folder, disk full, I/O error) raises :class:`StoreError` with
+  SQLite's reason.  A store this call was creating is removed again when its
+  creation fails, so a failed open leaves no file behind and changes none.
+  A write that fails in the middle of a sweep keeps every row stored before it.
 
 Examples
 --------
@@ -42,6 +50,7 @@ False
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -51,7 +60,7 @@ import numpy as np
 
 from rmtfl._results import Result
 
-__all__ = ["ResultStore", "TaskResult", "APPLICATION_ID", "SCHEMA_VERSION", "to_table"]
+__all__ = ["ResultStore", "TaskResult", "StoreError", "APPLICATION_ID", "SCHEMA_VERSION", "to_table"]
 
 #: ``PRAGMA application_id`` of rmtfl stores: the ASCII bytes ``"RMTF"``.
 APPLICATION_ID = int.from_bytes(b"RMTF", "big")
@@ -98,6 +107,36 @@ class TaskResult(Result):
     seconds: float = 0.0
 
 
+class StoreError(RuntimeError):
+    """A fault of the store file itself (read-only, disk full, I/O error, damaged); the message names the file.
+
+    Not a :class:`ValueError`: the arguments were fine, the file or the disk is not (the CLI's exit status 1).
+    """
+
+
+def _connect(*args, **kwargs):
+    """``sqlite3.connect`` (one place, so that the tests can simulate a full disk or a read-only file)."""
+    return sqlite3.connect(*args, **kwargs)
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _damaged(path, why: str) -> StoreError:
+    why = " ".join(why.split())
+    return StoreError(f"store {str(path)!r} is damaged ({why}); it was left unchanged — restore it from a copy, "
+                      "or pass a new file name (finished tasks are then computed again)")
+
+
+def _fault(path, doing: str, exc: BaseException, after: str = "") -> StoreError:
+    """A :class:`StoreError` for an ``sqlite3``/``OS`` error while ``doing`` something with the store."""
+    text = _reason(exc)
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return _damaged(path, text)  # "file is not a database", "database disk image is malformed"
+    return StoreError(f"store {str(path)!r}: cannot {doing}: {text}{after}")
+
+
 def _foreign(path: Path, why: str) -> ValueError:
     return ValueError(f"store {str(path)!r} is not an rmtfl sweep store ({why}); "
                       "it was left untouched — pass a new file name or delete it yourself")
@@ -116,21 +155,28 @@ def _check_existing(path: Path) -> None:
     app_id = int.from_bytes(head[68:72], "big")
     if app_id != APPLICATION_ID:
         raise _foreign(path, f"SQLite application_id is {app_id:#x}, expected {APPLICATION_ID:#x}")
-    uri = path.resolve().as_uri() + "?mode=ro"
+    # read-only; ``immutable`` while no other connection has the store open (no -wal/-shm), so that
+    # the check creates no -wal/-shm files next to a store it may refuse
+    busy = any(Path(f"{path}{s}").exists() for s in ("-wal", "-shm"))
+    uri = path.resolve().as_uri() + ("?mode=ro" if busy else "?immutable=1")
     try:
-        con = sqlite3.connect(uri, uri=True, timeout=60)
+        con = _connect(uri, uri=True, timeout=60)
         try:
             version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                raise _foreign(path, f"schema version {version}, this rmtfl reads {SCHEMA_VERSION}")
             cols = [r[1] for r in con.execute("PRAGMA table_info(results)")]
+            if tuple(cols) != _COLUMNS:
+                raise _foreign(path, f"unexpected results columns {cols}")
+            # every page read once: a damaged page is found now, not halfway through a sweep
+            problems = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
             con.execute("SELECT count(*) FROM results").fetchone()
         finally:
             con.close()
-    except sqlite3.DatabaseError as exc:
-        raise _foreign(path, f"unreadable database: {exc}") from None
-    if version != SCHEMA_VERSION:
-        raise _foreign(path, f"schema version {version}, this rmtfl reads {SCHEMA_VERSION}")
-    if tuple(cols) != _COLUMNS:
-        raise _foreign(path, f"unexpected results columns {cols}")
+    except sqlite3.Error as exc:  # rmtfl's application_id, yet SQLite cannot read it (or the disk cannot)
+        raise _fault(path, "open it", exc, "; it was left unchanged") from None
+    if problems != ["ok"]:
+        raise _damaged(path, "PRAGMA quick_check: " + "; ".join(str(p) for p in problems))
 
 
 def _retry_locked(fn, timeout: float):
@@ -167,19 +213,70 @@ class ResultStore:
     def __init__(self, path, *, timeout: float = 60.0):
         memory = str(path) == ":memory:"
         self.path = ":memory:" if memory else Path(path)
+        self._con = None
+        created, empty, sides = [], None, {}  # what this call creates (folders, the file): removed again if the open fails
         if not memory:
+            sides = {s: Path(f"{self.path}{s}").exists() for s in ("-journal", "-wal", "-shm")}
             _check_existing(self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            missing = [p for p in (self.path.parent, *self.path.parent.parents) if not p.exists()]
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise _fault(self.path, "create its folder", exc) from None
+            created = missing[::-1]
+            if not self.path.exists():
+                created.append(self.path)
+            empty = None if self.path in created else os.stat(self.path)
         try:
-            self._con = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None,
-                                        check_same_thread=False)
-        except sqlite3.DatabaseError as exc:
-            raise _foreign(self.path, str(exc)) from None
-        try:
+            self._con = _connect(str(self.path), timeout=timeout, isolation_level=None, check_same_thread=False)
             _retry_locked(self._init, timeout)
-        except Exception:
-            self._con.close()
+        except BaseException as exc:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            if not memory:
+                self._undo(created, empty, sides)
+            if isinstance(exc, ValueError):
+                raise
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                doing = "create it" if self.path in created or (empty and not empty.st_size) else "open it for writing"
+                raise _fault(self.path, doing, exc, "; nothing was changed") from None
             raise
+
+    def _undo(self, created, empty, sides) -> None:
+        """After a failed open: remove what it created (the file, its folders, an empty -wal and its -shm)
+        and restore a 0-byte file."""
+        path = self.path
+        new = path in created or (empty is not None and empty.st_size == 0)
+        wal = Path(f"{path}-wal")
+        empty_wal = not wal.exists() or wal.stat().st_size == 0
+        for suffix in ("-journal", "-wal", "-shm"):
+            side = Path(f"{path}{suffix}")
+            if side.exists() and not sides.get(suffix) and (new or (suffix != "-journal" and empty_wal)):
+                try:
+                    side.unlink()
+                except OSError:
+                    pass
+        try:
+            if empty is not None and empty.st_size == 0 and path.exists() and path.stat().st_size:
+                os.truncate(path, 0)
+                os.utime(path, ns=(empty.st_atime_ns, empty.st_mtime_ns))
+            for p in created[::-1]:
+                if p == path:
+                    p.unlink(missing_ok=True)
+                else:
+                    p.rmdir()
+        except OSError:
+            pass
+
+    def _guard(self, doing: str, fn, *args):
+        """``fn(*args)`` with a SQLite fault turned into a :class:`StoreError` naming the file."""
+        try:
+            return fn(*args)
+        except sqlite3.Error as exc:
+            after = ("; every result stored before is kept — fix the cause and rerun the same command to resume"
+                     if doing.startswith("write") else "")
+            raise _fault(self.path, doing, exc, after) from None
 
     def _init(self) -> None:
         con = self._con
@@ -198,7 +295,10 @@ class ResultStore:
                 raise _foreign(self.path, f"application_id {app_id:#x}")
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            try:
+                con.execute("ROLLBACK")
+            except sqlite3.Error:  # e.g. the COMMIT itself failed on a full disk: nothing to roll back
+                pass
             raise
         mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # e.g. a file system without shared memory
@@ -224,27 +324,30 @@ class ResultStore:
                "ON CONFLICT(key) DO UPDATE SET status=excluded.status, metrics=excluded.metrics, "
                "error=excluded.error, backend=excluded.backend, seconds=excluded.seconds, "
                "finished=excluded.finished WHERE results.status != 'ok'")
-        cur = self._con.execute(sql, row)  # autocommit: one transaction per task
+        cur = self._guard("write a result", self._con.execute, sql, row)  # autocommit: one transaction per task
         return cur.rowcount > 0
 
     # ------------------------------------------------------------------ reading
+    def _read(self, sql: str, args=()) -> list:
+        return self._guard("read it", lambda: self._con.execute(sql, args).fetchall())
+
     def finished_keys(self, keys=None) -> set[str]:
         """Keys with an ``'ok'`` row (restricted to ``keys`` when given)."""
-        rows = self._con.execute("SELECT key FROM results WHERE status = 'ok'").fetchall()
+        rows = self._read("SELECT key FROM results WHERE status = 'ok'")
         done = {k for (k,) in rows}
         return done if keys is None else done & set(keys)
 
     def metrics_by_key(self, keys) -> dict:
         """``{key: metrics}`` for the ``'ok'`` rows among ``keys``."""
         want = set(keys)
-        rows = self._con.execute("SELECT key, metrics FROM results WHERE status = 'ok'").fetchall()
+        rows = self._read("SELECT key, metrics FROM results WHERE status = 'ok'")
         return {k: json.loads(m) for k, m in rows if k in want}
 
     def count(self, status: str | None = None) -> int:
         """Number of rows (of one ``status`` when given)."""
         if status is None:
-            return self._con.execute("SELECT count(*) FROM results").fetchone()[0]
-        return self._con.execute("SELECT count(*) FROM results WHERE status = ?", (status,)).fetchone()[0]
+            return self._read("SELECT count(*) FROM results")[0][0]
+        return self._read("SELECT count(*) FROM results WHERE status = ?", (status,))[0][0]
 
     def rows(self, experiment: str | None = None, keys=None, status: str | None = "ok") -> list[dict]:
         """Flat dict per row: params, ``seed_index``, metrics, and bookkeeping columns."""
@@ -255,11 +358,14 @@ class ResultStore:
         if status is not None:
             sql += " AND status = ?"
             args.append(status)
-        cur = self._con.execute(sql + " ORDER BY finished, key", args)
-        names = [c[0] for c in cur.description]
+        def run():
+            cur = self._con.execute(sql + " ORDER BY finished, key", args)
+            return [c[0] for c in cur.description], cur.fetchall()
+
+        names, records = self._guard("read it", run)
         want = None if keys is None else set(keys)
         out = []
-        for rec in cur.fetchall():
+        for rec in records:
             d = dict(zip(names, rec))
             if want is not None and d["key"] not in want:
                 continue
@@ -277,7 +383,7 @@ class ResultStore:
 
     def integrity_ok(self) -> bool:
         """``PRAGMA integrity_check`` returned ``ok``."""
-        return self._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return self._read("PRAGMA integrity_check")[0][0] == "ok"
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -57,7 +57,7 @@ from ._classical.bgn import (
 from ._two_step.one_step import one_step, OneStepPrediction
 from ._two_step.outliers import CountResult, one_step_spike_count, outlier_count, phase_boundary, step_size
 from ._two_step.phase import finite_n_outlier_map, FiniteNMap, phase_diagram, PhaseDiagram
-from ._two_step.two_step import two_step, TwoStepOutlier, TwoStepPrediction
+from ._two_step.two_step import two_step, two_step_finite_n, TwoStepOutlier, TwoStepPrediction
 from ._two_step.bulk_edge import two_step_bulk_edge
 
 # --- spiked_kernel: random-features kernels, sphere spectra, the zonal problem (docs/theory/spiked_kernel.md)
@@ -113,7 +113,7 @@ __all__ = [
     "tracy_widom_mean", "tracy_widom_pdf", "tracy_widom_quantile", "bgn_dtransform", "bgn_outlier",
     "bgn_threshold", "BGNOutlier", "dtransform_threshold", "DTransformBulk", "one_step", "OneStepPrediction",
     "CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
-    "finite_n_outlier_map", "FiniteNMap", "phase_diagram", "PhaseDiagram", "two_step", "TwoStepOutlier",
+    "finite_n_outlier_map", "FiniteNMap", "phase_diagram", "PhaseDiagram", "two_step", "two_step_finite_n", "TwoStepOutlier",
     "TwoStepPrediction", "two_step_bulk_edge",
     # spiked_kernel
     "arccos_kernel", "as_gamma", "dk_dB", "dk_dB_relu", "gram_block", "kernel_from_scalars",

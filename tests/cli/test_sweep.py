@@ -87,7 +87,11 @@ def test_phase_diagram_theory_finite_n_and_empirical(tmp_path, capsys):
     # --N: the finite-N map at that width (reference: rmtfl.theory.finite_n_outlier_map)
     rc, out = _json(capsys, ["phase-diagram", "--alpha1", "0,0.3", "--alpha2", "0.3", "--target", "linear",
                              "--activation", "hermite(0, 1, 0.5)", "--N", "400", "--json"])
-    assert out["finite_N"]["count"] == [[1, 2]] and out["finite_N"]["N"] == 400
+    import rmtfl.theory as th
+
+    ref = th.finite_n_outlier_map([0, 0.3], [0.3], activation="hermite(0, 1, 0.5)", target="linear", psi=1.0,
+                                  phi=2.0, N=400)
+    assert out["finite_N"]["count"] == ref.count.tolist() and out["finite_N"]["N"] == 400
     assert 2.05 < out["finite_N"]["edge"][0][0] < out["finite_N"]["edge"][0][1]
     assert out["Lambda"] == [[0, 1]]
     out_dir = tmp_path / "fig"
@@ -95,7 +99,7 @@ def test_phase_diagram_theory_finite_n_and_empirical(tmp_path, capsys):
                              "--alpha2", "0.45", "--activation", "gelu", "--N", "80", "--seeds", "1",
                              "--workers", "0", "--store", str(tmp_path / "pd.sqlite"), "--json", "--no-progress"])
     assert rc == 0 and len(out["empirical"]["mean"][0]) == 2 and 0.0 <= out["empirical"]["agreement"] <= 1.0
-    assert out["notes"][0].startswith("finite-N map not drawn")          # gelu is not quadratic
+    assert out["finite_N"]["N"] == 80                                   # the finite-N map for any smooth sigma
     png = out_dir / "phase_diagram.png"
     assert png.stat().st_size > 1000 and (out_dir / "phase_diagram.png.json").exists()
     assert json.loads((out_dir / "phase_diagram.json").read_text())["empirical"]["count"] == "separated"

@@ -52,7 +52,7 @@ import scipy.linalg as sla
 from rmtfl._results import Result
 from rmtfl._validate import check_in_range, check_int
 from .blas import gram_upper, matmul
-from .._backend import require_finite
+from .._backend import get_backend, scaled_matrix
 
 __all__ = ["MixedResult", "mixed_top_eigh", "mixed_top_triplets"]
 
@@ -154,23 +154,22 @@ def mixed_top_eigh(S, k: int, *, edge2=None, pad: int = 10, rtol: float = 1e-8) 
     >>> mixed_top_eigh(S, 2).values.tolist()
     [200.0, 199.0]
     """
-    S = np.asarray(S)
-    if S.ndim != 2 or S.shape[0] != S.shape[1]:
+    S, sc = scaled_matrix("S", S, get_backend("numpy"))  # exact power-of-two rescaling (extreme scales)
+    if S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square 2-d array, got shape {S.shape}")
-    require_finite("S", S)
     m = S.shape[0]
     k = check_int("k", k, 1, m)
     pad = check_int("pad", pad, 0)
     rtol = check_in_range("rtol", rtol, 0.0, 1.0, lo_open=True)
     if edge2 is not None:
-        edge2 = check_in_range("edge2", edge2, None, None)
+        edge2 = check_in_range("edge2", edge2, None, None) / sc
     G32 = np.asfortranarray(S, dtype=np.float32)
     fro = float(np.linalg.norm(S))  # ||S||_F >= ||S||_2 (S need not be PSD)
     # slack: rounding S to float32 (u ||S||_F) plus the solver's backward error (m u ||S||_2)
     fields, _ = _solve(G32, lambda: np.asfortranarray(S, dtype=np.float64),
                        lambda Q: (matmul(S, Q.astype(S.dtype, copy=False)), None), m, k, edge2, pad,
                        lambda top: _U32 * (1 + m) * fro, rtol)
-    return MixedResult(**fields)
+    return MixedResult(**_rescaled(fields, sc))
 
 
 def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-8) -> MixedResult:
@@ -190,10 +189,7 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-
     >>> r.s.tolist(), r.U.shape, r.V.shape
     ([3.0], (3, 1), (3, 1))
     """
-    A = np.asarray(A)
-    if A.ndim != 2:
-        raise ValueError(f"A must be a 2-d array, got shape {A.shape}")
-    require_finite("A", A)
+    A, sc = scaled_matrix("A", A, get_backend("numpy"))  # exact power-of-two rescaling (extreme scales)
     N, d = A.shape
     left = N <= d
     M = A if left else A.T  # G = M M^T, m x m with m = min(N, d)
@@ -202,7 +198,7 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-
     pad = check_int("pad", pad, 0)
     rtol = check_in_range("rtol", rtol, 0.0, 1.0, lo_open=True)
     if edge is not None:
-        edge = check_in_range("edge", edge, 0.0, None)
+        edge = check_in_range("edge", edge, 0.0, None) / sc
     G32 = gram_upper(M.astype(np.float32))
     fro2 = float(np.trace(G32, dtype=np.float64))  # ||M||_F^2
 
@@ -218,7 +214,18 @@ def mixed_top_triplets(A, k: int, *, edge=None, pad: int = 10, rtol: float = 1e-
     s = np.sqrt(np.clip(fields["values"], 0.0, None))
     other = Y / np.where(s > 0, s, 1.0)[None, :]  # M^T x / s
     U, V = (fields["vectors"], other) if left else (other, fields["vectors"])
-    return MixedResult(**fields, U=np.ascontiguousarray(U), V=np.ascontiguousarray(V))
+    return MixedResult(**_rescaled(fields, sc * sc), U=np.ascontiguousarray(U), V=np.ascontiguousarray(V))
+
+
+def _rescaled(fields, c: float):
+    """The eigenvalue-scale fields multiplied back by ``c`` (the square of the matrix scale for triplets)."""
+    if c == 1.0:
+        return fields
+    out = dict(fields)
+    for key in ("values", "residuals", "error_bounds"):
+        out[key] = fields[key] * c
+    out["slack"] = fields["slack"] * c
+    return out
 
 
 def _solve(G32, G64_of, apply, m, k, edge2, pad, slack_of, rtol):

@@ -39,10 +39,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_finite_array, check_int, check_positive
+from rmtfl._validate import check_array, check_int, check_memory, check_positive, check_rng
 from .._backend import get_backend, resolve_dtype
 
 __all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix", "device_normal"]
+
+
+def _dtype(dtype) -> np.dtype:
+    """``"float64"`` or ``"float32"`` (a string, numpy dtype or scalar type); else an error naming ``dtype``."""
+    if dtype is None or isinstance(dtype, bool) or not isinstance(dtype, (str, type, np.dtype)):
+        raise TypeError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    try:
+        return resolve_dtype(dtype)
+    except (TypeError, ValueError):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}") from None
+
+
+def _shape(shape) -> tuple:
+    """An int or a tuple/list of non-negative ints, as a tuple; else an error naming ``shape``."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape must be a non-negative int or a tuple of them, got {shape!r}")
+    try:
+        return tuple(check_int("shape", n, 0) for n in shape)
+    except ValueError:
+        raise ValueError(f"shape must be a non-negative int or a tuple of them, got {shape!r}") from None
 
 
 def device_normal(shape, *, dtype="float64", rng=None, backend="numpy"):
@@ -58,9 +80,12 @@ def device_normal(shape, *, dtype="float64", rng=None, backend="numpy"):
     >>> device_normal((2, 3), dtype="float32", rng=0).dtype.name
     'float32'
     """
+    shape = _shape(shape)
+    dt = _dtype(dtype)
+    g = check_rng(rng)
     be = get_backend(backend)
-    dt = resolve_dtype(dtype)
-    seed = int(np.random.default_rng(rng).integers(0, 2**63 - 1))
+    check_memory("shape", float(np.prod(shape, dtype=float)) * dt.itemsize, f"a {shape} {dt.name} array")
+    seed = int(g.integers(0, 2**63 - 1))
     return be.device_rng(seed).standard_normal(shape, dtype=dt)
 
 
@@ -78,9 +103,12 @@ def gaussian_matrix(N: int, d: int, *, var: float = 1.0, rng=None, dtype="float6
     N = check_int("N", N, 1)
     d = check_int("d", d, 1)
     var = check_positive("var", var)
-    dt = resolve_dtype(dtype)
+    dt = _dtype(dtype)
     be = get_backend(backend)
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
+    # host draw, then the copy on the backend (cupy) -- nothing is allocated before this check
+    check_memory("N x d", float(N) * d * dt.itemsize * (1 if be.name == "numpy" else 2),
+                 f"a {N} x {d} {dt.name} matrix")
     if device_rng:
         Z = device_normal((N, d), dtype=dt, rng=rng, backend=be)
         Z *= dt.type(np.sqrt(var / d))
@@ -101,10 +129,10 @@ def haar_frame(n: int, r: int, *, rng=None) -> np.ndarray:
     True
     """
     n = check_int("n", n, 1)
-    r = check_int("r", r, 0, n)
-    rng = np.random.default_rng(rng)
-    if r == 0:
-        return np.zeros((n, 0))
+    r = check_int("r", r, 1, n)
+    rng = check_rng(rng)
+    # the Gaussian draw, its QR factor and the sign-fixed copy
+    check_memory("n", 3.0 * n * r * 8, f"a {n} x {r} float64 frame")
     Q, R = np.linalg.qr(rng.standard_normal((n, r)))
     return Q * np.sign(np.diag(R))[None, :]
 
@@ -145,16 +173,21 @@ def spiked_matrix(N: int, d: int, theta, *, var: float = 1.0, rng=None, dtype="f
     """
     N = check_int("N", N, 1)
     d = check_int("d", d, 1)
-    th = np.atleast_1d(check_finite_array("theta", theta, dtype_kind="f")).astype(np.float64)
-    if th.ndim != 1:
-        raise ValueError(f"theta must be a scalar or a 1-d array, got shape {th.shape}")
+    th = np.atleast_1d(check_array("theta", theta, ndim=(0, 1))).astype(np.float64)
+    if th.size == 0:
+        raise ValueError("theta must have at least one strength (for pure noise use gaussian_matrix), got []")
     if np.any(th < 0):
         raise ValueError(f"theta must be >= 0, got {theta!r}")
     if th.size > min(N, d):
-        raise ValueError(f"the number of spikes must be <= min(N, d) = {min(N, d)}, got {th.size}")
+        raise ValueError(f"theta: the number of spikes must be <= min(N, d) = {min(N, d)}, got {th.size}")
+    var = check_positive("var", var)
     be = get_backend(backend)
-    dt = resolve_dtype(dtype)
-    r_noise, r_u, r_v = np.random.default_rng(rng).spawn(3)
+    dt = _dtype(dtype)
+    g = check_rng(rng)
+    # noise, the rank-r float64 product, their sum (host; plus the device copy on cupy); the frames
+    check_memory("N x d", float(N) * d * (2 * dt.itemsize + 8 + (0 if be.name == "numpy" else dt.itemsize))
+                 + 3.0 * (N + d) * th.size * 8, f"a {N} x {d} {dt.name} spiked matrix")
+    r_noise, r_u, r_v = g.spawn(3)
     U = haar_frame(N, th.size, rng=r_u)
     V = haar_frame(d, th.size, rng=r_v)
     if device_rng:
@@ -201,6 +234,9 @@ def measure_spiked(sp: SpikedMatrix, *, var: float = 1.0, p: float = 0.99, metho
     from rmtfl.theory import edge_margin
     from .spectra import squared_overlaps, top_singular_triplets
 
+    if not isinstance(sp, SpikedMatrix):
+        raise TypeError(f"sp must be a SpikedMatrix (from spiked_matrix), got {type(sp).__name__}")
+    rng = check_rng(rng)
     N, d = sp.W.shape
     r = max(sp.rank, 1)
     edge = edge_margin(N, d, var=var, p=p)

@@ -22,6 +22,25 @@ Solvers (``method=``), all validated against the dense float64 solve in ``tests/
   with ``edge`` the smallest computed one must lie at or below it, else the request doubles.
 * ``"dense"``: float64 ``eigh`` of the Gram side (``subset_by_index``), every value above ``edge``.
 
+Reliability (every method, numpy and cupy):
+
+* *Extreme scales*: a matrix whose largest entry lies outside ``[2^-256, 2^256]`` (float32:
+  ``[2^-30, 2^30]``) is divided by a power of two first (exact) and the results multiplied back
+  (:func:`rmtfl.numerics._backend.scaled_matrix`), so ``1e200 * A`` gives ``1e200 *`` the values of ``A`` (to ``1e-12``).
+* *A value dwarfing the rest, exact zeros*: the Gram-based solvers give a value ``s_i`` to
+  relative accuracy ``~u (s_max / s_i)^2`` only.  When a returned value lies below
+  ``GRAM_TAU * s_max = 1e-3 s_max`` (or ``A = 0``), every triplet comes instead from LAPACK's SVD of
+  ``A`` itself (``method = "svd"``; the values are ``numpy.linalg.svd``'s, the vectors orthonormal,
+  a zero value ``<~ u s_max``).  Guarantee: every returned value above ``1e-3 s_max`` agrees with
+  ``numpy.linalg.svd`` to ``1e-10`` relative (measured ``<= 5e-12``), every smaller one to
+  ``~u s_max`` absolute, and ``U``, ``V`` are orthonormal with ``||A v - s u|| <~ 1e-10 s_max``.
+* *Exact degeneracy*: the dense and mixed solvers see the whole spectrum.  Lanczos runs with a
+  start block of 2 and repeats with a block one larger than any returned value's count of copies
+  that reaches the block (:mod:`rmtfl.numerics._classical.lanczos`); ARPACK's certificate is
+  confirmed by a band-Lanczos run with the returned vectors projected out.  So an exactly repeated
+  value (axis-aligned or rotated, straddling ``k`` or not) is never reported ``complete`` with a
+  copy missing.
+
 ``"auto"``: dense below ``min(N, d) = 200``, for large requests (``k + margin >
 DENSE_FRACTION * min(N, d)``) and on cupy; ``"mixed"`` up to ``MIXED_MAX``; Lanczos above it,
 and whenever ``tol > 0`` (a residual tolerance asked for).  Measured crossover for a top-10
@@ -47,12 +66,13 @@ import scipy.linalg as sla
 from scipy.sparse import linalg as spla
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_in_range, check_int
+from rmtfl._validate import check_choice, check_in_range, check_int, check_rng
 from .blas import gram_upper
-from .._backend import get_backend, require_finite, to_numpy
+from .._backend import get_backend, scaled_matrix, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
-           "DenseSpectrum", "DENSE_FRACTION", "MIXED_MAX"]
+           "DenseSpectrum", "DENSE_FRACTION", "MIXED_MAX", "GRAM_TAU", "gram_route_ok",
+           "svd_triplets"]
 
 #: ``"auto"`` uses the dense path when ``k + margin`` exceeds this fraction of ``min(N, d)``
 #: or when ``min(N, d)`` is below ``_DENSE_MIN``.
@@ -60,6 +80,39 @@ DENSE_FRACTION = 0.15
 _DENSE_MIN = 200
 #: ``"auto"`` uses the mixed-precision dense solver up to this ``min(N, d)`` (Lanczos above).
 MIXED_MAX = 2000
+
+#: relative accuracy floor of the Gram route: a value ``s_i >= GRAM_TAU * s_max`` taken from the
+#: eigenvalues of the Gram matrix has relative error ``<~ u (s_max / s_i)^2 <= 1e-10`` (measured
+#: ``<= 5e-12`` on Gaussian matrices up to ``1500 x 1500``); anything smaller takes the SVD of ``A``.
+GRAM_TAU = 1e-3
+
+
+def gram_route_ok(ev, dtype=np.float64) -> bool:
+    """Whether the Gram eigenvalues ``ev`` (descending) give every singular value well: none is
+    indistinguishable from zero (``lambda_i < max(1e-12, 100 u) lambda_1``, where the Gram route
+    returns ``~sqrt(u) s_max`` instead of ``~u s_max``) and at most 1 % of them lie below
+    ``GRAM_TAU^2 lambda_1`` (one value dwarfing the bulk).  ``False`` sends to the SVD of ``A``."""
+    ev = np.asarray(ev, dtype=np.float64)
+    lam0 = float(ev[0]) if ev.size else 0.0
+    if not lam0 > 0.0:
+        return False
+    u = float(np.finfo(dtype).eps) / 2
+    if float(ev[-1]) < max(1e-12, 100.0 * u) * lam0:
+        return False
+    return int(np.count_nonzero(ev < GRAM_TAU**2 * lam0)) <= 0.01 * ev.size
+
+
+def svd_triplets(A, be):
+    """``(s, U, V)``, all triplets from LAPACK's SVD of ``A`` itself (``full_matrices=False``; on the
+    host ``numpy.linalg.svd``, so the values are exactly numpy's), host arrays, ``s`` float64."""
+    U, s, Vt = be.xp.linalg.svd(A, full_matrices=False)
+    return to_numpy(s).astype(np.float64), to_numpy(U), to_numpy(Vt).T
+
+
+def _needs_svd(s, n: int) -> bool:
+    """The Gram-based top ``n`` values ``s`` are not all above ``GRAM_TAU * s_max`` (or ``A = 0``)."""
+    s = np.asarray(s, dtype=np.float64)
+    return not (s.size and s[0] > 0 and s[min(n, s.size) - 1] >= GRAM_TAU * s[0])
 
 
 @dataclass(frozen=True)
@@ -167,20 +220,28 @@ def dense_spectrum_and_top(A, k: int, *, backend="numpy") -> DenseSpectrum:
     ([3.0, 2.0, 1.0], [3.0], (3, 1))
     """
     be = get_backend(backend)
-    A = be.asarray(A)
+    A, scale = scaled_matrix("A", A, be)
     N, d = A.shape
     kk = check_int("k", k, 1, min(N, d))
     left = N <= d
     G = A @ A.T if left else A.T @ A
     ev, vec = be.xp.linalg.eigh(G)
     del G
+    ev_h = to_numpy(ev).astype(np.float64)[::-1]
+    if not gram_route_ok(ev_h, A.dtype) or _needs_svd(np.sqrt(np.clip(ev_h, 0.0, None)), kk):
+        # a value dwarfs the bulk, or a zero value: the Gram route loses them; LAPACK's SVD of A
+        del vec
+        s_all, U, V = svd_triplets(A, be)
+        s_all = s_all * scale
+        return DenseSpectrum(s_all, s_all[:kk].copy(), np.ascontiguousarray(U[:, :kk]),
+                             np.ascontiguousarray(V[:, :kk]))
     s_dev = be.xp.sqrt(be.xp.clip(ev[::-1], 0.0, None))
     top = vec[:, ::-1][:, :kk]
     del vec
     s = s_dev[:kk]
     other = (A.T @ top if left else A @ top) / be.xp.where(s > 0, s, 1.0)[None, :]
     U, V = (top, other) if left else (other, top)
-    s_all = to_numpy(s_dev).astype(np.float64)
+    s_all = to_numpy(s_dev).astype(np.float64) * scale
     return DenseSpectrum(s_all, s_all[:kk].copy(), to_numpy(U), to_numpy(V))
 
 
@@ -226,6 +287,8 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     backend : ``"numpy"`` or ``"cupy"`` (dense on device).
     method : ``"auto"``, ``"mixed"``, ``"iterative"`` (Lanczos; ARPACK if it does not converge
         within ``maxiter`` steps), ``"arpack"`` (``svds``) or ``"dense"``; see the module notes.
+        ``.method`` tells which ran; ``"svd"`` when a requested value lies below ``1e-3 s_max``
+        (then LAPACK's SVD of ``A`` gives every triplet: module notes, "Reliability").
     tol : float, residual tolerance ``||A^T u - s v|| <= tol * s_1`` (Lanczos; ``0``: ``1e-10``)
         or ARPACK's ``tol`` (``0``: machine precision).  Not used by ``"mixed"``, whose residuals
         are reported in ``.residuals``.
@@ -244,40 +307,40 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     tol = check_in_range("tol", tol, 0.0, 1.0)
     if edge is not None:
         edge = check_in_range("edge", edge, 0.0, None)
+    if maxiter is not None:
+        maxiter = check_int("maxiter", maxiter, 1)
+    rng = check_rng(rng)
     be = get_backend(backend)
-    A = be.asarray(A)
-    if A.ndim != 2:
-        raise ValueError(f"A must be a 2-d array, got shape {tuple(A.shape)}")
-    require_finite("A", A, backend=be)
+    A, scale = scaled_matrix("A", A, be)
     N, d = A.shape
     m = min(N, d)
     if k > m:
         raise ValueError(f"k must be in [1, min(N, d)] = [1, {m}], got {k}")
-    rng = np.random.default_rng(rng)
+    edge_in = None if edge is None else float(edge)
+    if edge is not None:
+        edge = edge / scale
     kk = min(k + margin, m)
     host_float = be.name == "numpy" and A.dtype in (np.float32, np.float64)
     method = _auto_method(method, be, m, kk, tol, host_float)
+    out = None
     if method == "iterative":
         from .lanczos import lanczos_triplets
 
         lz = lanczos_triplets(A, k, edge=edge, rng=rng, tol=tol, maxiter=maxiter)
         if lz is not None:
             n_above = None if edge is None else int(np.count_nonzero(lz.s > edge))
-            return TopTriplets(lz.s.copy(), np.ascontiguousarray(lz.U), np.ascontiguousarray(lz.V),
-                               bool(edge is not None and lz.certified), None if edge is None else float(edge),
-                               n_above, int(lz.s.size + (edge is not None)), "lanczos", lz.residuals.copy())
-        method = "arpack"
-    if method == "mixed":
+            out = (lz.s.copy(), lz.U, lz.V, bool(edge is not None and lz.certified), n_above,
+                   int(lz.s.size + (edge is not None)), "lanczos", lz.residuals.copy())
+        else:
+            method = "arpack"
+    elif method == "mixed":
         from .mixed import mixed_top_triplets
 
         r = mixed_top_triplets(A, k, edge=edge, pad=max(margin, 10))
         n_above = None if edge is None else int(np.count_nonzero(r.s > edge))
-        s = r.s
-        return TopTriplets(s, r.U, r.V, bool(edge is not None and r.certified),
-                           None if edge is None else float(edge), n_above, r.n_computed,
-                           "mixed" if r.solve_dtype == "float32" else "dense",
-                           r.residuals / np.where(s > 0, s, 1.0))
-    while True:
+        out = (r.s, r.U, r.V, bool(edge is not None and r.certified), n_above, r.n_computed,
+               "mixed" if r.solve_dtype == "float32" else "dense", r.residuals / np.where(r.s > 0, r.s, 1.0))
+    while out is None:
         dense = method == "dense"
         if dense:
             # with an edge the dense path returns every value above it, so it is always complete
@@ -289,16 +352,46 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
             s, U, V = s[order], U[:, order], Vt[order].T
         computed = s.size
         certified = dense or edge is None or s[-1] <= edge
+        if certified and not dense and edge is not None:
+            # ARPACK sees one copy of an exactly repeated value: a deflated band-Lanczos check
+            certified = _deflated_check(A, U if N <= d else V, edge, rng)
         if certified:
+            complete = bool(dense or edge is not None)
+            n, n_above = _finish(s, edge, k)
+            out = (s[:n].copy(), U[:, :n], V[:, :n], complete, n_above, int(computed),
+                   "dense" if dense else "svds", None)
             break
         kk = min(2 * kk, m)
-        if kk >= m - 1:
+        if kk >= m - 1 or computed >= kk:
             method = "dense"
-    complete = bool(dense or (edge is not None and certified))
-    n, n_above = _finish(s, edge, k)
-    return TopTriplets(s[:n].copy(), np.ascontiguousarray(U[:, :n]), np.ascontiguousarray(V[:, :n]),
-                       complete, None if edge is None else float(edge), n_above, int(computed),
-                       "dense" if dense else "svds")
+    s, U, V, complete, n_above, computed, meth, res = out
+    if _needs_svd(s, s.size):
+        # a requested value below GRAM_TAU s_max (a dwarfed bulk or a zero): the Gram-based solvers
+        # lose it, so every triplet comes from LAPACK's SVD of A (complete: it sees the whole spectrum)
+        s_all, U_all, V_all = svd_triplets(A, be)
+        n, n_above = _finish(s_all, edge, k)
+        s, U, V, complete, computed, meth, res = (s_all[:n].copy(), U_all[:, :n], V_all[:, :n], True,
+                                                  s_all.size, "svd", None)
+    return TopTriplets(s * scale, np.ascontiguousarray(U), np.ascontiguousarray(V), bool(complete), edge_in,
+                       n_above, int(computed), meth, None if res is None else res * scale)
+
+
+def _deflated_check(A, X, edge, rng) -> bool:
+    """Nothing above ``edge`` outside the span of ``X`` (the returned Gram-side vectors): band
+    Lanczos (block 2) on the Gram operator with ``X`` projected out must certify its top value below
+    ``edge`` (:func:`rmtfl.numerics._classical.lanczos.band_lanczos` with ``k = 0``)."""
+    from .lanczos import band_lanczos
+
+    N, d = A.shape
+    M = A.T if N <= d else A
+    m = M.shape[1]
+    X = np.asarray(X, dtype=M.dtype)
+    if X.shape[1] >= m:
+        return True
+    Xq, _ = np.linalg.qr(X)
+    out = band_lanczos(lambda q: (M.T @ (M @ q), None), m, M.dtype, 0, float(edge) ** 2, 0.0,
+                       max(300, 2 * X.shape[1]), np.random.default_rng(rng), 2, deflate=Xq)
+    return out is not None and out[4] and out[0].size == 0
 
 
 def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="numpy",
@@ -325,18 +418,22 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
     tol = check_in_range("tol", tol, 0.0, 1.0)
     if edge is not None:
         edge = check_in_range("edge", edge, 0.0, None)
+    if maxiter is not None:
+        maxiter = check_int("maxiter", maxiter, 1)
+    rng = check_rng(rng)
     be = get_backend(backend)
     is_op = isinstance(S, spla.LinearOperator)
+    scale = 1.0
     if not is_op:
-        S = be.asarray(S)
+        S, scale = scaled_matrix("S", S, be)
     if len(S.shape) != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square 2-d array, got shape {tuple(S.shape)}")
-    if not is_op:
-        require_finite("S", S, backend=be)
+    edge_in = None if edge is None else float(edge)
+    if edge is not None:
+        edge = edge / scale
     n_ = S.shape[0]
     if k > n_:
         raise ValueError(f"k must be in [1, {n_}], got {k}")
-    rng = np.random.default_rng(rng)
     kk = min(k + margin, n_)
     host_float = not is_op and be.name == "numpy" and S.dtype in (np.float32, np.float64)
     method = "iterative" if is_op else _auto_method(method, be, n_, kk, tol, host_float)
@@ -345,9 +442,9 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
 
         r = mixed_top_eigh(S, k, edge2=edge, pad=max(margin, 10))
         n_above = None if edge is None else int(np.count_nonzero(r.values > edge))
-        return TopEigenpairs(r.values, r.vectors, bool(edge is not None and r.certified),
-                             None if edge is None else float(edge), n_above, r.n_computed,
-                             "mixed" if r.solve_dtype == "float32" else "dense", r.residuals)
+        return TopEigenpairs(r.values * scale, r.vectors, bool(edge is not None and r.certified), edge_in,
+                             n_above, r.n_computed, "mixed" if r.solve_dtype == "float32" else "dense",
+                             r.residuals * scale)
     while True:
         dense = method == "dense"
         if dense:
@@ -360,11 +457,31 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
             ev, vec = ev[order], vec[:, order]
         computed = ev.size
         certified = dense or edge is None or ev[-1] <= edge
-        if certified or kk >= n_ - 1:
+        if certified and not dense and edge is not None:
+            certified = _deflated_check_op(S, vec, edge, rng)  # ARPACK misses exact copies: check
+        if certified:
             break
+        if kk >= n_ - 1:
+            if is_op:
+                break
+            method = "dense"
+            continue
         kk = min(2 * kk, n_)
     complete = bool(dense or (edge is not None and certified))
     n, n_above = _finish(ev, edge, k)
-    return TopEigenpairs(ev[:n].copy(), np.ascontiguousarray(vec[:, :n]), complete,
-                         None if edge is None else float(edge), n_above, int(computed),
-                         "dense" if dense else "eigsh")
+    return TopEigenpairs(ev[:n] * scale, np.ascontiguousarray(vec[:, :n]), complete, edge_in, n_above,
+                         int(computed), "dense" if dense else "eigsh")
+
+
+def _deflated_check_op(S, X, edge, rng) -> bool:
+    """:func:`_deflated_check` for a symmetric PSD operator ``S`` (edge on the eigenvalue scale)."""
+    from .lanczos import band_lanczos
+
+    n_ = S.shape[0]
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[1] >= n_:
+        return True
+    Xq, _ = np.linalg.qr(X)
+    out = band_lanczos(lambda q: (np.asarray(S @ q, dtype=np.float64).ravel(), None), n_, np.dtype(np.float64), 0,
+                       float(edge), 0.0, max(300, 2 * X.shape[1]), np.random.default_rng(rng), 2, deflate=Xq)
+    return out is not None and out[4] and out[0].size == 0

@@ -30,7 +30,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from rmtfl._results import Result, jsonify
-from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
+from rmtfl._validate import (check_array, check_choice, check_finite_array, check_in_range, check_int,
+                             check_memory, check_nonnegative, check_positive, check_real, check_rng)
 from rmtfl.theory._gradient_flow.problem import FlowProblem, check_direction, make_problem
 
 __all__ = ["simulate_flow", "flow_from_problem", "FlowRun", "active_count", "kth_to_max_ratio",
@@ -78,6 +79,7 @@ def log_time_grid(t_end: float, *, n: int = 400, t_min: float | None = None) -> 
     """
     t_end = check_positive("t_end", t_end)
     n = check_int("n", n, 2)
+    check_memory("n", 8.0 * n, "the time grid")
     t_min = t_end * 1e-6 if t_min is None else check_positive("t_min", t_min)
     return np.r_[0.0, np.geomspace(t_min, t_end, n - 1)]
 
@@ -90,7 +92,7 @@ def random_direction(P: int, *, rng=None) -> np.ndarray:
     ((5,), 1.0)
     """
     P = check_int("P", P, 1)
-    v = np.random.default_rng(rng).standard_normal(P)
+    v = check_rng(rng).standard_normal(P)
     return v / np.linalg.norm(v)
 
 
@@ -159,10 +161,17 @@ def _loss_event(pb: FlowProblem, level: float, terminal: bool):
     return ev
 
 
+#: Bounds that keep a flow run finite in time and in float range (the flows of
+#: docs/theory/gradient_flow.md escape at ``t ~ log(1/delta)``).
+DELTA_MAX = 1e3
+T_END_MAX = 1e8
+GD_STEPS_MAX = 10**8
+
+
 def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method="auto", rtol=None,
                       atol=None, eta=None, escape_loss=None, stop_loss=None) -> FlowRun:
     """:func:`simulate_flow` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §12)."""
-    delta = check_positive("delta", delta)
+    delta = check_in_range("delta", delta, 0.0, DELTA_MAX, lo_open=True)
     check_choice("method", method, ("auto", "dop853", "lsoda", "gd"))
     if method == "auto":
         act = getattr(pb.arch, "act", None)
@@ -170,7 +179,9 @@ def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method=
             method = "gd"  # discontinuous gradient field: adaptive solvers stall in sliding modes
         else:
             method = "dop853" if pb.degree == 2 else "lsoda"
-    t_end = check_positive("t_end", t_end)
+    t_end = check_in_range("t_end", t_end, 0.0, T_END_MAX, lo_open=True)
+    escape_loss = None if escape_loss is None else check_real("escape_loss", escape_loss)
+    stop_loss = None if stop_loss is None else check_real("stop_loss", stop_loss)
     w0 = check_direction(w0, pb.P)
     t_eval = log_time_grid(t_end) if t_eval is None else np.sort(check_finite_array("t_eval", t_eval, ndim=1))
     if t_eval[0] < 0 or t_eval[-1] > t_end * (1 + 1e-12):
@@ -179,8 +190,8 @@ def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method=
     start = time.perf_counter()
     t_esc = t_stop = float("nan")
     if method in ("dop853", "lsoda"):
-        rtol = (1e-11 if L == 2 else 1e-10) if rtol is None else check_positive("rtol", rtol)
-        atol = 1e-13 * delta if atol is None else check_positive("atol", atol)
+        rtol = (1e-11 if L == 2 else 1e-10) if rtol is None else check_in_range("rtol", rtol, 1e-14, 0.1)
+        atol = 1e-13 * delta if atol is None else check_in_range("atol", atol, 1e-300, 1.0)
         events = []
         if escape_loss is not None:
             events.append(_loss_event(pb, float(escape_loss), False))
@@ -199,7 +210,10 @@ def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method=
             t_stop = float(sol.t_events[k][0])
             ts, W = np.r_[ts, t_stop], np.vstack([W, sol.y_events[k][0]])
     else:
-        eta = check_positive("eta", eta if eta is not None else 1e-3)
+        eta = check_in_range("eta", eta if eta is not None else 1e-3, 0.0, 1.0, lo_open=True)
+        if t_end / eta > GD_STEPS_MAX:
+            raise ValueError(f"t_end/eta = {t_end / eta:.3g} GD steps is more than {GD_STEPS_MAX:.0e}; "
+                             "lower t_end or raise eta")
         ts, W, t_esc, t_stop, nfev = _gd(pb, delta * w0, eta, t_end, t_eval, escape_loss, stop_loss)
     losses = np.array([pb.loss(w) for w in W])
     norms = np.array([pb.arch.unit_norms(w) for w in W])
@@ -242,8 +256,17 @@ def active_count(norms, tau) -> np.ndarray:
     >>> active_count([[3.0, 1.0, 0.5]], 0.75).tolist()
     [2]
     """
-    norms = np.atleast_2d(norms)
+    norms = _norms(norms)
+    tau = check_nonnegative("tau", tau)
     return np.sum(norms > tau, axis=-1)
+
+
+def _norms(norms):
+    """``norms`` as a finite non-negative ``(T, N)`` array (one row per time)."""
+    a = np.atleast_2d(check_array("norms", norms, ndim=(1, 2), min_size=1))
+    if np.any(a < 0):
+        raise ValueError("norms must be >= 0")
+    return a
 
 
 def kth_to_max_ratio(norms, k: int = 2) -> np.ndarray:
@@ -252,9 +275,10 @@ def kth_to_max_ratio(norms, k: int = 2) -> np.ndarray:
     >>> kth_to_max_ratio([[4.0, 1.0, 2.0]], 2).tolist()
     [0.5]
     """
-    s = -np.sort(-np.atleast_2d(norms), axis=-1)
-    if not 1 <= k <= s.shape[-1]:
-        raise ValueError(f"k must lie in [1, {s.shape[-1]}], got {k}")
+    s = -np.sort(-_norms(norms), axis=-1)
+    k = check_int("k", k, 1, s.shape[-1])
+    if np.any(s[:, 0] == 0):
+        raise ValueError("norms: every row needs a nonzero largest norm")
     return s[:, k - 1] / s[:, 0]
 
 
@@ -264,8 +288,11 @@ def winner_share(norms) -> np.ndarray:
     >>> winner_share([[3.0, 4.0]]).tolist()
     [0.64]
     """
-    n2 = np.atleast_2d(norms) ** 2
-    return n2.max(axis=-1) / n2.sum(axis=-1)
+    n2 = _norms(norms) ** 2
+    tot = n2.sum(axis=-1)
+    if np.any(tot == 0) or not np.all(np.isfinite(tot)):
+        raise ValueError("norms: every row needs a nonzero finite sum of squares")
+    return n2.max(axis=-1) / tot
 
 
 @dataclass(frozen=True)
@@ -294,7 +321,9 @@ def find_plateaus(t, loss, *, tol: float = 1e-3, min_ratio: float = 2.0) -> list
     [Plateau(t_start=2.0, t_end=8.0, level=0.5)]
     """
     tol = check_positive("tol", tol)
-    t, loss = np.asarray(t, float), np.asarray(loss, float)
+    min_ratio = check_positive("min_ratio", min_ratio)
+    t = check_array("t", t, ndim=1)
+    loss = check_array("loss", loss, shape=(t.size,))
     out, i = [], 0
     while i < t.size:
         j = i
@@ -308,7 +337,13 @@ def find_plateaus(t, loss, *, tol: float = 1e-3, min_ratio: float = 2.0) -> list
 
 def path_distance(run: FlowRun, path_points, *, start: int = 0) -> np.ndarray:
     """``|w(t_k) - p_k|`` for the rows ``k >= start`` (the caller aligns the grids; docs/theory/gradient_flow.md §8)."""
-    P = np.asarray(path_points, float)
+    if not isinstance(run, FlowRun):
+        raise TypeError(f"run must be a FlowRun (from simulate_flow), got {type(run).__name__}")
+    start = check_int("start", start, 0, run.w.shape[0] - 1)
+    P = check_array("path_points", path_points, ndim=2, min_size=1)
+    if P.shape[1] != run.w.shape[1] or start + P.shape[0] > run.w.shape[0]:
+        raise ValueError(f"path_points must have shape (k, {run.w.shape[1]}) with start + k <= "
+                         f"{run.w.shape[0]}, got {P.shape} and start={start}")
     return np.linalg.norm(run.w[start:start + P.shape[0]] - P, axis=1)
 
 
@@ -323,12 +358,19 @@ def is_zero_preserving(pb: FlowProblem, indices, *, steps: int = 3000, eta: floa
     >>> all(is_zero_preserving(pb, s.indices, steps=50, rng=0) for s in zero_preserving(pb.arch))
     True
     """
+    if not isinstance(pb, FlowProblem):
+        raise TypeError(f"pb must be a FlowProblem (from rmtfl.theory.make_problem), got {type(pb).__name__}")
+    steps = check_int("steps", steps, 1, 10**7)
+    eta = check_in_range("eta", eta, 0.0, 1.0, lo_open=True)
+    idx = check_array("indices", indices, ndim=1, min_size=1)
+    if np.any(idx != np.round(idx)) or np.any(idx < 0) or np.any(idx >= pb.P):
+        raise ValueError(f"indices must be integers in [0, {pb.P - 1}], got {indices!r}")
+    idx = idx.astype(int)
     w = 0.5 * random_direction(pb.P, rng=rng) * np.sqrt(pb.P)
-    idx = np.asarray(indices, dtype=int)
     w[idx] = 0.0
     g = pb.rhs()
     for _ in range(steps):
         w = w + eta * g(0.0, w)
         if not np.all(np.isfinite(w)):
-            raise RuntimeError("Euler run diverged; lower eta")
+            raise ValueError(f"eta={eta} too large: the Euler run diverged; lower eta")
     return bool(np.all(w[idx] == 0.0))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_int
+from rmtfl._validate import check_array, check_in_range, check_int, check_rng
 from .._backend import get_backend, to_numpy
 from .._classical.spectra import top_eigenpairs
 
@@ -89,7 +89,7 @@ def top_gram_eigenpairs(K, *, k: int, rng=None, oversample: int = 15, tol: float
     rng : None, int, SeedSequence or Generator
         Start block of the subspace iteration (numpy only).
     oversample, tol, max_iter
-        Block padding, residual tolerance (relative to ``lambda_1``) and iteration cap.
+        Block padding (``>= 1``), residual tolerance (relative to ``lambda_1``) and iteration cap.
     backend : None, str or Backend
         ``None`` (default) follows ``K``: a cupy array selects cupy, anything else numpy.  On cupy
         the pairs come from the dense ``cupy.linalg.eigh`` of ``K`` on the device (the reference
@@ -116,12 +116,19 @@ def top_gram_eigenpairs(K, *, k: int, rng=None, oversample: int = 15, tol: float
         ev, V = be.xp.linalg.eigh(Kd)
         top = be.xp.ascontiguousarray(V[:, n - k:][:, ::-1])  # k columns only leave the device
         return GramEigenpairs(to_numpy(ev[n - k:][::-1]).copy(), to_numpy(top), f"dense-eigh-{be.name}")
-    K = np.asarray(to_numpy(K))
+    K = check_array("K", to_numpy(K), ndim=2, min_size=1)
     n = K.shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}")
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(float(np.abs(K).max()), 1e-300)):
+        raise ValueError("K must be symmetric")
     k = check_int("k", k, lo=1, hi=n)
+    oversample = check_int("oversample", oversample, 1, 10**6)
+    max_iter = check_int("max_iter", max_iter, 1, 10**5)
+    tol = check_in_range("tol", tol, 0.0, 1.0)
     from rmtfl._threads import blas_threads
 
-    g = np.random.default_rng(rng)
+    g = check_rng(rng)
     p = min(k + oversample, n)
     Q = _orthonormalise(K @ g.standard_normal((n, p)))
     for _ in range(max_iter):

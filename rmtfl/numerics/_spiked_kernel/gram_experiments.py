@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive
+from rmtfl._validate import check_array, check_choice, check_int, check_nonnegative, check_positive, check_rng
 from rmtfl.theory import get_activation, sphere_eigenvalues
 from .._backend import get_backend, to_numpy
 from .gram_eigenpairs import backend_of, top_gram_eigenpairs
 from .kernels import kernel_gram
-from .sampling import harmonic_vectors, random_direction, sample_measure
+from .sampling import check_degrees, harmonic_vectors, random_direction, sample_measure
 
 __all__ = ["DegreeBlocks", "gram_degree_eigenvalues", "GramAlignment", "gram_alignment", "EigvecAlignment",
            "eigvec_alignment", "LinearSectorEstimate", "linear_sector_gram"]
@@ -92,8 +92,8 @@ def gram_degree_eigenvalues(activation, *, d: int, n: int, degrees=(0, 1, 2), me
     act = get_activation(activation)
     d, n = check_int("d", d, lo=2), check_int("n", n, lo=2)
     check_choice("measure", measure, ("gaussian", "sphere"))
-    g = np.random.default_rng(rng)
-    degrees = tuple(int(k) for k in degrees)
+    g = check_rng(rng)
+    degrees = check_degrees(degrees, hi=998)  # sphere_eigenvalues(kmax = max(degrees) + 2 <= 1000)
     kmax = max(degrees) + 2
     sp = sphere_eigenvalues(act, d=d, kmax=kmax)
     pred_all = sp.mu if measure == "sphere" else sp.gaussian_k0
@@ -107,7 +107,8 @@ def gram_degree_eigenvalues(activation, *, d: int, n: int, degrees=(0, 1, 2), me
     mult = [sp.multiplicity[degrees[i]] for i in order]
     total = int(sum(mult))
     if total >= n:
-        raise ValueError(f"n={n} too small for {total} eigenvalues")
+        raise ValueError(f"n={n} too small for the {total} eigenvalues of degrees {degrees} at d={d}: n must "
+                         f"exceed N(d, k) summed over degrees")
     if X is None:
         X = sample_measure(n, d, measure=measure, rng=g)
     gamma = 1.0 if measure == "sphere" else 1.0 / d
@@ -189,7 +190,7 @@ def gram_alignment(activation, *, d: int, n: int, b: float, A: float = 1.0, meas
     b = check_nonnegative("b", b)
     A = check_positive("A", A)
     check_choice("measure", measure, ("gaussian", "sphere"))
-    g = np.random.default_rng(rng)
+    g = check_rng(rng)
     v = random_direction(d, rng=g) if v is None else np.asarray(v, dtype=float) / np.linalg.norm(v)
     X = sample_measure(n, d, measure=measure, rng=g)
     K = kernel_gram(act, X, gamma=(A, A * b, v), backend=backend)
@@ -252,8 +253,9 @@ def eigvec_alignment(K, X, v, *, k: int = 1, measure: str = "gaussian", rng=None
     True
     """
     be = backend_of(K, backend)
-    K = np.asarray(to_numpy(K), dtype=float) if be.name == "numpy" else be.asarray(K, dtype=np.float64)
-    X = to_numpy(X)
+    K = check_array("K", to_numpy(K), ndim=2, min_size=1) if be.name == "numpy" \
+        else be.asarray(K, dtype=np.float64)
+    X = check_array("X", to_numpy(X), ndim=2, min_size=1)
     n = K.shape[0]
     if K.shape != (n, n) or X.shape[0] != n:
         raise ValueError(f"K must be (n, n) with n = len(X) = {X.shape[0]}, got {K.shape}")
@@ -321,10 +323,13 @@ def linear_sector_gram(activation, *, A: float, B: float, d: int, n: int, measur
     """
     act = get_activation(activation)
     A, B = check_nonnegative("A", A), check_nonnegative("B", B)
+    for name, val in (("A", A), ("B", B)):
+        if val > 1e100:
+            raise ValueError(f"{name} must be <= 1e100 (Gamma = A I + B v v^T), got {val!r}")
     d, n = check_int("d", d, lo=2), check_int("n", n, lo=2)
     check_choice("measure", measure, ("gaussian", "sphere"))
     n_orth = check_int("n_orth", n_orth, lo=1)
-    g = np.random.default_rng(rng)
+    g = check_rng(rng)
     v = random_direction(d, rng=g)
     X = sample_measure(n, d, measure=measure, rng=g)
     be = get_backend(backend)
@@ -342,4 +347,7 @@ def linear_sector_gram(activation, *, A: float, B: float, d: int, n: int, measur
     D = np.einsum("ik,ik->k", P, P) / n
     norm = 1.0 if measure == "gaussian" else 1.0 / d  # E <e, x>^2 for a unit vector e
     lam = U / (2 * D - norm)
-    return LinearSectorEstimate(float(lam[0]), float(lam[1:].mean()), n, measure)
+    out = LinearSectorEstimate(float(lam[0]), float(lam[1:].mean()), n, measure)
+    if not (np.isfinite(out.target) and np.isfinite(out.orthogonal)):
+        raise ValueError(f"A and B are too large: the Gram eigenvalues overflow (A={A!r}, B={B!r})")
+    return out

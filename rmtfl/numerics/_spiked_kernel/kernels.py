@@ -24,8 +24,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from rmtfl._validate import check_array, check_int
 from rmtfl.theory import Activation, SpikedGamma, as_gamma, get_activation, gram_block, rf_kernel
 from .._backend import get_backend, to_numpy
+
+
+def _on_device(v) -> bool:
+    return type(v).__module__.startswith("cupy")
+
+
+def _host_matrix(name, value, ndim=2):
+    """A real finite non-empty host array of rank ``ndim`` (a cupy array is moved to the host)."""
+    if _on_device(value):
+        value = to_numpy(value)
+    return check_array(name, value, ndim=ndim, min_size=1)
 
 __all__ = ["kernel_gram", "activate", "empirical_rf_kernel"]
 
@@ -68,9 +80,20 @@ def kernel_gram(activation, X, X2=None, *, gamma, kmax: int = 40, backend="numpy
     """
     act = get_activation(activation)
     be = get_backend(backend)
+    kmax = check_int("kmax", kmax, lo=0, hi=170)
     if be.name == "numpy":
-        X = to_numpy(X)
-        return rf_kernel(act, X, None if X2 is None else to_numpy(X2), gamma=gamma, kmax=kmax)
+        X = _host_matrix("X", X)
+        X2 = None if X2 is None else _host_matrix("X2", X2)
+        if X.shape[1] < 2:
+            raise ValueError(f"X must have d >= 2 columns, got shape {X.shape}")
+        if X2 is not None and X2.shape[1] != X.shape[1]:
+            raise ValueError(f"X (n, d) and X2 (n2, d) must have the same d, got {X.shape}, {X2.shape}")
+        try:
+            return rf_kernel(act, X, X2, gamma=gamma, kmax=kmax)
+        except ValueError as exc:
+            if "too large" in str(exc):
+                raise ValueError(f"X, X2 or gamma is too large: the kernel overflows ({exc})") from None
+            raise
     xp = be.xp
     Xd = be.asarray(X, dtype=np.float64)
     X2d = Xd if X2 is None else be.asarray(X2, dtype=np.float64)
@@ -118,7 +141,10 @@ def activate(activation, Z, *, backend="numpy"):
     >>> activate("relu", np.array([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return _activate(get_activation(activation), Z, get_backend(backend))
+    act, be = get_activation(activation), get_backend(backend)
+    if not _on_device(Z):
+        Z = check_array("Z", Z, finite=False)  # elementwise: NaN in, NaN out (docs/reliability.md §2)
+    return _activate(act, Z, be)
 
 
 def _activate(act: Activation, Z, be):
@@ -181,15 +207,22 @@ def empirical_rf_kernel(activation, W, X, X2=None, *, backend="numpy"):
     act = get_activation(activation)
     be = get_backend(backend)
     if be.name == "numpy":
-        W, X = to_numpy(W), to_numpy(X)
+        W, X = _host_matrix("W", W), _host_matrix("X", X)
+        X2 = None if X2 is None else _host_matrix("X2", X2)
+        if X2 is not None and X2.shape[1] != X.shape[1]:
+            raise ValueError(f"X (n, d) and X2 (n2, d) must have the same d, got {X.shape}, {X2.shape}")
     else:
         W, X = be.asarray(W, dtype=np.float64), be.asarray(X, dtype=np.float64)
     if W.ndim != 2 or X.ndim != 2 or W.shape[1] != X.shape[1]:
         raise ValueError(f"W (N, d) and X (n, d) must share d, got {W.shape} and {X.shape}")
     if be.name == "numpy":
-        F = np.asarray(act(X @ W.T), dtype=float)
-        F2 = F if X2 is None else np.asarray(act(to_numpy(X2) @ W.T), dtype=float)
-        return F @ F2.T / W.shape[0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = np.asarray(act(X @ W.T), dtype=float)
+            F2 = F if X2 is None else np.asarray(act(X2 @ W.T), dtype=float)
+            K = F @ F2.T / W.shape[0]
+        if not np.all(np.isfinite(K)):
+            raise ValueError("W and X (or X2) are too large: the kernel overflows (rescale them)")
+        return K
     F = _activate(act, X @ W.T, be)
     F2 = F if X2 is None else _activate(act, be.asarray(X2, dtype=np.float64) @ W.T, be)
     return F @ F2.T / W.shape[0]

@@ -15,11 +15,9 @@ True
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from rmtfl._validate import check_choice, check_finite_array, check_int
+from rmtfl._validate import check_array, check_choice, check_int, check_memory, check_rng
 from rmtfl.theory import zonal_harmonic
 from .._backend import to_numpy
 
@@ -49,7 +47,8 @@ def sample_sphere(n: int, d: int, *, rng=None) -> np.ndarray:
     ((4, 3), True)
     """
     n, d = check_int("n", n, lo=1), check_int("d", d, lo=2)
-    X = np.random.default_rng(rng).standard_normal((n, d))
+    check_memory("n, d", 8.0 * n * d, "an n x d float64 matrix")
+    X = check_rng(rng).standard_normal((n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     return X
 
@@ -66,7 +65,8 @@ def sample_measure(n: int, d: int, *, measure: str = "gaussian", rng=None) -> np
     if measure == "sphere":
         return sample_sphere(n, d, rng=rng)
     n, d = check_int("n", n, lo=1), check_int("d", d, lo=2)
-    return np.random.default_rng(rng).standard_normal((n, d))
+    check_memory("n, d", 8.0 * n * d, "an n x d float64 matrix")
+    return check_rng(rng).standard_normal((n, d))
 
 
 def random_direction(d: int, *, rng=None) -> np.ndarray:
@@ -109,16 +109,51 @@ def harmonic_vectors(X, v, *, degrees=(0, 1, 2), measure: str = "sphere") -> np.
     >>> Y.shape, bool(np.allclose(np.linalg.norm(Y, axis=0), 1))
     ((200, 2), True)
     """
-    X = check_finite_array("X", to_numpy(X), ndim=2)
-    v = check_finite_array("v", v, ndim=1)
-    check_choice("measure", measure, ("gaussian", "sphere"))
+    X = check_array("X", to_numpy(X), ndim=2, min_size=1)
     d = X.shape[1]
+    if d < 2:
+        raise ValueError(f"X must have d >= 2 columns, got shape {X.shape}")
+    v = check_array("v", v, ndim=1)
+    check_choice("measure", measure, ("gaussian", "sphere"))
+    degrees = check_degrees(degrees)
     if v.shape[0] != d:
         raise ValueError(f"v must have length d={d}, got {v.shape[0]}")
-    r = np.linalg.norm(X, axis=1)
-    u = (X @ v) / (r * np.linalg.norm(v))
+    vmax = np.abs(v).max()
+    if vmax == 0:
+        raise ValueError("v must be non-zero")
+    v = v / vmax
+    v = v / np.linalg.norm(v)
+    # rows rescaled by their largest entry: |x| and <v, x>/|x| neither overflow nor underflow
+    xmax = np.abs(X).max(axis=1)
+    if np.any(xmax == 0):
+        raise ValueError("X must have non-zero rows (the direction x/|x| is undefined for x = 0)")
+    Xs = X / xmax[:, None]
+    rs = np.linalg.norm(Xs, axis=1)
+    u = np.clip((Xs @ v) / rs, -1.0, 1.0)
+    r = rs * xmax
+    if measure == "gaussian" and not np.all(np.isfinite(r)):
+        raise ValueError("X is too large: the row norms |x| overflow (rescale X)")
     cols = [zonal_harmonic(ell, d, u) for ell in degrees]
     Y = np.stack(cols, axis=1)
     if measure == "gaussian":
-        Y *= (r / math.sqrt(d))[:, None]
-    return Y / np.linalg.norm(Y, axis=0, keepdims=True)
+        Y *= (r / r.max())[:, None]  # |x|/sqrt(d) up to a constant that the normalisation removes
+    Y /= np.abs(Y).max(axis=0, keepdims=True) + (np.abs(Y).max(axis=0, keepdims=True) == 0)
+    nrm = np.linalg.norm(Y, axis=0, keepdims=True)
+    if np.any(nrm == 0):
+        bad = [degrees[i] for i in np.nonzero(nrm[0] == 0)[0]]
+        raise ValueError(f"X and v give a zero harmonic vector for degrees {bad} (e.g. X orthogonal to v)")
+    return Y / nrm
+
+
+#: Largest harmonic degree of :func:`harmonic_vectors` (docs/reliability.md §1).
+DEGREE_LIMIT = 1000
+
+
+def check_degrees(degrees, hi: int = DEGREE_LIMIT, name: str = "degrees") -> tuple:
+    """A non-empty sequence of harmonic degrees, integers in ``[0, hi]``; errors name ``name``."""
+    if isinstance(degrees, (str, bytes)) or not hasattr(degrees, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers, got {degrees!r}")
+    out = tuple(check_int(name, k, lo=0, hi=hi) for k in degrees)
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out

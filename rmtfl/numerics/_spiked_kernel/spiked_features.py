@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive, check_real
+from rmtfl._validate import (check_array, check_choice, check_int, check_memory, check_nonnegative, check_positive,
+                             check_real, check_rng)
 from rmtfl.theory import Target, eta_from_b, get_activation, make_target, rf_kernel
 from .._backend import get_backend, to_numpy
 from .kernels import activate, kernel_gram
@@ -54,6 +55,10 @@ class OneStep(Result):
     y: np.ndarray = field(repr=False)
     beta_hat: np.ndarray = field(repr=False)
     eta: float
+
+
+def _on_device(v) -> bool:
+    return type(v).__module__.startswith("cupy")
 
 
 def _target_with(target, noise) -> Target:
@@ -105,17 +110,25 @@ def one_step_weights(activation, target, *, N: int, d: int, n: int, eta: float, 
     N, d, n = check_int("N", N, lo=1), check_int("d", d, lo=2), check_int("n", n, lo=1)
     eta = check_real("eta", eta)
     check_choice("a_law", a_law, ("gaussian", "rademacher"))
-    g = np.random.default_rng(rng)
+    g = check_rng(rng)
     r_dir, r_w, r_a, r_x, r_y = g.spawn(5)
     v = random_direction(d, rng=r_dir) if beta_star is None else \
         np.asarray(beta_star, float) / np.linalg.norm(beta_star)
-    t = _target_with(target, check_nonnegative("noise", noise))
+    noise = check_nonnegative("noise", noise)
+    if noise > 1e100:
+        raise ValueError(f"noise must be <= 1e100, got {noise!r}")
+    t = _target_with(target, noise)
     W0 = init_first_layer(N, d, law="gaussian", rng=r_w, backend=backend)
     a = init_second_layer(N, law=a_law, rng=r_a, backend=backend)
     Xh = sample_inputs(n, d, rng=r_x)  # inputs and labels on the host, then moved: same sample on every backend
     yh = sample_targets(Xh, target=t, directions=v[None, :], rng=r_y)
     be = get_backend(backend)
-    W1 = gd_steps(act, W0, a, (be.asarray(Xh), be.asarray(yh)), etas=[eta])
+    try:
+        W1 = gd_steps(act, W0, a, (be.asarray(Xh), be.asarray(yh)), etas=[eta])
+    except ValueError as exc:
+        if "overflow" not in str(exc) and "etas" not in str(exc):
+            raise
+        raise ValueError(f"eta = {eta!r} and noise = {noise!r} are too large: the step overflows") from None
     return OneStep(to_numpy(W0), to_numpy(W1), to_numpy(a), v, Xh, yh, Xh.T @ yh / n, eta)
 
 
@@ -161,19 +174,27 @@ def measure_spike(W, v, *, W0=None) -> SpikeMeasurement:
     >>> round(ms.spike, 12), round(ms.orthogonal, 12)       # d mean <w,v>^2, d mean |P w|^2/(d-1)
     (1.333333333333, 0.166666666667)
     """
-    W = to_numpy(W)
-    v = np.asarray(v, dtype=float)
+    W = check_array("W", to_numpy(W) if _on_device(W) else W, ndim=2, min_size=1)
     N, d = W.shape
-    if v.shape != (d,):
-        raise ValueError(f"v must have shape ({d},), got {v.shape}")
+    if d < 2:
+        raise ValueError(f"W must have d >= 2 columns, got shape {W.shape}")
+    v = check_array("v", v, shape=(d,))
+    vmax = np.abs(v).max()
+    if vmax == 0:
+        raise ValueError("v must be non-zero")
+    v = v / vmax
     v = v / np.linalg.norm(v)
+    if W0 is not None:
+        W0 = check_array("W0", to_numpy(W0) if _on_device(W0) else W0, shape=(N, d))
     p = W @ v
     sp = d * p * p
     orth = d * (np.einsum("ij,ij->i", W, W) - p * p) / (d - 1)
+    if not (np.all(np.isfinite(sp)) and np.all(np.isfinite(orth))):
+        raise ValueError("W is too large: its second moments overflow (rescale W)")
     se = (lambda x: float(x.std(ddof=1) / math.sqrt(N)) if N > 1 else 0.0)
     cos2 = math.nan
     if W0 is not None:
-        D = W - to_numpy(W0)
+        D = W - W0
         _, _, Vt = np.linalg.svd(D, full_matrices=False)
         cos2 = float((Vt[0] @ v) ** 2)
     return SpikeMeasurement(float(sp.mean()), se(sp), float(orth.mean()), se(orth), cos2)
@@ -196,15 +217,34 @@ def ridge_predict(K_train, K_test_train, y, *, lam: float):
         idx = xp.arange(K.shape[0])
         K[idx, idx] += lam
         return xp.asarray(K_test_train) @ xp.linalg.solve(K, xp.asarray(y, dtype=xp.float64))
-    K = np.array(K_train, dtype=float, copy=True)
+    K = check_array("K_train", K_train, ndim=2, min_size=1).astype(float, copy=True)
+    n = K.shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"K_train must be square (n, n), got shape {K.shape}")
+    K_test_train = check_array("K_test_train", K_test_train, ndim=(1, 2), min_size=1)
+    if K_test_train.shape[-1] != n:
+        raise ValueError(f"K_test_train must have {n} columns (one per training point), got {K_test_train.shape}")
+    y = check_array("y", y, ndim=(1, 2), min_size=1)
+    if y.shape[0] != n:
+        raise ValueError(f"y must have {n} rows (one per training point), got shape {y.shape}")
     K[np.diag_indices_from(K)] += lam
     # one BLAS thread: right after a large GEMM a small multi-threaded LAPACK solve waits ~0.2 s for
     # OpenBLAS worker threads on a busy machine (measured: 0.25 s vs 0.4 ms for n = 192)
     from rmtfl._threads import blas_threads
 
+    if not np.all(np.isfinite(K)):
+        raise ValueError("K_train and lam are too large: K_train + lam I overflows")
     with blas_threads(1):
-        alpha = np.linalg.solve(K, y)
-    return K_test_train @ alpha
+        try:
+            alpha = np.linalg.solve(K, y)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"K_train + lam I is singular to working precision (lam={lam:g} is too small "
+                             "for the scale of K_train)") from None
+    out = K_test_train @ alpha
+    if not np.all(np.isfinite(out)):
+        raise ValueError("K_train is ill-conditioned for this lam: the prediction overflows (raise lam or "
+                         "rescale K_train, K_test_train, y)")
+    return out
 
 
 @dataclass(frozen=True)
@@ -246,6 +286,10 @@ class GeneralisationResult(Result):
     raw: dict = field(repr=False)
 
 
+#: Largest width ``N`` of :func:`generalisation_experiment` (keeps one run within seconds to minutes).
+WIDTH_LIMIT = 100_000
+
+
 def generalisation_experiment(activation, target, *, d: int = 64, n: int = 256, n2: int = 256, n_test: int = 2560,
                               N=(128, 512, 2048), b: float = 5.0, lam: float = 1e-2, noise: float = 0.0,
                               seeds: int = 4, kernels: bool = True, rng=None,
@@ -268,9 +312,9 @@ def generalisation_experiment(activation, target, *, d: int = 64, n: int = 256, 
     n, n2, n_test : int
         First-step batch, readout batch and test-set sizes.
     N : int or sequence of int
-        Width(s) of the network; one result per width.
+        Width(s) of the network, each ``<= 100000``; one result per width.
     b : float
-        Spike ratio ``B/A`` of the step.
+        Spike ratio ``B/A`` of the step, ``0 <= b <= 1e100``.
     lam : float
         Ridge penalty (readout and KRR).
     noise : float
@@ -299,14 +343,24 @@ def generalisation_experiment(activation, target, *, d: int = 64, n: int = 256, 
     be = get_backend(backend)
     d = check_int("d", d, lo=2)
     n, n2, n_test = (check_int(k, v, lo=2) for k, v in (("n", n), ("n2", n2), ("n_test", n_test)))
-    seeds = check_int("seeds", seeds, lo=1)
+    seeds = check_int("seeds", seeds, lo=1, hi=10_000)
     b = check_nonnegative("b", b)
+    if b > 1e100:
+        raise ValueError(f"b must be <= 1e100 (the step size eta ~ sqrt(b N/d) overflows beyond), got {b!r}")
     lam = check_positive("lam", lam)
     widths = (N,) if np.ndim(N) == 0 else tuple(N)
     if not widths:
         raise ValueError("N must be a width or a non-empty sequence of widths")
-    widths = tuple(check_int("N", w, lo=1) for w in widths)
-    t = _target_with(target, check_nonnegative("noise", noise))
+    widths = tuple(check_int("N", w, lo=1, hi=WIDTH_LIMIT) for w in widths)
+    for name, m in (("n", n), ("n2", n2), ("n_test", n_test)):
+        check_memory(name, 8.0 * 3 * m * (d + 1), f"the {name} x d inputs")
+    for w in widths:
+        check_memory("N", 8.0 * (3.0 * w * d + 2.0 * w * max(n, n2, n_test)), "the N x d weights and features")
+    check_memory("n", 8.0 * 4 * max(n, n2) ** 2 + 8.0 * 2 * n_test * max(n, n2), "the kernel Gram matrices")
+    noise = check_nonnegative("noise", noise)
+    if noise > 1e100:
+        raise ValueError(f"noise must be <= 1e100, got {noise!r}")
+    t = _target_with(target, noise)
     if t.rank != 1:
         raise ValueError(f"target must be single-index (rank 1) for the spiked kernel, got rank {t.rank}")
     t_clean = Target(t.links, t.directions, 0.0, t.offsets)
@@ -315,7 +369,7 @@ def generalisation_experiment(activation, target, *, d: int = 64, n: int = 256, 
     nn = np.empty((seeds, len(widths)))
     rf = np.empty((seeds, len(widths)))
     kern = {"k0": [], "k1_target": [], "k1_hhat": []}
-    for s, g in enumerate(np.random.default_rng(rng).spawn(seeds)):
+    for s, g in enumerate(check_rng(rng).spawn(seeds)):
         r_dir, r1, r2, rt, rnet = g.spawn(5)
         v = random_direction(d, rng=r_dir)
         X1 = sample_inputs(n, d, rng=r1)
@@ -334,7 +388,11 @@ def generalisation_experiment(activation, target, *, d: int = 64, n: int = 256, 
             ga, gb = gw.spawn(2)
             W0 = init_first_layer(Ni, d, law="gaussian", rng=ga, backend=be)
             a = init_second_layer(Ni, law="gaussian", rng=gb, backend=be)
-            W1 = gd_steps(act, W0, a, (X1b, y1b), etas=[eta])
+            try:
+                W1 = gd_steps(act, W0, a, (X1b, y1b), etas=[eta])
+            except ValueError as exc:
+                raise ValueError(f"b = {b!r} is too large for N = {Ni}, d = {d}: the step eta = {eta:g} "
+                                 f"fails ({exc})") from None
             for W, store in ((W1, nn), (W0, rf)):
                 F2 = activate(act, X2b @ W.T, backend=be) / math.sqrt(Ni)
                 Ft = activate(act, Xtb @ W.T, backend=be) / math.sqrt(Ni)

@@ -70,7 +70,7 @@ import numpy as np
 from scipy import optimize
 
 from rmtfl._results import Result
-from rmtfl._validate import check_int
+from rmtfl._validate import check_int, check_rng
 from rmtfl.theory._two_step.spike_vectors import P_k
 from rmtfl.theory._two_step.two_step import TwoStepPlan
 
@@ -184,7 +184,7 @@ def finite_bulk_kernels(plan: TwoStepPlan, *, rng, reps: int = 1) -> FiniteBulk:
         raise ValueError("N (an integer >= 2) must be given for the finite-N bulk")
     N = check_int("N", int(plan.N) if float(plan.N).is_integer() else plan.N, lo=2)
     reps = check_int("reps", reps, lo=1, hi=64)
-    gens = np.random.default_rng(rng).spawn(reps)
+    gens = check_rng(rng).spawn(reps)
     out = [_one_sample(plan, N, g) for g in gens]
     lam, Au, Bv, rA, rB, top = zip(*out)
     return FiniteBulk(lam, Au, Bv, rA, rB, tuple(float(x) for x in top), float(np.mean(top)), reps)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmtfl._validate import check_choice, check_int, check_real
+from rmtfl._validate import check_array, check_choice, check_int, check_memory, check_rng
 from rmtfl.theory import Activation, get_activation
 from .._classical.blas import gram_upper, matmul
 from .._backend import get_backend, resolve_dtype, to_numpy
@@ -58,6 +58,51 @@ __all__ = [
     "sigma_prime",
 ]
 
+
+
+def check_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """``"float64"`` or ``"float32"`` (a string or numpy dtype); anything else raises an error naming ``name``."""
+    if dtype is None or isinstance(dtype, bool) or not isinstance(dtype, (str, type, np.dtype)):
+        raise TypeError(f"{name} must be 'float32' or 'float64', got {dtype!r}")
+    try:
+        return resolve_dtype(dtype)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be 'float32' or 'float64', got {dtype!r}") from None
+
+
+def _on_device(v) -> bool:
+    return type(v).__module__.startswith("cupy")
+
+
+def check_data(name: str, value, ndim: int):
+    """A real, finite, non-empty host array of rank ``ndim`` (float32 kept, others float64), or a cupy array of that rank.
+
+    Errors name ``name`` (docs/reliability.md).
+    """
+    if _on_device(value):
+        if value.ndim != ndim or value.size == 0 or value.dtype.kind != "f":
+            raise ValueError(f"{name} must be a non-empty real {ndim}-d array, got shape {value.shape}, "
+                             f"dtype {value.dtype}")
+        return value
+    arr = check_array(name, value, ndim=ndim, min_size=1)
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def _check_model(W, a, X, y, wname="W"):
+    W = check_data(wname, W, 2)
+    a = check_data("a", a, 1)
+    X = check_data("X", X, 2)
+    y = check_data("y", y, 1)
+    if W.shape[1] != X.shape[1] or a.shape[0] != W.shape[0] or y.shape[0] != X.shape[0]:
+        raise ValueError(f"shapes do not match: {wname} {W.shape}, a {a.shape}, X {X.shape}, y {y.shape} "
+                         f"({wname} (N, d), a (N,), X (n, d), y (n,))")
+    return W, a, X, y
+
+
+#: Largest ``|eta|`` of :func:`gd_steps` / :func:`gd_trajectory` (docs/reliability.md §1).
+ETA_LIMIT = 1e100
 
 
 def _gauss(rng, shape, dtype):
@@ -93,11 +138,12 @@ def init_first_layer(N: int, d: int, *, law: str = "gaussian", rng=None, dtype="
     """
     N = check_int("N", N, lo=1)
     d = check_int("d", d, lo=1)
+    check_memory("N, d", 8.0 * N * d, "an N x d float64 matrix")
     check_choice("law", law, ("gaussian", "sphere"))
-    dt = resolve_dtype(dtype)
+    dt = check_dtype(dtype)
     be = get_backend(backend)
     # host draws are scaled on the host, so numpy and cupy get bit-identical arrays
-    W = device_normal((N, d), dtype=dt, rng=np.random.default_rng(rng), backend=be) if device_rng else _gauss(np.random.default_rng(rng), (N, d), dt)
+    W = device_normal((N, d), dtype=dt, rng=check_rng(rng), backend=be) if device_rng else _gauss(check_rng(rng), (N, d), dt)
     xp = be.xp if device_rng else np
     if law == "gaussian":
         W *= dt.type(1.0 / np.sqrt(d))
@@ -118,9 +164,10 @@ def init_second_layer(N: int, *, law: str = "gaussian", rng=None, dtype="float64
     [np.float64(0.5)]
     """
     N = check_int("N", N, lo=1)
+    check_memory("N", 8.0 * N, "a length-N float64 vector")
     check_choice("law", law, ("gaussian", "rademacher"))
-    dt = resolve_dtype(dtype)
-    g = np.random.default_rng(rng)
+    dt = check_dtype(dtype)
+    g = check_rng(rng)
     be = get_backend(backend)
     if law == "gaussian" and device_rng:
         return device_normal(N, dtype=dt, rng=g, backend=be) * dt.type(1.0 / np.sqrt(N))
@@ -141,10 +188,11 @@ def sample_inputs(n: int, d: int, *, rng=None, dtype="float64", backend="numpy",
     """
     n = check_int("n", n, lo=1)
     d = check_int("d", d, lo=1)
-    dt, be = resolve_dtype(dtype), get_backend(backend)
+    check_memory("n, d", 8.0 * n * d, "an n x d float64 matrix")
+    dt, be = check_dtype(dtype), get_backend(backend)
     if device_rng:
-        return device_normal((n, d), dtype=dt, rng=np.random.default_rng(rng), backend=be)
-    return be.asarray(_gauss(np.random.default_rng(rng), (n, d), dt))
+        return device_normal((n, d), dtype=dt, rng=check_rng(rng), backend=be)
+    return be.asarray(_gauss(check_rng(rng), (n, d), dt))
 
 
 def sample_targets(X, *, target, directions=None, rng=None):
@@ -175,8 +223,8 @@ def sample_targets(X, *, target, directions=None, rng=None):
     """
     from rmtfl.theory import Target, make_target
 
-    if not hasattr(X, "shape") or len(X.shape) != 2:
-        raise TypeError(f"X must be an (n, d) array, got {type(X).__name__}")
+    X = check_data("X", X, 2)
+    gen = check_rng(rng)
     t = target if isinstance(target, Target) else make_target(target)
     if directions is not None:
         t = make_target(t, directions=directions)
@@ -193,8 +241,10 @@ def sample_targets(X, *, target, directions=None, rng=None):
     for r, g in enumerate(t.links):
         y += xp.asarray(g(Z[:, r]), dtype=X.dtype)
     if t.noise > 0:
-        eps = np.random.default_rng(rng).standard_normal(n)
+        eps = gen.standard_normal(n)
         y += xp.asarray(t.noise * eps, dtype=X.dtype)
+    if not bool(xp.all(xp.isfinite(y))):
+        raise ValueError("X is too large: the labels overflow (rescale X)")
     return y
 
 
@@ -264,9 +314,16 @@ def correlation_grad(activation, W, a, X, y):
     True
     """
     act = get_activation(activation)
+    W, a, X, y = _check_model(W, a, X, y)
+    G = _correlation_grad(act, W, a, X, y)
+    if not bool(_xp(G).all(_xp(G).isfinite(G))):
+        raise ValueError("W, a, X and y are too large: the gradient overflows (rescale them)")
+    return G
+
+
+def _correlation_grad(act, W, a, X, y):
+    """:func:`correlation_grad` on validated arrays."""
     n = X.shape[0]
-    if W.shape[1] != X.shape[1] or a.shape[0] != W.shape[0] or y.shape[0] != n:
-        raise ValueError(f"shapes do not match: W {W.shape}, a {a.shape}, X {X.shape}, y {y.shape}")
     S = sigma_prime(act, matmul(W, X.T))
     S *= y[None, :]
     G = matmul(S, X)
@@ -277,14 +334,44 @@ def correlation_grad(activation, W, a, X, y):
 
 def _schedule(batches, etas):
     """``(batches, etas)`` as two lists of equal length (one ``(X, y)`` pair reused, or one per step)."""
-    etas = [check_real("eta", e) for e in np.atleast_1d(np.asarray(etas, dtype=float)).tolist()]
+    etas = [float(e) for e in np.atleast_1d(check_array("etas", etas, ndim=(0, 1), min_size=1)).tolist()]
+    if any(abs(e) > ETA_LIMIT for e in etas):
+        raise ValueError(f"etas must satisfy |eta| <= {ETA_LIMIT:g}, got {etas}")
+    if not isinstance(batches, (tuple, list)):
+        raise TypeError(f"batches must be an (X, y) pair or a sequence of such pairs, got {type(batches).__name__}")
     if isinstance(batches, tuple) and len(batches) == 2 and hasattr(batches[0], "shape") \
             and getattr(batches[0], "ndim", 0) == 2:
         batches = [batches] * len(etas)
     batches = list(batches)
     if len(batches) != len(etas):
         raise ValueError(f"batches must be one (X, y) pair or one per step ({len(etas)}), got {len(batches)}")
+    for b in batches:
+        if not isinstance(b, (tuple, list)) or len(b) != 2:
+            raise TypeError(f"batches must hold (X, y) pairs, got {type(b).__name__}")
     return batches, etas
+
+
+def _check_run(W0, a, batches, etas):
+    """Validated ``W0, a`` and the schedule: every batch checked once (a reused batch once)."""
+    batches, etas = _schedule(batches, etas)
+    W0 = check_data("W0", W0, 2)
+    a = check_data("a", a, 1)
+    seen = {}
+    out = []
+    for X, y in batches:
+        key = (id(X), id(y))
+        if key not in seen:
+            _, _, Xc, yc = _check_model(W0, a, X, y, wname="W0")
+            seen[key] = (Xc, yc)
+        out.append(seen[key])
+    return W0, a, out, etas
+
+
+def _finite_weights(W):
+    xp = _xp(W)
+    if not bool(xp.all(xp.isfinite(W))):
+        raise ValueError("etas are too large for these data: the weights overflow")
+    return W
 
 
 def gd_steps(activation, W0, a, batches, *, etas):
@@ -325,18 +412,18 @@ def gd_steps(activation, W0, a, batches, *, etas):
     (5, 4)
     """
     act = get_activation(activation)
-    batches, etas = _schedule(batches, etas)
+    W0, a, batches, etas = _check_run(W0, a, batches, etas)
     if len(etas) == 2 and batches[0][0] is batches[1][0] and batches[0][1] is batches[1][1] \
             and _gram_route_pays(W0, a, *batches[0]):
-        return _two_steps_one_batch(W0, a, *batches[0], etas, act)
+        return _finite_weights(_two_steps_one_batch(W0, a, *batches[0], etas, act))
     W = W0
     del W0  # a caller that keeps no reference of its own lets W_0 go after the first step
     for (X, y), eta in zip(batches, etas):
-        G = correlation_grad(act, W, a, X, y)
+        G = _correlation_grad(act, W, a, X, y)
         G *= G.dtype.type(eta)
         G += W
         W = G
-    return W
+    return _finite_weights(W)
 
 
 def gd_trajectory(activation, W0, a, batches, *, etas):
@@ -353,16 +440,16 @@ def gd_trajectory(activation, W0, a, batches, *, etas):
     ((2, 5, 4), True)
     """
     act = get_activation(activation)
-    batches, etas = _schedule(batches, etas)
+    W0, a, batches, etas = _check_run(W0, a, batches, etas)
     out = _xp(W0).empty((len(etas),) + tuple(W0.shape), dtype=W0.dtype)
     W = W0
     for t, ((X, y), eta) in enumerate(zip(batches, etas)):
-        G = correlation_grad(act, W, a, X, y)
+        G = _correlation_grad(act, W, a, X, y)
         G *= G.dtype.type(eta)
         G += W
         out[t] = G
         W = out[t]
-    return out
+    return _finite_weights(out)
 
 
 def _gram_route_pays(W0, a, X, y) -> bool:

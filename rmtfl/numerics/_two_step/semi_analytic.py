@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rmtfl._validate import check_choice, check_int
+from rmtfl._validate import check_choice, check_int, check_rng
 from rmtfl.theory import TwoStepPrediction, get_activation, make_target
 from rmtfl.theory._two_step.spike_vectors import P_k
 from rmtfl.theory._two_step.two_step import SpikeGrams, TwoStepPlan, analytic_grams, plan_two_step, predict_from_grams
@@ -54,7 +54,7 @@ def sampled_grams(plan: TwoStepPlan, *, rng) -> SpikeGrams:
         raise ValueError("N (an integer >= 2) must be given for the sampled Gram matrices")
     st, psi, phi, phi2, K, batch, C = plan.setup, plan.psi, plan.phi, plan.phi2, plan.K, plan.batch, plan.C
     N, law = int(plan.N), plan.second_layer
-    g = np.random.default_rng(rng)
+    g = check_rng(rng)
     d = max(int(round(N / psi)), st.target.rank)
     n1 = max(int(round(phi * d)), 2)
     a = g.standard_normal(N) / math.sqrt(N) if law == "gaussian" else \
@@ -164,7 +164,7 @@ def two_step_semi_analytic(activation, target, *, N, psi, phi, eta1, eta2, batch
         bulk_samples = check_int("bulk_samples", bulk_samples, lo=1, hi=64)
     gram_rng = bulk_rng = rng
     if grams == "sampled" and bulk == "finite-N":
-        gram_rng, bulk_rng = np.random.default_rng(rng).spawn(2)
+        gram_rng, bulk_rng = check_rng(rng).spawn(2)
     notes = []
     if grams == "sampled":
         G = sampled_grams(plan, rng=gram_rng)

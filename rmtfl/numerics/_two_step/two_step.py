@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_nonnegative, check_real
+from rmtfl._validate import (check_alpha, check_array, check_choice, check_int, check_memory, check_nonnegative,
+                             check_positive, check_real, check_rng)
 from rmtfl.theory import edge_margin, get_activation, make_target, step_size
 from rmtfl.theory._two_step.bulk_edge import quadratic_c2
-from .._backend import get_backend, resolve_dtype, to_numpy
-from .model import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets, sigma_prime
+from .._backend import get_backend, to_numpy
+from .model import (ETA_LIMIT, check_data, check_dtype, gd_steps, init_first_layer, init_second_layer, sample_inputs,
+                    sample_targets, sigma_prime)
 from .._classical.spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "EmpiricalPhaseDiagram",
@@ -137,15 +139,35 @@ def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
             int(np.count_nonzero(np.asarray(s) > edge)), edge, bool(complete))
 
 
-def _check_common(N, d, n, dtype, backend, k):
+def _check_common(N, d, n, dtype, backend, k, n2=None):
     N = check_int("N", N, lo=1)
     d = check_int("d", d, lo=1)
     n = check_int("n", n, lo=1)
-    resolve_dtype(dtype)
+    item = check_dtype(dtype).itemsize
     get_backend(backend)
     if k is not None:
         k = check_int("k", k, lo=1, hi=min(N, d))
+    m = n + (n2 or 0)
+    # W_0, W_1, the gradient (N x d each), the batches (n x d, n2 x d), labels, the N x n
+    # pre-activations (two at the peak) and the dense spectrum (min(N, d)^2 on the host)
+    need = item * (3.0 * N * d + m * (d + 1) + 2.0 * N * max(n, n2 or 0)) + 8.0 * min(N, d) ** 2
+    check_memory("N, d, n", need, "the weights, batches and pre-activations of the simulation")
     return N, d, n, k
+
+
+#: Largest ``noise`` of the simulations (its square must stay finite, docs/reliability.md §1).
+NOISE_LIMIT = 1e100
+
+
+def _check_etas(etas):
+    out = []
+    for i, e in enumerate(etas):
+        e = check_real(f"eta{i + 1}" if len(etas) > 1 else "eta", e)
+        if abs(e) > ETA_LIMIT:
+            name = f"eta{i + 1}" if len(etas) > 1 else "eta"
+            raise ValueError(f"{name} must satisfy |{name}| <= {ETA_LIMIT:g}, got {e!r}")
+        out.append(e)
+    return out
 
 
 def simulate_two_step(activation, target, *, N, d, n, eta1, eta2, batch="reused", n2=None, noise=0.0, k=None,
@@ -211,6 +233,8 @@ def simulate_two_step(activation, target, *, N, d, n, eta1, eta2, batch="reused"
         n2 = check_int("n2", n2, lo=1)
     elif n2 is not None and check_int("n2", n2, lo=1) != n:
         raise ValueError(f"n2 must be None (or equal n) for batch='reused', got {n2!r}")
+    if batch == "fresh":
+        _check_common(N, d, n, dtype, backend, k, n2)
     return _simulate([eta1, eta2], batch, get_activation(activation), make_target(target), N=N, d=d, n=n, n2=n2,
                      rng=rng, k=k, dtype=dtype, backend=backend, noise=noise, first_layer=first_layer,
                      second_layer=second_layer, n_vectors=n_vectors, a_powers=a_powers, device_rng=device_rng)
@@ -238,9 +262,13 @@ def simulate_one_step(activation, target, *, N, d, n, eta, noise=0.0, k=None, dt
 def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise,
               first_layer, second_layer, n_vectors, a_powers, device_rng=False):
     noise = check_nonnegative("noise", noise)
+    if noise > NOISE_LIMIT:
+        raise ValueError(f"noise must be <= {NOISE_LIMIT:g}, got {noise!r}")
     if noise:
         t = make_target(t, noise=math.hypot(noise, t.noise))
-    etas = [check_real(f"eta{i + 1}", e) for i, e in enumerate(etas)]
+    etas = _check_etas(etas)
+    check_choice("first_layer", first_layer, ("gaussian", "sphere"))
+    check_choice("second_layer", second_layer, ("gaussian", "rademacher"))
     a_powers = check_int("a_powers", a_powers, lo=1, hi=8)
     if t.rank > d:
         raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
@@ -266,7 +294,7 @@ def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_lay
     """Draw ``W_0, a`` and the batches from ``rng`` (children: W0, a, X1, X2, noise, solver) and take
     the steps; returns ``(W_T, a, batches, solver rng)``.  ``W_0`` is not kept, so ``gd_steps`` may
     free it after the first step."""
-    g_w, g_a, g_x1, g_x2, g_eps, g_solve = np.random.default_rng(rng).spawn(6)
+    g_w, g_a, g_x1, g_x2, g_eps, g_solve = check_rng(rng).spawn(6)
     a = init_second_layer(N, law=second_layer, rng=g_a, dtype=dtype, backend=be, device_rng=dev)
     X1 = sample_inputs(n, d, rng=g_x1, dtype=dtype, backend=be, device_rng=dev)
     eps1, eps2 = g_eps.spawn(2)
@@ -276,8 +304,15 @@ def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_lay
         batches = [(X1, y1), (X2, sample_targets(X2, target=t, rng=eps2))]
     else:
         batches = (X1, y1)
-    W = gd_steps(act, init_first_layer(N, d, law=first_layer, rng=g_w, dtype=dtype, backend=be, device_rng=dev),
-                 a, batches, etas=etas)
+    try:
+        W = gd_steps(act, init_first_layer(N, d, law=first_layer, rng=g_w, dtype=dtype, backend=be,
+                                           device_rng=dev), a, batches, etas=etas)
+    except ValueError as exc:
+        if "overflow" not in str(exc):
+            raise
+        names = ", ".join(f"eta{i + 1}" for i in range(len(etas))) if len(etas) > 1 else "eta"
+        raise ValueError(f"{names} = {etas} (with noise = {t.noise:g}) are too large for N={N}, d={d}, n={n}: "
+                         "the weights overflow") from None
     return W, a, batches, g_solve
 
 
@@ -300,17 +335,28 @@ def quadratic_bulk(activation, target, *, N, d, n, eta1, eta2, noise=0.0, k: int
     c2 = quadratic_c2(act)
     t = make_target(target)
     noise = check_nonnegative("noise", noise)
+    if noise > NOISE_LIMIT:
+        raise ValueError(f"noise must be <= {NOISE_LIMIT:g}, got {noise!r}")
     if noise:
         t = make_target(t, noise=math.hypot(noise, t.noise))
+    k = check_int("k", k, lo=1)
     N, d, n, k = _check_common(N, d, n, "float64", "numpy", k)
-    eta1, eta2 = check_real("eta1", eta1), check_real("eta2", eta2)
+    eta1, eta2 = _check_etas([eta1, eta2])
     be = get_backend("numpy")
     W, a, (X, y), _ = _sample_and_step([eta1, eta2], "reused", act, t, N, d, n, None, rng, "float64", be,
                                        "gaussian", "gaussian", False)
     beta_hat = X.T @ y / n
     m_beta = X.T @ (y * (X @ beta_hat)) / n
-    W -= (eta1 + eta2) * np.outer(a, beta_hat) + 2.0 * c2 * eta1 * eta2 * np.outer(a * a, m_beta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        W -= (eta1 + eta2) * np.outer(a, beta_hat) + 2.0 * c2 * eta1 * eta2 * np.outer(a * a, m_beta)
+    if not np.all(np.isfinite(W)):
+        raise ValueError(f"eta1, eta2 and noise are too large: the bulk W_2 - P overflows (eta1={eta1}, "
+                         f"eta2={eta2})")
     return singular_values(W)[:k]
+
+
+#: Largest number of draws per grid point of :func:`empirical_phase_diagram`.
+SEEDS_LIMIT = 10_000
 
 
 def empirical_phase_diagram(activation, target, *, N, d, n, alpha1, alpha2, c1=1.0, c2=1.0,
@@ -332,8 +378,8 @@ def empirical_phase_diagram(activation, target, *, N, d, n, alpha1, alpha2, c1=1
         Grid axes.
     c1, c2 : float > 0
         Prefactors of the step sizes.
-    seeds : int >= 1
-        Draws per grid point.
+    seeds : int
+        Draws per grid point, ``1 <= seeds <= 10000``.
     k : int
         Top singular values measured per draw (certified complete at the edge).
     rel_gap : float
@@ -353,15 +399,27 @@ def empirical_phase_diagram(activation, target, *, N, d, n, alpha1, alpha2, c1=1
     (1, 1)
     """
     act, t = get_activation(activation), make_target(target)
-    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
-    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
-    seeds = check_int("seeds", seeds, lo=1)
-    kids = np.random.default_rng(rng).spawn(a1.size * a2.size)
+    a1 = np.atleast_1d(check_array("alpha1", alpha1, ndim=(0, 1), min_size=1))
+    a2 = np.atleast_1d(check_array("alpha2", alpha2, ndim=(0, 1), min_size=1))
+    for name, axis in (("alpha1", a1), ("alpha2", a2)):
+        for v in axis:
+            check_alpha(name, float(v))
+    c1, c2 = check_positive("c1", c1), check_positive("c2", c2)
+    seeds = check_int("seeds", seeds, lo=1, hi=SEEDS_LIMIT)
+    k = check_int("k", k, lo=1)
+    rel_gap = check_positive("rel_gap", rel_gap)
+    check_dtype(dtype)
+    check_choice("batch", batch, ("reused", "fresh"))
+    kids = check_rng(rng).spawn(a1.size * a2.size)
     counts = np.zeros((a2.size, a1.size, seeds))
     sep = np.zeros_like(counts)
     for i, al2 in enumerate(a2):
         for j, al1 in enumerate(a1):
             e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
+            for nm, c, e in (("1", c1, e1), ("2", c2, e2)):
+                if abs(e) > ETA_LIMIT:
+                    raise ValueError(f"c{nm} = {c!r} is too large: eta{nm} = c{nm} N^alpha{nm} = {e:g} exceeds "
+                                     f"{ETA_LIMIT:g}")
             for s_, g in enumerate(kids[i * a1.size + j].spawn(seeds)):
                 r = simulate_two_step(act, t, N=N, d=d, n=n, eta1=e1, eta2=e2, batch=batch, n2=n2, rng=g, k=k,
                                       dtype=dtype, backend=backend, n_vectors=1, device_rng=device_rng)
@@ -386,7 +444,8 @@ def separated_count(s, rel_gap: float = 0.15) -> int:
     >>> separated_count([2.05, 2.0, 1.98])
     0
     """
-    v = np.asarray(s, dtype=float)
+    v = check_array("s", s, ndim=1, min_size=1)
+    rel_gap = check_positive("rel_gap", rel_gap)
     v = v[v > 0]
     if v.size < 2:
         return 0
@@ -413,8 +472,17 @@ def taylor_term_weights(activation, W0, X1, y1, *, X2=None, y2=None, kmax: int =
     """
     act = get_activation(activation)
     kmax = check_int("kmax", kmax, lo=1, hi=8)
-    if X2 is None:
-        X2 = X1
+    W0 = check_data("W0", W0, 2)
+    X1 = check_data("X1", X1, 2)
+    y1 = check_data("y1", y1, 1)
+    X2 = X1 if X2 is None else check_data("X2", X2, 2)
+    if W0.shape[1] != X1.shape[1] or X2.shape[1] != X1.shape[1] or y1.shape[0] != X1.shape[0]:
+        raise ValueError(f"shapes do not match: W0 {W0.shape}, X1 {X1.shape}, y1 {y1.shape}, X2 {X2.shape} "
+                         "(W0 (N, d), X1 (n1, d), y1 (n1,), X2 (n2, d))")
+    if y2 is not None:
+        y2 = check_data("y2", y2, 1)
+        if y2.shape[0] != X2.shape[0]:
+            raise ValueError(f"y2 must have one label per row of X2, got {y2.shape} for X2 {X2.shape}")
     n1 = X1.shape[0]
     S = sigma_prime(act, W0 @ X1.T)
     S *= y1[None, :]
@@ -427,4 +495,6 @@ def taylor_term_weights(activation, W0, X1, y1, *, X2=None, y2=None, kmax: int =
     for k in range(1, kmax + 1):
         Dk *= D
         out[k - 1] = to_numpy((act.derivative(k + 1, Z) * Dk).mean(axis=0))
+    if not np.all(np.isfinite(out)):
+        raise ValueError("W0, X1 and y1 (or X2) are too large: the Taylor weights overflow (rescale them)")
     return out

@@ -43,6 +43,8 @@ from numpy.polynomial import hermite_e as H
 from numpy.polynomial import polynomial as Pn
 from scipy import special
 
+from rmtfl._validate import check_array
+
 __all__ = ["Activation", "get_activation", "hermite_polynomial", "known_activations", "from_callable",
            "double_factorial"]
 
@@ -146,11 +148,12 @@ def hermite_polynomial(coeffs, *, name: str | None = None) -> Activation:
     >>> float(f(2.0))                          # 2 + (4 - 1)/2
     3.5
     """
-    c = np.trim_zeros(np.asarray(coeffs, dtype=float), "b")
+    c = check_array("coeffs", coeffs, ndim=1, min_size=1)
+    if c.size > 1001:
+        raise ValueError(f"coeffs: at most 1001 Hermite coefficients (degree 1000), got {c.size}")
+    c = np.trim_zeros(c.astype(float), "b")
     if c.size == 0:
         c = np.zeros(1)
-    if not np.all(np.isfinite(c)):
-        raise ValueError("coeffs must be finite")
     deg = c.size - 1
     odd = np.all(c[0::2] == 0)
     even = np.all(c[1::2] == 0)

@@ -36,7 +36,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as H
 from scipy import special
 
-from rmtfl._validate import check_int, check_real
+from rmtfl._validate import check_array, check_int, check_memory, check_real, check_size, check_tol
 from .activations import Activation, double_factorial, from_callable, get_activation
 
 __all__ = [
@@ -69,7 +69,7 @@ def hermite_he(k: int, z):
     >>> float(hermite_he(3, 2.0))   # 8 - 6
     2.0
     """
-    k = check_int("k", k, lo=0)
+    k = check_int("k", k, lo=0, hi=KMAX_LIMIT)
     if isinstance(z, (mp.mpf, mp.mpc)):
         a, b = mp.mpf(1), z
         if k == 0:
@@ -77,6 +77,7 @@ def hermite_he(k: int, z):
         for j in range(1, k):
             a, b = b, z * b - j * a
         return b
+    z = check_array("z", z, finite=False)  # elementwise: NaN in, NaN out
     return special.eval_hermitenorm(k, z)
 
 
@@ -106,7 +107,21 @@ def hermite_coeffs(activation, kmax: int, *, dps: int | None = None, order: int 
     Normalisation: unnormalised ``mu_k`` (docs/conventions.md §2), ``c_k = mu_k/sqrt(k!)``.
     """
     dps = None if dps is None else check_int("dps", dps, 5, 10000)
-    return _coeffs(get_activation(activation), check_int("kmax", kmax, lo=0), dps, check_int("order", order, 1))
+    kmax, order = _check_kmax_order(kmax, order)
+    return _coeffs(get_activation(activation), kmax, dps, order)
+
+
+#: Largest Hermite degree accepted: ``He_k`` and ``mu_k ~ sqrt(k!)`` overflow float64 well before this.
+KMAX_LIMIT = 1000
+#: Largest Gauss-Hermite order accepted (the rule costs O(order^2) to build).
+ORDER_LIMIT = 20000
+
+
+def _check_kmax_order(kmax, order, kname="kmax"):
+    kmax = check_int(kname, kmax, lo=0, hi=KMAX_LIMIT)
+    order = check_int("order", order, 1, ORDER_LIMIT)
+    check_memory(f"{kname}, order", 8.0 * order * (kmax + 1), "the Hermite Vandermonde matrix")
+    return kmax, order
 
 
 def _coeffs(act: Activation, kmax: int, dps: int | None = None, order: int = GH_ORDER) -> np.ndarray:
@@ -119,8 +134,13 @@ def _coeffs(act: Activation, kmax: int, dps: int | None = None, order: int = GH_
         raise ValueError(f"activation {act.name!r} is not smooth and has no closed form; pass dps=")
     x, w = gauss_hermite_rule(order)
     fx = np.asarray(act(x), dtype=float)
-    he = H.hermevander(x, kmax)  # (order, kmax+1)
-    return (w * fx) @ he
+    with np.errstate(over="ignore", invalid="ignore"):
+        he = H.hermevander(x, kmax)  # (order, kmax+1)
+        mu = (w * fx) @ he
+    if not np.all(np.isfinite(mu)):
+        raise ValueError(f"kmax={kmax} too large for the Gauss-Hermite rule of order {order}: He_k overflows "
+                         "float64 at the outer nodes (use dps= for high degrees, or a smaller kmax)")
+    return mu
 
 
 def hermite_coeffs_mp(activation, kmax: int, *, dps: int = 30) -> list:
@@ -133,7 +153,8 @@ def hermite_coeffs_mp(activation, kmax: int, *, dps: int = 30) -> list:
     >>> [float(v) for v in hermite_coeffs_mp("he2", 2, dps=20)]
     [0.0, 0.0, 2.0]
     """
-    return _coeffs_mp(get_activation(activation), check_int("kmax", kmax, lo=0), check_int("dps", dps, 5, 10000))
+    return _coeffs_mp(get_activation(activation), check_int("kmax", kmax, lo=0, hi=KMAX_LIMIT),
+                      check_int("dps", dps, 5, 10000))
 
 
 def _coeffs_mp(act: Activation, kmax: int, dps: int) -> list:
@@ -153,7 +174,8 @@ def hermite_coeff(activation, k: int, *, dps: int | None = None, order: int = GH
     >>> hermite_coeff("relu", 1)
     0.5
     """
-    k = check_int("k", k, lo=0)
+    k, order = _check_kmax_order(k, order, "k")
+    dps = None if dps is None else check_int("dps", dps, 5, 10000)
     return float(_coeffs(get_activation(activation), k, dps, order)[k])
 
 
@@ -199,11 +221,12 @@ def information_exponent(activation, *, kmax: int = 12, tol: float = 1e-12) -> f
     >>> information_exponent("he3")
     3
     """
-    kmax = check_int("kmax", kmax, lo=1)
+    kmax = check_int("kmax", kmax, lo=1, hi=KMAX_LIMIT)
+    tol = check_tol("tol", tol)
     mu = _coeffs(get_activation(activation), kmax)
     scale = max(1.0, float(np.max(np.abs(mu))))
     for k in range(1, kmax + 1):
-        if abs(mu[k]) > tol * scale * math.sqrt(math.factorial(k)):
+        if abs(mu[k]) > tol * scale * math.exp(0.5 * math.lgamma(k + 1)):
             return k
     return math.inf
 
@@ -219,8 +242,9 @@ def gaussian_moment(activation, j: int, power: int, *, dps: int | None = None, o
     1.0
     """
     act = get_activation(activation)
-    j = check_int("j", j, lo=0)
-    m = check_int("power", power, lo=0)
+    j, order = _check_kmax_order(j, order, "j")
+    m = check_int("power", power, lo=0, hi=KMAX_LIMIT)
+    dps = None if dps is None else check_int("dps", dps, 5, 10000)
     if m == 0:
         return float(_coeffs(act, j, dps, order)[j])
     if not act.smooth and j >= 2:
@@ -266,9 +290,13 @@ def dual_activation(activation, t, *, s: float = 1.0, s2: float = 1.0, kmax: int
     act = get_activation(activation)
     s = check_real("s", s)
     s2 = check_real("s2", s2)
-    if s <= 0 or s2 <= 0:
-        raise ValueError("s and s2 must be > 0")
-    t = np.clip(np.asarray(t, dtype=float), -1.0, 1.0)
+    if s <= 0:
+        raise ValueError(f"s must be > 0, got {s!r}")
+    if s2 <= 0:
+        raise ValueError(f"s2 must be > 0, got {s2!r}")
+    kmax = check_int("kmax", kmax, lo=0, hi=KMAX_LIMIT)
+    t = check_array("t", t, finite=False)  # elementwise: NaN in, NaN out
+    t = np.where(np.isnan(t), t, np.clip(t, -1.0, 1.0))
     if act.name == "relu":
         th = np.arccos(t)
         return math.sqrt(s * s2) * (np.sin(th) + (np.pi - th) * t) / (2 * np.pi)

@@ -43,7 +43,7 @@ from fractions import Fraction
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
+from rmtfl._validate import check_choice, check_finite_array, check_in_range, check_int, check_positive
 
 __all__ = [
     "MPEdges",
@@ -82,8 +82,21 @@ class MPEdges(Result):
         return iter((self.lower, self.upper))
 
 
+#: Accepted range of ``psi`` and ``var``: wide enough for any physical ratio, narrow enough that the
+#: closed forms cannot overflow float64.
+PARAM_RANGE = (1e-100, 1e100)
+#: Largest moment order (the moments overflow float64 long before; the sums cost O(k)).
+KMAX_LIMIT = 10_000
+
+
+def _bounded(name, value):
+    """``> 0`` (the usual message) and inside :data:`PARAM_RANGE`."""
+    check_positive(name, value)
+    return check_in_range(name, value, *PARAM_RANGE)
+
+
 def _params(psi, var):
-    return check_positive("psi", psi), check_positive("var", var)
+    return _bounded("psi", psi), _bounded("var", var)
 
 
 def _array(name, x):
@@ -123,7 +136,7 @@ def mp_atom(psi: float) -> float:
     >>> mp_atom(4.0), mp_atom(0.5)
     (0.75, 0.0)
     """
-    psi = check_positive("psi", psi)
+    psi = _bounded("psi", psi)
     return max(0.0, 1.0 - 1.0 / psi)
 
 
@@ -223,7 +236,7 @@ def mp_moment(k: int, psi, *, var=1.0, exact: bool = False):
     >>> mp_moment(2, Fraction(1, 3), exact=True)
     Fraction(4, 3)
     """
-    k = check_int("k", k, 0)
+    k = check_int("k", k, 0, KMAX_LIMIT)
     if exact:
         _params(psi, var)  # range checks
         psi, v = Fraction(psi), Fraction(var)  # floats convert exactly (binary value)
@@ -231,9 +244,17 @@ def mp_moment(k: int, psi, *, var=1.0, exact: bool = False):
         psi, v = _params(psi, var)
     if k == 0:
         return Fraction(1) if exact else 1.0
-    tot = sum(psi**r * Fraction(math.comb(k, r) * math.comb(k - 1, r), r + 1) for r in range(k)) if exact else \
-        sum(psi**r * math.comb(k, r) * math.comb(k - 1, r) / (r + 1) for r in range(k))
-    return tot * v**k
+    if exact:
+        tot = sum(psi**r * Fraction(math.comb(k, r) * math.comb(k - 1, r), r + 1) for r in range(k))
+        return tot * v**k
+    try:
+        tot = sum(psi**r * math.comb(k, r) * math.comb(k - 1, r) / (r + 1) for r in range(k))
+        out = tot * v**k
+    except OverflowError:
+        out = math.inf
+    if not math.isfinite(out):
+        raise ValueError(f"k={k} too large: the moment E[l^k] overflows float64 (use exact=True)")
+    return out
 
 
 def mp_moments(kmax: int, psi: float, *, var: float = 1.0) -> np.ndarray:
@@ -244,9 +265,15 @@ def mp_moments(kmax: int, psi: float, *, var: float = 1.0) -> np.ndarray:
     >>> mp_moments(3, 1.0).tolist()
     [1.0, 1.0, 2.0, 5.0]
     """
-    kmax = check_int("kmax", kmax, 0)
+    kmax = check_int("kmax", kmax, 0, KMAX_LIMIT)
     psi, var = _params(psi, var)
-    return np.array([mp_moment(k, psi, var=var) for k in range(kmax + 1)], dtype=float)
+    out = []
+    for k in range(kmax + 1):
+        try:
+            out.append(mp_moment(k, psi, var=var))
+        except ValueError:
+            raise ValueError(f"kmax={kmax} too large: the moment E[l^{k}] overflows float64") from None
+    return np.array(out, dtype=float)
 
 
 def mp_stieltjes(w, psi: float, *, var: float = 1.0):
@@ -261,9 +288,7 @@ def mp_stieltjes(w, psi: float, *, var: float = 1.0):
     0.2763932023
     """
     psi, var = _params(psi, var)
-    z = np.asarray(w, dtype=complex)
-    if not np.all(np.isfinite(z)):
-        raise ValueError("w must contain only finite values")
+    z = check_finite_array("w", w, dtype_kind="fc").astype(complex)
     lo, hi = mp_edges(psi, var=var)
     with np.errstate(divide="ignore", invalid="ignore"):
         g = (z - var * (1.0 - psi) - np.sqrt(z - lo) * np.sqrt(z - hi)) / (2.0 * psi * var * z)
@@ -291,7 +316,7 @@ def mp_sv_atom(psi: float, *, side: str = "N") -> float:
     >>> mp_sv_atom(2.0, side="N"), mp_sv_atom(0.25, side="d")
     (0.5, 0.75)
     """
-    psi = check_positive("psi", psi)
+    psi = _bounded("psi", psi)
     check_choice("side", side, ("N", "d"))
     return max(0.0, 1.0 - 1.0 / psi) if side == "N" else max(0.0, 1.0 - psi)
 

@@ -162,7 +162,10 @@ def _one_link(spec) -> Activation:
             raise ValueError(f"target: {exc}".replace("unknown activation", "unknown link")) from None
     if isinstance(spec, (list, tuple, np.ndarray)) and all(
             isinstance(x, (Real, np.floating, np.integer)) and not isinstance(x, bool) for x in spec):
-        return hermite_polynomial([float(x) for x in spec])
+        try:
+            return hermite_polynomial([float(x) for x in spec])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"target: Hermite {exc}") from None
     raise ValueError(
         "target must be a name (linear, tanh, relu, he2, he3n, ...), a callable, a list of Hermite "
         f"coefficients a_k of sum a_k He_k, a list of those (multi-index) or a Target; got {spec!r}")

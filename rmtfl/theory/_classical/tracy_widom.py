@@ -59,7 +59,7 @@ import numpy as np
 from scipy import optimize, special
 
 from rmtfl._results import Result
-from rmtfl._validate import check_in_range, check_int, check_positive
+from rmtfl._validate import check_array, check_in_range, check_int, check_positive
 
 __all__ = [
     "EdgeScaling",
@@ -146,9 +146,7 @@ def tracy_widom_cdf(s, *, beta: int = 1, nodes: int = _NODES):
     """
     beta = _check_beta(beta)
     nodes = check_int("nodes", nodes, 8, 2000)
-    arr = np.asarray(s, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("s must contain only finite values")
+    arr = check_array("s", s)
     out = np.vectorize(lambda v: _cdf_scalar(float(v), beta, nodes), otypes=[float])(arr)
     return float(out) if out.ndim == 0 else out
 
@@ -162,7 +160,8 @@ def tracy_widom_pdf(s, *, beta: int = 1, h: float = 1e-3):
     0.4...
     """
     beta = _check_beta(beta)
-    arr = np.asarray(s, dtype=float)
+    h = check_in_range("h", h, 0.0, 0.1, lo_open=True)
+    arr = check_array("s", s)
     f = lambda v: tracy_widom_cdf(v, beta=beta)  # noqa: E731
     out = (-f(arr + 2 * h) + 8 * f(arr + h) - 8 * f(arr - h) + f(arr - 2 * h)) / (12 * h)
     return float(out) if np.ndim(out) == 0 else out
@@ -178,8 +177,8 @@ def tracy_widom_quantile(p, *, beta: int = 1):
     2.0234
     """
     beta = _check_beta(beta)
-    arr = np.asarray(p, dtype=float)
-    if not np.all(np.isfinite(arr)) or np.any((arr <= 0) | (arr >= 1)):
+    arr = check_array("p", p)
+    if np.any((arr <= 0) | (arr >= 1)):
         raise ValueError(f"p must lie in (0, 1), got {p!r}")
     lo, hi = _quantile_range(beta)
     if np.any(arr <= lo) or np.any(arr >= hi):
@@ -263,7 +262,7 @@ def largest_sv_scaling(N: int, d: int, *, var: float = 1.0, beta: int = 1) -> Ed
     """
     N = check_int("N", N, 1)
     d = check_int("d", d, 1)
-    var = check_positive("var", var)
+    var = check_in_range("var", var, 1e-100, 1e100)
     beta = _check_beta(beta)
     mu, sigma = _johnstone(N, d, beta)
     center = math.sqrt(var * mu / d)
@@ -286,7 +285,7 @@ def edge_margin(N: int, d: int, *, var: float = 1.0, beta: int = 1, p: float = 0
     """
     N = check_int("N", N, 1)
     d = check_int("d", d, 1)
-    var = check_positive("var", var)
+    var = check_in_range("var", var, 1e-100, 1e100)
     beta = _check_beta(beta)
     p = check_in_range("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
     q = tracy_widom_quantile(p, beta=beta)

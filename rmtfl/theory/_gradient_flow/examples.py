@@ -2,7 +2,7 @@
 
 Each example is a :class:`FlowExample` with ``X`` (rows are samples), ``y``, ``activation``,
 ``N`` (hidden width), ``depth``, ``loss``, a fixed initial direction ``w0`` (packed as in
-docs/conventions.md §9, normalised) and, where the spec gives one, ``escape_loss`` and
+docs/conventions.md §9, normalised) and, where the reference gives one, ``escape_loss`` and
 the reference values quoted there.  All are deterministic (no random numbers).
 ``FlowExample.settings`` gives the keyword arguments of the network and loss
 (``activation``, ``N``, ``depth``, ``loss``) for :func:`~rmtfl.theory.ncf_kkt` and friends.

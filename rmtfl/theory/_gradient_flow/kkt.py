@@ -34,7 +34,7 @@ from scipy.stats import qmc
 
 from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int
-from .problem import FlowProblem, make_problem
+from .problem import RESTARTS_MAX, FlowProblem, make_problem
 from .networks import FeedForward, QuadraticModel, TwoLayer
 
 __all__ = ["ncf_kkt", "kkt_from_problem", "KKTResult", "KKTPoint", "KKTSearchError", "kkt_closed_form",
@@ -459,7 +459,7 @@ def ncf_kkt(X, y, *, activation, N, loss="square", depth=2, restarts=20, method=
     (2.5, 'linear')
     """
     check_choice("method", method, ("auto", "search", "closed"))
-    restarts = check_int("restarts", restarts, 1)
+    restarts = check_int("restarts", restarts, 1, RESTARTS_MAX)
     pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
     return kkt_from_problem(pb, restarts=restarts, method=method)
@@ -468,7 +468,7 @@ def ncf_kkt(X, y, *, activation, N, loss="square", depth=2, restarts=20, method=
 def kkt_from_problem(pb: FlowProblem, *, restarts=20, method="auto") -> KKTResult:
     """:func:`ncf_kkt` on an already-built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §3–§5)."""
     check_choice("method", method, ("auto", "search", "closed"))
-    restarts = check_int("restarts", restarts, 1)
+    restarts = check_int("restarts", restarts, 1, RESTARTS_MAX)
     act = getattr(pb.arch, "act", None)
     smooth = act is None or act.name != "relu"  # locally Lipschitz gradient (inside the theory)
     closed = kkt_closed_form(pb) if method in ("auto", "closed") else None

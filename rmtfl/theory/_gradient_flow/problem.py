@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
+from rmtfl._validate import check_array, check_choice, check_finite_array, check_int, check_memory, check_positive
 from .networks import make_architecture
 
 __all__ = ["FlowProblem", "ebar", "make_problem", "check_direction", "LOSSES"]
@@ -67,8 +67,8 @@ class FlowProblem:
         self.loss_name = check_choice("loss", loss, LOSSES)
         self.reduction = check_choice("reduction", reduction, ("sum", "mean"))
         self.s_log = check_positive("logistic_scale", logistic_scale)
-        X = check_finite_array("X", X, ndim=2)
-        y = check_finite_array("y", y)
+        X = check_array("X", X, ndim=2, min_size=1)
+        y = check_array("y", y, min_size=1)
         c = arch.n_outputs
         if X.shape[1] != arch.d:
             raise ValueError(f"X must have {arch.d} columns (input dimension of the net), got shape {X.shape}")
@@ -162,10 +162,20 @@ def make_problem(X, y, *, activation, N, loss="square", depth=2, reduction="sum"
     >>> pb.degree, pb.P
     (2, 3)
     """
-    X = check_finite_array("X", X, ndim=2)
-    N = check_int("N", N, 1)
+    X = check_array("X", X, ndim=2, min_size=1)
+    N = check_int("N", N, 1, N_MAX)
+    depth = check_int("depth", depth, 2, DEPTH_MAX)
+    # parameters ~ N (d + (depth - 2) N + 1); the KKT/saddle searches hold a few P x P matrices
+    P = N * (X.shape[1] + (depth - 2) * N + 1)
+    check_memory("N", 8.0 * 4 * float(P) ** 2, f"the {P}-parameter flow problem's dense Hessians")
     arch = make_architecture(X.shape[1], activation=activation, N=N, depth=depth)
     return FlowProblem(X, y, arch, loss=loss, reduction=reduction, logistic_scale=logistic_scale)
+
+
+#: Bounds on the network size and on search restarts (the searches are dense in the parameters).
+N_MAX = 100_000
+DEPTH_MAX = 64
+RESTARTS_MAX = 100_000
 
 
 def check_direction(w0, P: int) -> np.ndarray:

@@ -31,10 +31,10 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_finite_array, check_int, check_positive
+from rmtfl._validate import check_choice, check_finite_array, check_in_range, check_int, check_positive
 from .escape import blowup_time, growth_amplitude
 from .kkt import kkt_from_problem, newton_polish
-from .problem import FlowProblem, check_direction, make_problem
+from .problem import RESTARTS_MAX, FlowProblem, check_direction, make_problem
 
 __all__ = ["default_eps", "limiting_path", "path_from_problem", "LimitingPath", "first_saddle",
            "saddle_from_problem", "FirstSaddle", "SaddleSearchError", "path_shift", "selected_kkt_direction",
@@ -122,7 +122,7 @@ def selected_kkt_direction(pb: FlowProblem, w0=None, *, restarts=20) -> KKTDirec
     Inactive units (norm below ``1e-8`` of the largest) are set exactly to zero.
     """
     if w0 is None:
-        k = kkt_from_problem(pb, restarts=check_int("restarts", restarts, 1))
+        k = kkt_from_problem(pb, restarts=check_int("restarts", restarts, 1, RESTARTS_MAX))
         if not k.value > 0:
             raise ValueError("the maximal NCF value is not positive: the flow collapses to 0, no escape")
         u = k.point
@@ -232,7 +232,7 @@ def _start(pb: FlowProblem, w0, restarts, u_star, eps):
     else:
         u = _clean(pb, u_star)
         Nst = pb.ncf(u)
-    eps = default_eps(L, Nst) if eps is None else check_positive("eps", eps)
+    eps = default_eps(L, Nst) if eps is None else check_in_range("eps", eps, 0.0, 0.5, lo_open=True)
     return L, u, Nst, eps
 
 
@@ -294,13 +294,20 @@ def first_saddle(X, y, *, activation, N, loss="square", depth=2, w0=None, restar
     >>> round(s.loss, 10), s.at_infinity            # the least-squares fit: zero loss
     (0.0, False)
     """
+    gtol = check_in_range("gtol", gtol, GTOL_MIN, 1.0)
     pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
     return saddle_from_problem(pb, w0=w0, restarts=restarts, eps=eps, gtol=gtol)
 
 
+#: Smallest gradient tolerance accepted: the Newton polish reaches ~1e-14 relative; a zero,
+#: negative or NaN ``gtol`` would never be met and the search would run on.
+GTOL_MIN = 1e-15
+
+
 def saddle_from_problem(pb: FlowProblem, *, w0=None, restarts=20, eps=None, gtol=1e-10, u_star=None) -> FirstSaddle:
     """:func:`first_saddle` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §9)."""
+    gtol = check_in_range("gtol", gtol, GTOL_MIN, 1.0)
     L, u, Nst, eps = _start(pb, w0, restarts, u_star, eps)
     tau = path_shift(L, Nst, eps)
     f = pb.rhs()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmtfl._validate import check_int
+from rmtfl._validate import check_array, check_int
 
 __all__ = ["CLOSED_FORMS", "arccos_kernel", "arccos_xp", "erf_kernel"]
 
@@ -38,8 +38,33 @@ def arccos_kernel(p: int, s, s2, c):
     1.5
     """
     p = check_int("p", p, 0, 2)
-    s, s2, c = (np.asarray(a, dtype=float) for a in (s, s2, c))
-    return arccos_xp(p, s, s2, c, np)
+    s, s2, c = check_kernel_scalars(s, s2, c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = arccos_xp(p, s, s2, c, np)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("s, s2 and c are too large: the kernel overflows (s s2 must stay below ~1e300)")
+    return out
+
+
+def check_kernel_scalars(s, s2, c):
+    """Validated float arrays ``s, s2 >= 0`` (variances) and ``c`` (covariance), finite, broadcast together.
+
+    Non-finite, complex or non-numeric values raise errors naming the parameter
+    (docs/reliability.md §2).
+    """
+    s = check_array("s", s)
+    s2 = check_array("s2", s2)
+    c = check_array("c", c)
+    try:
+        s, s2, c = np.broadcast_arrays(s, s2, c)
+    except ValueError:
+        raise ValueError(f"s, s2 and c must broadcast together, got shapes {np.shape(s)}, {np.shape(s2)}, "
+                         f"{np.shape(c)}") from None
+    if np.any(s < 0):
+        raise ValueError("s (x^T Gamma x) must be >= 0")
+    if np.any(s2 < 0):
+        raise ValueError("s2 (x2^T Gamma x2) must be >= 0")
+    return s, s2, c
 
 
 def arccos_xp(p: int, s, s2, c, xp):

@@ -16,13 +16,21 @@ import numpy as np
 from scipy import special
 
 from rmtfl._results import Result
-from rmtfl._validate import check_int
+from rmtfl._validate import check_array, check_int
 from .._classical.activations import Activation, get_activation
 from .._classical.hermite import gauss_hermite_rule, hermite_coeffs
 from .closed_forms import CLOSED_FORMS
 
-__all__ = ["MehlerCoefficients", "mehler_coefficients", "mehler_series", "kernel_truncation_error",
+#: Largest Mehler truncation degree: beyond it ``sqrt(k!)`` overflows a double (docs/reliability.md §1).
+MEHLER_KMAX_LIMIT = 170
+
+__all__ = ["MEHLER_KMAX_LIMIT", "check_kmax", "MehlerCoefficients", "mehler_coefficients", "mehler_series", "kernel_truncation_error",
            "check_variances"]
+
+
+def check_kmax(kmax) -> int:
+    """The Mehler truncation degree: an integer in ``[0, MEHLER_KMAX_LIMIT]``."""
+    return check_int("kmax", kmax, lo=0, hi=MEHLER_KMAX_LIMIT)
 
 
 def _variance_coeffs(act: Activation, s, kmax: int):
@@ -92,8 +100,15 @@ def mehler_coefficients(activation, s, *, kmax: int = 40) -> MehlerCoefficients:
     True
     """
     act = get_activation(activation)
-    kmax = check_int("kmax", kmax, lo=0)
-    return _mehler(act, s, kmax)
+    kmax = check_kmax(kmax)
+    s = check_array("s", s, ndim=(0, 1), min_size=1)
+    if np.any(s < 0):
+        raise ValueError("s (variances) must be >= 0")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _mehler(act, s, kmax)
+    if not (np.all(np.isfinite(out.coefficients)) and np.all(np.isfinite(out.tail))):
+        raise ValueError("s is too large: the Mehler coefficients overflow")
+    return out
 
 
 def _mehler(act: Activation, s, kmax: int) -> MehlerCoefficients:
@@ -112,9 +127,15 @@ def check_variances(s, s2):
     >>> [a.tolist() for a in check_variances(1.0, [2.0, 3.0])]
     [[1.0, 1.0], [2.0, 3.0]]
     """
-    s, s2 = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (s, s2)))
-    if np.any(s < 0) or np.any(s2 < 0):
-        raise ValueError("s and s2 (x^T Gamma x) must be >= 0")
+    s, s2 = check_array("s", s), check_array("s2", s2)
+    try:
+        s, s2 = np.broadcast_arrays(s, s2)
+    except ValueError:
+        raise ValueError(f"s and s2 must broadcast together, got shapes {s.shape}, {s2.shape}") from None
+    if np.any(s < 0):
+        raise ValueError("s (x^T Gamma x) must be >= 0")
+    if np.any(s2 < 0):
+        raise ValueError("s2 (x2^T Gamma x2) must be >= 0")
     return s, s2
 
 
@@ -173,10 +194,14 @@ def kernel_truncation_error(activation, s, s2, *, kmax: int = 40) -> float:
     """
     act = get_activation(activation)
     s, s2 = check_variances(s, s2)
+    kmax = check_kmax(kmax)
     if act.name in CLOSED_FORMS or s.size == 0:
         return 0.0
-    kmax = check_int("kmax", kmax, lo=0)
     flat_s, inv = np.unique(np.concatenate([s.ravel(), s2.ravel()]), return_inverse=True)
-    R = _mehler(act, flat_s, kmax).tail
-    return float(np.sqrt(R[inv[: s.size]] * R[inv[s.size:]]).max())
+    with np.errstate(over="ignore", invalid="ignore"):
+        R = _mehler(act, flat_s, kmax).tail
+        out = float(np.sqrt(R[inv[: s.size]] * R[inv[s.size:]]).max())
+    if not math.isfinite(out):
+        raise ValueError("s and s2 are too large: the Mehler tail overflows")
+    return out
 

@@ -36,11 +36,11 @@ import math
 
 import numpy as np
 
-from rmtfl._validate import check_finite_array, check_int
+from rmtfl._validate import check_array, check_finite_array, check_int
 from .._classical.activations import Activation, get_activation
-from .closed_forms import arccos_kernel, arccos_xp, CLOSED_FORMS, erf_kernel
+from .closed_forms import arccos_kernel, arccos_xp, check_kernel_scalars, CLOSED_FORMS, erf_kernel
 from .gamma import apply_gamma, as_gamma
-from .mehler import check_variances, mehler_coefficients, mehler_series
+from .mehler import check_kmax, check_variances, mehler_coefficients, mehler_series
 
 __all__ = ["kernel_from_scalars", "rf_kernel", "rf_kernel_error", "gram_block"]
 
@@ -64,12 +64,13 @@ def kernel_from_scalars(activation, s, s2, c, *, kmax: int = 40):
     c : array_like
         Covariance ``x^T Gamma x2``.
     kmax : int
-        Mehler truncation degree (ignored for closed forms).
+        Mehler truncation degree, ``0 <= kmax <= 170`` (ignored for closed forms).
 
     Returns
     -------
     ndarray
-        The broadcast shape of ``s, s2, c``.
+        The broadcast shape of ``s, s2, c``.  Non-finite ``s, s2, c`` are refused
+        (docs/reliability.md §2).
 
     Examples
     --------
@@ -80,7 +81,14 @@ def kernel_from_scalars(activation, s, s2, c, *, kmax: int = 40):
     >>> bool(kernel_truncation_error("tanh", 1.0, 1.0, kmax=30) < 1e-6)
     True
     """
-    return _from_scalars(get_activation(activation), s, s2, c, kmax)
+    act = get_activation(activation)
+    kmax = check_kmax(kmax)
+    s, s2, c = check_kernel_scalars(s, s2, c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _from_scalars(act, s, s2, c, kmax)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("s, s2 and c are too large: the kernel overflows")
+    return out
 
 
 def _from_scalars(act: Activation, s, s2, c, kmax):
@@ -113,12 +121,19 @@ def _diagonal_scalars(act, x, x2, gamma):
     if X2a.shape[1] != d:
         raise ValueError(f"x and x2 must have the same dimension d, got {d} and {X2a.shape[1]}")
     if d < 2:
-        raise ValueError(f"the input dimension d must be >= 2, got d={d}")
+        raise ValueError(f"x: the input dimension d must be >= 2 (rows of length d), got shape {X.shape}")
+    if Xa.shape[0] == 0 or X2a.shape[0] == 0:
+        raise ValueError(f"x and x2 must have at least one row, got shapes {X.shape}, {X2.shape}")
     g = as_gamma(gamma, d=d)
-    XG = apply_gamma(g, Xa)
-    s = np.einsum("ij,ij->i", XG, Xa)
-    same = x2 is None or X2a is Xa or (X2a.shape == Xa.shape and np.array_equal(X2a, Xa))
-    s2 = s if same else np.einsum("ij,ij->i", apply_gamma(g, X2a), X2a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        XG = apply_gamma(g, Xa)
+        s = np.einsum("ij,ij->i", XG, Xa)
+        same = x2 is None or X2a is Xa or (X2a.shape == Xa.shape and np.array_equal(X2a, Xa))
+        s2 = s if same else np.einsum("ij,ij->i", apply_gamma(g, X2a), X2a)
+    if not (np.all(np.isfinite(XG)) and np.all(np.isfinite(s))):
+        raise ValueError("x is too large: x^T Gamma x overflows (rescale x or gamma)")
+    if not np.all(np.isfinite(s2)):
+        raise ValueError("x2 is too large: x2^T Gamma x2 overflows (rescale x2 or gamma)")
     return X, X2, XG, X2a, s, s2
 
 
@@ -158,8 +173,12 @@ def rf_kernel(activation, x, x2=None, *, gamma, kmax: int = 40):
     (True, (4, 4))
     """
     act = get_activation(activation)
+    kmax = check_kmax(kmax)
     X, X2, XG, X2a, s, s2 = _diagonal_scalars(act, x, x2, gamma)
-    K = _gram(act, XG, X2a, s, s2, kmax)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = _gram(act, XG, X2a, s, s2, kmax)
+    if not np.all(np.isfinite(K)):
+        raise ValueError("x and x2 are too large: the kernel overflows (rescale x, x2 or gamma)")
     vx, vx2 = X.ndim == 1, X2.ndim == 1
     if vx and vx2:
         return K[0, 0]
@@ -194,15 +213,19 @@ def rf_kernel_error(activation, x, x2=None, *, gamma, kmax: int = 40) -> float:
     True
     """
     act = get_activation(activation)
+    kmax = check_kmax(kmax)
     _, _, _, _, s, s2 = _diagonal_scalars(act, x, x2, gamma)
-    return _outer_tail_bound(act, s, s2, kmax)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _outer_tail_bound(act, s, s2, kmax)
+    if not math.isfinite(out):
+        raise ValueError("x and x2 are too large: the Mehler tail bound overflows")
+    return out
 
 
 def _outer_tail_bound(act: Activation, s, s2, kmax) -> float:
     """``max_{i,j} sqrt(R(s_i) R(s2_j)) = sqrt(max R(s) max R(s2))`` on host arrays."""
     if act.name in CLOSED_FORMS or not (np.size(s) and np.size(s2)):
         return 0.0
-    kmax = check_int("kmax", kmax, lo=0)
     R1 = mehler_coefficients(act, _host(s), kmax=kmax).tail
     R2 = R1 if s2 is s else mehler_coefficients(act, _host(s2), kmax=kmax).tail
     return float(math.sqrt(R1.max() * R2.max()))
@@ -221,7 +244,11 @@ def _namespace(backend):
         raise ValueError(f"backend must be 'numpy', an array namespace (module) or an object with an 'xp' "
                          f"attribute such as rmtfl.numerics.get_backend({backend!r}); got {backend!r} "
                          "(rmtfl.theory never imports a device library itself)")
-    return getattr(backend, "xp", backend)
+    xp = getattr(backend, "xp", backend)
+    if not all(hasattr(xp, f) for f in ("sqrt", "arcsin", "clip", "empty", "where")):
+        raise TypeError(f"backend must be 'numpy', an array namespace (module) or an object with an 'xp' "
+                        f"attribute, got {backend!r}")
+    return xp
 
 
 def gram_block(activation, XG, X2, s, s2, *, kmax: int = 40, backend="numpy"):
@@ -243,7 +270,7 @@ def gram_block(activation, XG, X2, s, s2, *, kmax: int = 40, backend="numpy"):
     XG, X2, s, s2 : arrays
         As above, all in the namespace of ``backend``.
     kmax : int
-        Mehler truncation degree.
+        Mehler truncation degree, ``0 <= kmax <= 170``.
     backend : ``"numpy"`` (default, or ``None``), an array-namespace module, or an object with an ``xp``
         attribute (:func:`rmtfl.numerics.get_backend`'s ``Backend``).  rmtfl.theory never imports cupy:
         for the device pass ``get_backend("cupy")`` (or the ``cupy`` module) from the caller.
@@ -260,7 +287,29 @@ def gram_block(activation, XG, X2, s, s2, *, kmax: int = 40, backend="numpy"):
     True
     """
     act = get_activation(activation)
-    return _gram(act, XG, X2, s, s2, kmax, _namespace(backend))
+    kmax = check_kmax(kmax)
+    xp = _namespace(backend)
+    if xp is np:
+        XG = check_array("XG", XG, ndim=2, min_size=1)
+        X2 = check_array("X2", X2, ndim=2, min_size=1)
+        if X2.shape[1] != XG.shape[1]:
+            raise ValueError(f"XG and X2 must have the same number of columns d, got shapes {XG.shape}, "
+                             f"{X2.shape}")
+        s = check_array("s", s, shape=(XG.shape[0],))
+        s2 = check_array("s2", s2, shape=(X2.shape[0],))
+        if np.any(s < 0):
+            raise ValueError("s (diag of X Gamma X^T) must be >= 0")
+        if np.any(s2 < 0):
+            raise ValueError("s2 (diag of X2 Gamma X2^T) must be >= 0")
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = _gram(act, XG, X2, s, s2, kmax, xp)
+        if not np.all(np.isfinite(K)):
+            raise ValueError("XG, X2, s and s2 are too large: the Gram block overflows")
+        return K
+    for name, a, nd in (("XG", XG, 2), ("X2", X2, 2), ("s", s, 1), ("s2", s2, 1)):
+        if getattr(a, "ndim", None) != nd:
+            raise ValueError(f"{name} must be a {nd}-d array of the backend's namespace, got {type(a).__name__}")
+    return _gram(act, XG, X2, s, s2, kmax, xp)
 
 
 def _gram(act: Activation, XG, X2, s, s2, kmax, xp=np):
@@ -326,7 +375,6 @@ def _gram(act: Activation, XG, X2, s, s2, kmax, xp=np):
             return C
         return arccos_xp(2, s[:, None], s2[None, :], C, xp)  # relu^2
     # Mehler series with per-row coefficients: K = sum_k c_k(s_i) c_k(s2_j) t_ij^k (Horner, in place)
-    kmax = check_int("kmax", kmax, lo=0)
     r, r2 = xp.sqrt(s), xp.sqrt(s2)
     with np.errstate(divide="ignore", invalid="ignore"):
         ir = xp.where(r > 0, 1 / r, 0.0)

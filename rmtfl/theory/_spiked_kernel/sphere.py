@@ -31,12 +31,17 @@ import numpy as np
 from scipy import special
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_nonnegative
+from rmtfl._validate import check_array, check_choice, check_int, check_nonnegative
 from .._classical.activations import Activation, get_activation
-from .._classical.hermite import gauss_hermite_rule, hermite_coeffs
+from .._classical.hermite import KMAX_LIMIT, gauss_hermite_rule, hermite_coeffs
 from .rf_kernel import kernel_from_scalars
 
-__all__ = ["SphereSpectrum", "LinearSector", "QuadratureRule", "harmonic_multiplicity", "gegenbauer_P",
+#: Largest degree of :func:`gegenbauer_P`, :func:`zonal_harmonic` and :func:`funk_hecke` (docs/reliability.md §1).
+DEGREE_LIMIT = 10_000
+#: Largest Gauss–Jacobi quadrature order (:func:`jacobi_rule`; about 4 s at the limit).
+ORDER_LIMIT = 10_000
+
+__all__ = ["DEGREE_LIMIT", "ORDER_LIMIT", "SphereSpectrum", "LinearSector", "QuadratureRule", "harmonic_multiplicity", "gegenbauer_P",
            "zonal_harmonic", "jacobi_rule", "funk_hecke", "monomial_sphere_eigen", "relu_legendre", "step_legendre",
            "sphere_eigenvalues", "gaussian_moment_factor", "linear_sector"]
 
@@ -69,15 +74,25 @@ def gegenbauer_P(k: int, d: int, t):
     --------
     >>> float(gegenbauer_P(2, 3, 0.5))   # (3 t^2 - 1)/2
     -0.125
+
+    ``0 <= k <= DEGREE_LIMIT`` (10,000); ``t`` finite real; a value that overflows a double is
+    refused (docs/reliability.md §2).
     """
     d = check_int("d", d, lo=2)
-    k = check_int("k", k, lo=0)
-    t = np.asarray(t, dtype=float)
+    k = check_int("k", k, lo=0, hi=DEGREE_LIMIT)
+    t = check_array("t", t)
+    return _gegenbauer(k, d, t, "t")
+
+
+def _gegenbauer(k, d, t, tname):
     p0, p1 = np.ones_like(t), t.copy()
     if k == 0:
         return p0
-    for j in range(2, k + 1):
-        p0, p1 = p1, ((2 * j + d - 4) * t * p1 - (j - 1) * p0) / (j + d - 3)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(2, k + 1):
+            p0, p1 = p1, ((2 * j + d - 4) * t * p1 - (j - 1) * p0) / (j + d - 3)
+    if not np.all(np.isfinite(p1)):
+        raise ValueError(f"{tname} is too large: P_k(t) overflows a double (|t| <= 1 on the sphere)")
     return p1
 
 
@@ -90,8 +105,20 @@ def zonal_harmonic(ell: int, d: int, u):
     --------
     >>> round(float(zonal_harmonic(2, 10, 0.0)), 10)   # (d u^2 - 1)/sqrt(2(d-1)/(d+2)) at u = 0
     -0.8164965809
+
+    ``0 <= ell <= DEGREE_LIMIT`` (10,000); ``u`` finite real.
     """
-    return math.sqrt(harmonic_multiplicity(d, ell)) * gegenbauer_P(ell, d, u)
+    d = check_int("d", d, lo=2)
+    ell = check_int("ell", ell, lo=0, hi=DEGREE_LIMIT)
+    u = check_array("u", u)
+    try:
+        norm = math.sqrt(harmonic_multiplicity(d, ell))
+    except OverflowError:
+        raise ValueError(f"d and ell are too large: N(d, ell) overflows a double (d={d}, ell={ell})") from None
+    out = norm * _gegenbauer(ell, d, u, "u")
+    if not np.all(np.isfinite(out)):
+        raise ValueError("u is too large: Y_ell(u) overflows a double (|u| <= 1 on the sphere)")
+    return out
 
 
 @dataclass(frozen=True)
@@ -119,8 +146,12 @@ def jacobi_rule(order: int, alpha: float) -> QuadratureRule:
     >>> round(float(w.sum()), 12), round(float(w @ t**2), 12)   # E u^2 = 1/3 for d = 3
     (1.0, 0.333333333333)
     """
-    t, w = special.roots_jacobi(int(order), float(alpha), float(alpha))
+    order = check_int("order", order, lo=1, hi=ORDER_LIMIT)
+    t, w = special.roots_jacobi(order, float(alpha), float(alpha))
     w = w / w.sum()
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(w))):
+        raise ValueError(f"the Gauss-Jacobi rule of order {order} with alpha={alpha} is not finite "
+                         "(d too large)")
     t.setflags(write=False)
     w.setflags(write=False)
     return QuadratureRule(t, w)
@@ -138,10 +169,27 @@ def funk_hecke(kappa, k: int, d: int, *, order: int = 400):
     --------
     >>> round(funk_hecke(lambda t: t, 1, 10), 12)   # mu_1[t] = 1/d
     0.1
+
+    ``kappa`` is a callable ``[-1, 1] -> R`` (vectorised); ``0 <= k <= DEGREE_LIMIT`` (10,000),
+    ``1 <= order <= ORDER_LIMIT`` (10,000).
     """
+    if not callable(kappa):
+        raise TypeError(f"kappa must be a callable t -> kappa(t), got {kappa!r}")
+    k = check_int("k", k, lo=0, hi=DEGREE_LIMIT)
     d = check_int("d", d, lo=2)
-    t, w = jacobi_rule(order, (d - 3) / 2)
-    return float(w @ (np.asarray(kappa(t), dtype=float) * gegenbauer_P(k, d, t)))
+    order = check_int("order", order, lo=1, hi=ORDER_LIMIT)
+    try:
+        t, w = jacobi_rule(order, (d - 3) / 2)
+    except ValueError as exc:
+        raise ValueError(f"d is too large for the quadrature: {exc}") from None
+    vals = check_array("kappa(t)", kappa(t))
+    if vals.shape != t.shape:
+        raise ValueError(f"kappa must return one value per node: got shape {vals.shape} for {t.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(w @ (vals * _gegenbauer(k, d, t, "t")))
+    if not math.isfinite(out):
+        raise ValueError(f"kappa is too large: the Funk-Hecke integral overflows (d={d}, k={k})")
+    return out
 
 
 def monomial_sphere_eigen(j: int, k: int, d: int) -> float:
@@ -288,9 +336,10 @@ def sphere_eigenvalues(activation, *, d: int, kmax: int, order: int | None = Non
     d : int
         Input dimension, ``>= 2``.
     kmax : int
-        Largest degree, ``>= 0``.
+        Largest degree, ``0 <= kmax <= 1000``.
     order : int, optional
-        Quadrature order for the general path (default ``max(300, 4 kmax + 200)``).
+        Quadrature order for the general path (default ``max(300, 4 kmax + 200)``;
+        at most ``ORDER_LIMIT / 1.5``).
 
     Returns
     -------
@@ -305,7 +354,9 @@ def sphere_eigenvalues(activation, *, d: int, kmax: int, order: int | None = Non
     True
     """
     act = get_activation(activation)
-    d, kmax = check_int("d", d, lo=2), check_int("kmax", kmax, lo=0)
+    d, kmax = check_int("d", d, lo=2), check_int("kmax", kmax, lo=0, hi=KMAX_LIMIT)
+    if order is not None:
+        order = check_int("order", order, lo=1, hi=int(ORDER_LIMIT / 1.5))
     ks = range(kmax + 1)
     mult = tuple(harmonic_multiplicity(d, k) for k in ks)
     mu_h = hermite_coeffs(act, kmax) if (act.hermite_exact is not None or act.smooth) else None
@@ -382,7 +433,7 @@ def linear_sector(activation, *, A: float, B: float, d: int, measure: str = "gau
     activation : str, callable or Activation
         The activation ``sigma``.
     A, B : float
-        Bulk and spike of ``Gamma`` (``>= 0``).
+        Bulk and spike of ``Gamma`` (``0 <= A, B <= 1e100``).
     d : int
         Input dimension, ``>= 2``.
     measure : {"gaussian", "sphere"}
@@ -401,6 +452,9 @@ def linear_sector(activation, *, A: float, B: float, d: int, measure: str = "gau
     act = get_activation(activation)
     A = check_nonnegative("A", A)
     B = check_nonnegative("B", B)
+    for name, val in (("A", A), ("B", B)):
+        if val > 1e100:
+            raise ValueError(f"{name} must be <= 1e100 (Gamma = A I + B v v^T), got {val!r}")
     d = check_int("d", d, lo=2)
     check_choice("measure", measure, ("gaussian", "sphere"))
     if act.name == "relu" or act.name in ("identity", "linear"):
@@ -408,7 +462,7 @@ def linear_sector(activation, *, A: float, B: float, d: int, measure: str = "gau
         tgt, orth = f * (A + B), f * A
         if measure == "sphere":
             tgt, orth = tgt / d, orth / d
-        return LinearSector(tgt, orth, tgt / orth if orth > 0 else math.inf, True, measure)
+        return LinearSector(tgt, orth, _boost(tgt, orth, A, B), True, measure)
     # quadrature over g1 ~ N(0,1) (spike coordinate) and R ~ chi^2_{d-1} (orthogonal norm^2)
     g, wg = gauss_hermite_rule(80)
     a_lag = (d - 1) / 2 - 1
@@ -430,7 +484,21 @@ def linear_sector(activation, *, A: float, B: float, d: int, measure: str = "gau
         tgt = d * (A + B) * float(np.sum(W * q * G1**2))
         orth = d * A * float(np.sum(W * q * RR / (d - 1)))
     exact = act.homogeneity == 1.0 and act.parity != 1
-    return LinearSector(tgt, orth, tgt / orth if orth > 0 else math.inf, bool(exact), measure)
+    if not (math.isfinite(tgt) and math.isfinite(orth)):
+        raise ValueError(f"A and B are too large for {act.name}: the linear-sector eigenvalues overflow "
+                         f"(A={A!r}, B={B!r})")
+    return LinearSector(tgt, orth, _boost(tgt, orth, A, B), bool(exact), measure)
+
+
+def _boost(tgt, orth, A, B):
+    """``target/orthogonal`` (``inf`` when ``orthogonal = 0``); a finite ratio that overflows is refused."""
+    if orth <= 0:
+        return math.inf
+    with np.errstate(over="ignore"):
+        r = tgt / orth
+    if not math.isfinite(r):
+        raise ValueError(f"A and B give a boost B/A beyond the float range (A={A!r}, B={B!r})")
+    return r
 
 
 def _m1(act: Activation, r):

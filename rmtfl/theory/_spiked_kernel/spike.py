@@ -155,6 +155,17 @@ def _mu1(act: Activation) -> float:
     return float(hermite_coeffs(act, 1)[1])
 
 
+#: Largest ``|eta|`` and ``noise``: their squares must stay finite (docs/reliability.md §1).
+_SCALE_LIMIT = 1e100
+
+
+def _check_eta(eta) -> float:
+    eta = check_real("eta", eta)
+    if abs(eta) > _SCALE_LIMIT:
+        raise ValueError(f"eta must satisfy |eta| <= {_SCALE_LIMIT:g} (eta^2 overflows beyond), got {eta!r}")
+    return eta
+
+
 def spike_constants(activation, target, *, N: int, d: int, n: int, eta: float,
                     noise: float = 0.0) -> SpikeConstants:
     """``A``, ``B``, ``b = B/A`` of the one-step weights, plus the ĥ (finite-alpha) and isotropic ``A'`` forms.
@@ -191,8 +202,10 @@ def spike_constants(activation, target, *, N: int, d: int, n: int, eta: float,
     N = check_int("N", N, lo=1)
     d = check_int("d", d, lo=2)
     n = check_int("n", n, lo=1)
-    eta = check_real("eta", eta)
+    eta = _check_eta(eta)
     noise = check_nonnegative("noise", noise)
+    if noise > _SCALE_LIMIT:
+        raise ValueError(f"noise must be <= {_SCALE_LIMIT:g} (its square overflows beyond), got {noise!r}")
     tm = _moments(_single_index(target, noise))
     mu1s, Ey2, Ey2z2 = tm.mu1_star, tm.Ey2, tm.Ey2z2
     mu1 = _mu1(act)
@@ -240,9 +253,13 @@ def b_from_eta(activation, target, *, psi: float, eta: float) -> float:
     """
     act = get_activation(activation)
     psi = check_positive("psi", psi)
-    eta = check_real("eta", eta)
+    eta = _check_eta(eta)
     mu1s = _moments(_single_index(target, 0.0)).mu1_star
-    return eta**2 * _mu1(act)**2 * mu1s**2 / psi
+    b = eta**2 * _mu1(act)**2 * mu1s**2 / psi
+    if not math.isfinite(b):
+        raise ValueError(f"eta and psi give an infinite spike ratio b = eta^2 mu_1^2 mu_1*^2/psi (eta={eta!r}, "
+                         f"psi={psi!r})")
+    return b
 
 
 def eta_from_b(activation, target, *, psi: float, b: float) -> float:
@@ -277,4 +294,7 @@ def eta_from_b(activation, target, *, psi: float, b: float) -> float:
     mu1 = _mu1(act)
     if mu1 * mu1s == 0:
         raise ValueError("mu_1(sigma) * mu_1(g) must be non-zero to reach a spike with one step")
-    return math.sqrt(b * psi) / abs(mu1 * mu1s)
+    eta = math.sqrt(b) * math.sqrt(psi) / abs(mu1 * mu1s)
+    if not math.isfinite(eta):
+        raise ValueError(f"b and psi are too large: eta = sqrt(b psi)/|mu_1 mu_1*| overflows (b={b!r}, psi={psi!r})")
+    return eta

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmtfl._validate import check_finite_array, check_positive
+from rmtfl._validate import check_array, check_positive
 from .._classical.activations import get_activation
 from .rf_kernel import kernel_from_scalars
 
@@ -29,15 +29,17 @@ def dk_dB_relu(x, x2, v):
     >>> round(float(dk_dB_relu(x, x2, v)), 12)   # u = u2 = 1/sqrt(2), theta = pi/2: (2 + pi)/(8 pi)
     0.204577471546
     """
-    X = np.atleast_2d(check_finite_array("x", x, dtype_kind="f")).astype(float)
-    X2 = np.atleast_2d(check_finite_array("x2", x2, dtype_kind="f")).astype(float)
-    v = check_finite_array("v", v, ndim=1, dtype_kind="f").astype(float)
-    if X.shape[1] != X2.shape[1] or v.shape[0] != X.shape[1]:
-        raise ValueError(f"dimensions do not match: x {X.shape}, x2 {X2.shape}, v {v.shape}")
-    v = v / np.linalg.norm(v)
-    nx, nx2 = np.linalg.norm(X, axis=1), np.linalg.norm(X2, axis=1)
-    if np.any(nx == 0) or np.any(nx2 == 0):
+    X, X2, v = _inputs(x, x2, v)
+    # the derivative is 1-homogeneous in x and in x2: work on rescaled copies (no overflow/underflow)
+    a, a2 = np.abs(X).max(), np.abs(X2).max()
+    if a == 0 or a2 == 0:
         raise ValueError("x and x2 must be non-zero")
+    X, X2 = X / a, X2 / a2
+    nx, nx2 = np.linalg.norm(X, axis=1), np.linalg.norm(X2, axis=1)
+    if np.any(nx == 0):
+        raise ValueError("x must have non-zero rows")
+    if np.any(nx2 == 0):
+        raise ValueError("x2 must have non-zero rows")
     u, u2 = X @ v, X2 @ v
     c = X @ X2.T
     ss = np.outer(nx, nx2)
@@ -45,6 +47,10 @@ def dk_dB_relu(x, x2, v):
     th = np.arctan2(sin_part * ss, c)
     out = (np.outer(u * u / nx, nx2) * sin_part + 2 * np.outer(u, u2) * (np.pi - th)
            + np.outer(nx, u2 * u2 / nx2) * sin_part) / (4 * np.pi)
+    with np.errstate(over="ignore", under="ignore"):
+        out = out * a * a2
+    if not np.all(np.isfinite(out)):
+        raise ValueError("x and x2 are too large: the derivative overflows")
     if np.ndim(x) == 1 and np.ndim(x2) == 1:
         return out[0, 0]
     if np.ndim(x) == 1:
@@ -52,6 +58,22 @@ def dk_dB_relu(x, x2, v):
     if np.ndim(x2) == 1:
         return out[:, 0]
     return out
+
+
+def _inputs(x, x2, v):
+    """Validated ``x, x2`` (vectors or ``(n, d)`` matrices, as 2-d) and the unit vector ``v``."""
+    X = np.atleast_2d(check_array("x", x, ndim=(1, 2), min_size=1))
+    X2 = np.atleast_2d(check_array("x2", x2, ndim=(1, 2), min_size=1))
+    v = check_array("v", v, ndim=1, min_size=1)
+    if X2.shape[1] != X.shape[1]:
+        raise ValueError(f"x and x2 must have the same dimension d, got shapes {X.shape}, {X2.shape}")
+    if v.shape[0] != X.shape[1]:
+        raise ValueError(f"v must have the dimension d = {X.shape[1]} of x, got shape {v.shape}")
+    vmax = np.abs(v).max()
+    if vmax == 0:
+        raise ValueError("v must be non-zero")
+    v = v / vmax
+    return X, X2, v / np.linalg.norm(v)
 
 
 def dk_dB(activation, x, x2, v, *, A: float = 1.0, h: float | None = None):
@@ -77,9 +99,7 @@ def dk_dB(activation, x, x2, v, *, A: float = 1.0, h: float | None = None):
     h = 1e-4 * A if h is None else check_positive("h", h)
     if h >= A:
         raise ValueError(f"h must be < A = {A} so that Gamma stays PSD, got {h}")
-    X = np.atleast_2d(np.asarray(x, dtype=float))
-    X2 = np.atleast_2d(np.asarray(x2, dtype=float))
-    v = np.asarray(v, dtype=float) / np.linalg.norm(v)
+    X, X2, v = _inputs(x, x2, v)
 
     def k(B):
         XG = A * X + B * np.outer(X @ v, v)
@@ -87,7 +107,15 @@ def dk_dB(activation, x, x2, v, *, A: float = 1.0, h: float | None = None):
         s2 = np.einsum("ij,ij->i", A * X2 + B * np.outer(X2 @ v, v), X2)
         return kernel_from_scalars(act, s[:, None], s2[None, :], XG @ X2.T, kmax=40)
 
+    with np.errstate(over="ignore", invalid="ignore"):
+        XG = A * X
+        s_ok = np.all(np.isfinite(np.einsum("ij,ij->i", XG, X))) and np.all(np.isfinite(
+            np.einsum("ij,ij->i", A * X2, X2)))
+    if not s_ok:
+        raise ValueError("x, x2 or A is too large: x^T Gamma x overflows")
     out = (k(h) - k(-h)) / (2 * h)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("x, x2 or A is too large: the kernel derivative overflows")
     if np.ndim(x) == 1 and np.ndim(x2) == 1:
         return out[0, 0]
     return out

@@ -31,12 +31,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_int, check_nonnegative, check_positive
+from rmtfl._validate import check_in_range, check_int, check_memory, check_nonnegative, check_positive, check_real
 from .._classical.activations import Activation, get_activation
 from .._classical.hermite import gauss_hermite_rule
 from .closed_forms import arccos_kernel
 from .rf_kernel import kernel_from_scalars
-from .sphere import jacobi_rule, zonal_harmonic
+from .sphere import ORDER_LIMIT, jacobi_rule, zonal_harmonic
+
+#: Largest ``A``, ``b`` and ``rho``: beyond it ``s s2`` in the kernel overflows a double.
+SCALE_LIMIT = 1e50
+#: Largest ``lmax`` of :func:`zonal_top_eigenfunction` / :func:`zonal_limit_operator`.
+LMAX_LIMIT = 150
 
 __all__ = ["ZonalEigen", "ZonalOperator", "MixingCoefficient", "zonal_operator", "zonal_top_eigenfunction",
            "first_order_mixing", "zonal_limit_operator"]
@@ -125,7 +130,8 @@ def zonal_operator(activation, *, d: int, b: float, A: float = 1.0, n_u: int = 1
     A : float
         Overall scale of ``Gamma``.
     n_u, n_c : int
-        Quadrature orders (``n_u`` rounded up to even).
+        Quadrature orders (``n_u`` rounded up to even), at most ``ORDER_LIMIT`` (10,000); the
+        ``n_u x n_u`` matrices are checked against the available memory.
 
     Returns
     -------
@@ -140,13 +146,24 @@ def zonal_operator(activation, *, d: int, b: float, A: float = 1.0, n_u: int = 1
     return _zonal_operator(get_activation(activation), d, b, A, n_u, n_c)
 
 
+def _check_orders(n_u, n_c):
+    n_u = check_int("n_u", n_u, lo=4, hi=ORDER_LIMIT)
+    n_c = check_int("n_c", n_c, lo=2, hi=ORDER_LIMIT)
+    check_memory("n_u", 8.0 * (6 * (n_u + 1) ** 2 + 4 * (n_u + 1) * n_c), "the n_u x n_u zonal matrices")
+    return n_u, n_c
+
+
 def _zonal_operator(act: Activation, d, b, A, n_u, n_c) -> ZonalOperator:
     d = check_int("d", d, lo=2)
     A = check_positive("A", A)
-    n_u = check_int("n_u", n_u, lo=4)
-    n_c = check_int("n_c", n_c, lo=2)
+    if A > SCALE_LIMIT:
+        raise ValueError(f"A must be <= {SCALE_LIMIT:g} (the kernel overflows beyond), got {A!r}")
+    b = check_real("b", b)
     if not b > -1:
         raise ValueError(f"b must be > -1 (Gamma = A(I + b v v^T) PSD), got {b!r}")
+    if b > SCALE_LIMIT:
+        raise ValueError(f"b must be <= {SCALE_LIMIT:g} (the kernel overflows beyond), got {b!r}")
+    n_u, n_c = _check_orders(n_u, n_c)
     if n_u % 2:
         n_u += 1
     u, w = jacobi_rule(n_u, (d - 3) / 2)
@@ -217,7 +234,7 @@ def zonal_top_eigenfunction(activation, *, d: int, b: float, A: float = 1.0, n_u
     act = get_activation(activation)
     d = check_int("d", d, lo=2)
     b = check_nonnegative("b", b)
-    lmax = check_int("lmax", lmax, lo=2)
+    lmax = check_int("lmax", lmax, lo=2, hi=LMAX_LIMIT)
     op = _zonal_operator(act, d, b, A, n_u, n_c)
     u, w = op.nodes, op.weights
     ee, ve, eo, _ = _sectors(op.matrix)
@@ -277,7 +294,8 @@ def first_order_mixing(activation, *, d: int, n_u: int = 160, n_c: int = 160, h:
     """
     act = get_activation(activation)
     d = check_int("d", d, lo=2)
-    h = check_positive("h", h)
+    h = check_in_range("h", h, 0.0, 1.0, lo_open=True, hi_open=True)  # b = -h must stay > -1
+    n_u, n_c = _check_orders(n_u, n_c)
     return _first_order_mixing(act, d, n_u, n_c, h)
 
 
@@ -312,8 +330,10 @@ def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalE
     >>> round(z.eigenvalue, 12) == round(1 / (2 * math.pi), 12)
     True
     """
-    rho = check_nonnegative("rho", rho)
-    n_z = check_int("n_z", n_z, lo=4)
+    rho = check_in_range("rho", rho, 0.0, SCALE_LIMIT)
+    n_z = check_int("n_z", n_z, lo=4, hi=ORDER_LIMIT)
+    lmax = check_int("lmax", lmax, lo=2, hi=LMAX_LIMIT)
+    check_memory("n_z", 8.0 * 6 * (n_z + 1) ** 2, "the n_z x n_z zonal matrices")
     if n_z % 2:
         n_z += 1
     z, w = gauss_hermite_rule(n_z)
@@ -326,6 +346,8 @@ def zonal_limit_operator(rho: float, *, n_z: int = 200, lmax: int = 6) -> ZonalE
     he = np.polynomial.hermite_e.hermevander(z, lmax) / np.sqrt(
         [math.factorial(k) for k in range(lmax + 1)])
     ov = (w * f) @ he
+    if not np.all(np.isfinite(ov)):
+        raise ValueError(f"lmax={lmax} is too large for n_z={n_z}: He_lmax overflows on the nodes")
     if ov[0] < 0:
         f, ov = -f, -ov
     ov[1::2] = 0.0

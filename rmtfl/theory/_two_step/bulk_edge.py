@@ -72,7 +72,8 @@ from .._classical.activations import get_activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
 
-__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2"]
+__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "SeparableProfile",
+           "fold_edge", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
 _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
@@ -94,7 +95,7 @@ def quadratic_c2(activation) -> float:
     return float(c[2])
 
 
-def _y_law(t: Target):
+def y_law(t: Target):
     """Nodes and weights of the law of ``y`` (single-index :class:`Target`, its label noise included)."""
     if t.rank != 1:
         raise ValueError(f"target must be single-index (rank 1), got rank {t.rank}")
@@ -158,45 +159,67 @@ def weighted_mp_quantiles(y, w, phi, count):
     return np.interp((np.arange(count) + 0.5) / count, F, x)
 
 
-class _Reduced:
-    """The ten-unknown reduction of the HLN system at real ``x`` (module docstring)."""
+class SeparableProfile:
+    """Reduced Hachem–Loubaton–Najim system of a separable variance profile (module docstring).
 
-    def __init__(self, s1, s2, psi, a, lam):
-        self.e = np.array([1.0, 2 * s1, s1 ** 2 + 2 * s2, 2 * s1 * s2, s2 ** 2])
+    ``S_jl = sum_k f_k(row j) h_k(col l) / d`` with ``f_0 = h_0 = 1``: ``rowf`` is ``(N, K)``
+    (``f_k`` at the row nodes), ``colh`` is ``(d, K)``.  Unknowns ``A_k = psi <f_k t>``,
+    ``B_k = <h_k tt>`` and ``x``; ``A_0 = psi m`` is the continuation parameter.  Optional
+    ``row_weights``/``col_weights`` replace the uniform means (nodes of a quadrature).
+    """
+
+    def __init__(self, rowf, colh, psi, row_weights=None, col_weights=None):
         self.psi = psi
-        k = np.arange(5)
-        self.Pa = a[:, None] ** k / len(a)        # a_j^k / N
-        self.Pl = lam[:, None] ** k / len(lam)    # lambda_l^k / d
+        self.K = rowf.shape[1]
+        self.rowf, self.colh = rowf, colh
+        wa = np.full(len(rowf), 1.0 / len(rowf)) if row_weights is None else np.asarray(row_weights, float)
+        wl = np.full(len(colh), 1.0 / len(colh)) if col_weights is None else np.asarray(col_weights, float)
+        self.Pa = rowf * wa[:, None]
+        self.Pl = colh * wl[:, None]
 
     def parts(self, A, B, x):
-        Dt = 1.0 + len(self.Pa) * self.Pa @ (self.e * B)
-        Dtt = 1.0 + len(self.Pl) * self.Pl @ (self.e * A)
+        Dt = 1.0 + self.rowf @ B
+        Dtt = 1.0 + self.colh @ A
         return Dt, Dtt, -1.0 / (x * Dt), -1.0 / (x * Dtt)
 
     def residual(self, v, A0):
-        A = np.concatenate([[A0], v[:4]])
-        B, x = v[4:9], v[9]
+        K = self.K
+        A = np.concatenate([[A0], v[:K - 1]])
+        B, x = v[K - 1:2 * K - 1], v[-1]
         _, _, t, tt = self.parts(A, B, x)
         return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
 
     def solve(self, m, guess):
-        """Solve at ``m = <t>`` for ``(A_1..A_4, B_0..B_4, x)``; ``None`` if off the physical branch."""
+        """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch."""
+        K = self.K
         A0 = self.psi * m
         sol = optimize.root(self.residual, guess, args=(A0,), method="hybr", options={"xtol": 1e-13})
         v = sol.x
-        if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[9])):
+        if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[-1])):
             return None
-        Dt, Dtt, _, _ = self.parts(np.concatenate([[A0], v[:4]]), v[4:9], v[9])
-        if Dt.min() <= 0 or Dtt.min() <= 0 or v[9] <= 0:
+        Dt, Dtt, _, _ = self.parts(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
+        if Dt.min() <= 0 or Dtt.min() <= 0 or v[-1] <= 0:
             return None
         return v
 
+    def start(self, x_start):
+        """The large-``x`` guess ``t = tt = -1/x``."""
+        return np.concatenate([-self.psi * self.Pa.sum(0)[1:] / x_start, -self.Pl.sum(0) / x_start, [x_start]])
 
-def _fold_edge(red: _Reduced, x_start: float) -> float:
-    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge)."""
+
+class _Reduced(SeparableProfile):
+    """The ten-unknown reduction of the HLN system at real ``x`` (module docstring)."""
+
+    def __init__(self, s1, s2, psi, a, lam):
+        e = np.array([1.0, 2 * s1, s1 ** 2 + 2 * s2, 2 * s1 * s2, s2 ** 2])
+        k = np.arange(5)
+        super().__init__(a[:, None] ** k * e, lam[:, None] ** k, psi)
+
+
+def fold_edge(red: SeparableProfile, x_start: float) -> float:
+    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``)."""
     m = -1.0 / x_start
-    v = np.concatenate([-red.psi * red.Pa.sum(0)[1:] / x_start, -red.Pl.sum(0) / x_start, [x_start]])
-    v = red.solve(m, v)
+    v = red.solve(m, red.start(x_start))
     if v is None:
         raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
     pts = [(m, v)]
@@ -204,7 +227,7 @@ def _fold_edge(red: _Reduced, x_start: float) -> float:
     while step > 1 + 1e-7:
         m_new = pts[-1][0] * step
         u = red.solve(m_new, pts[-1][1])
-        if u is None or u[9] >= pts[-1][1][9]:
+        if u is None or u[-1] >= pts[-1][1][-1]:
             step = 1 + (step - 1) / 4
             continue
         pts.append((m_new, u))
@@ -212,14 +235,14 @@ def _fold_edge(red: _Reduced, x_start: float) -> float:
     # polish: minimise x(m) between the last accepted points and the first refused one
     m_lo, v_lo = pts[-2] if len(pts) > 1 else pts[-1]
     m_hi = pts[-1][0] * (1 + 4 * (step - 1) + 1e-6)
-    best = [pts[-1][1][9]]
+    best = [pts[-1][1][-1]]
 
     def xf(lm):
         u = red.solve(-math.exp(lm), pts[-1][1])
         if u is None:
             return best[0] + 1.0
-        best[0] = min(best[0], u[9])
-        return u[9]
+        best[0] = min(best[0], u[-1])
+        return u[-1]
 
     optimize.minimize_scalar(xf, bounds=(math.log(-m_lo), math.log(-m_hi)), method="bounded",
                              options={"xatol": 1e-10})
@@ -278,10 +301,10 @@ def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0
     if s1 == 0 and s2 == 0:
         lam = np.zeros(1)
     else:
-        y, w = _y_law(t)
+        y, w = y_law(t)
         lam = weighted_mp_quantiles(y, w, phi, d)
     red = _Reduced(s1, s2, N / d, a, lam)
     u = np.outer(a, lam)
     cmax2 = float(np.max((1 + s1 * u + s2 * u ** 2) ** 2))
     x_start = 4.0 * (1 + math.sqrt(N / d)) ** 2 * max(cmax2, 1.0)
-    return math.sqrt(_fold_edge(red, x_start))
+    return math.sqrt(fold_edge(red, x_start))

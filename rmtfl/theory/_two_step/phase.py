@@ -25,13 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_positive
+from rmtfl._validate import check_alpha, check_choice, check_int, check_positive
 from .._classical.activations import get_activation
 from .._classical.targets import make_target
-from .bulk_edge import two_step_bulk_edge
 from .outliers import outlier_count, step_size
 from .spike_vectors import limit_stats, spike_setup, stein_table
-from .two_step import two_step
+from .two_step import two_step_finite_n
 
 __all__ = ["PhaseDiagram", "phase_diagram", "FiniteNMap", "finite_n_outlier_map", "GENERIC"]
 
@@ -85,9 +84,11 @@ class FiniteNMap(Result):
     count : ndarray of int, shape ``(len(alpha2), len(alpha1))``
         Number of predicted outlier locations above ``edge``.
     edge : ndarray, same shape
-        The deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`).
+        The deterministic finite-``N`` bulk edge (docs/theory/two_step.md §8.2).
     outliers : tuple
-        ``outliers[i][j]``: the predicted (MP-bulk BGN) locations at ``(alpha1[j], alpha2[i])``, largest first.
+        ``outliers[i][j]``: the predicted locations at ``(alpha1[j], alpha2[i])``, largest first.
+    reliable : ndarray of bool, same shape
+        ``False`` where :func:`~rmtfl.theory.two_step_finite_n` flags its prediction.
     """
 
     alpha1: np.ndarray
@@ -95,6 +96,7 @@ class FiniteNMap(Result):
     count: np.ndarray
     edge: np.ndarray
     outliers: tuple
+    reliable: np.ndarray | None = None
 
 
 def _grid_axes(alpha1, alpha2):
@@ -197,55 +199,66 @@ def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reu
 
 
 def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1: float = 1.0,
-                         c2: float = 1.0) -> FiniteNMap:
-    """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid (quadratic ``sigma``).
+                         c2: float = 1.0, batch: str = "reused", phi2=None) -> FiniteNMap:
+    """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid, any smooth ``sigma``.
 
-    ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5), reused batch, ``sigma = c0 + He1 + c2 He2``
-    (docs/theory/two_step.md §5.4, §9.1).  At each point the outliers are the BGN locations of the
-    spikes of ``P`` at this ``N`` (:func:`~rmtfl.theory.two_step` with ``N``, Marchenko–Pastur bulk)
-    that lie above the deterministic finite-``N`` bulk edge (:func:`~rmtfl.theory.two_step_bulk_edge`),
-    which large steps push far beyond ``1 + sqrt(psi)``.  Unlike ``1 + Lambda`` (``N -> infinity``)
-    this is what a simulation at this ``N`` shows; the MP-bulk BGN locations are approximate where
-    a spike sits just above a widened bulk.  About 1 s per grid point.
+    ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5).  At each point the outliers are those of
+    :func:`~rmtfl.theory.two_step_finite_n` (docs/theory/two_step.md §8.2): ``sigma'`` exact in the
+    first step, neurons integrated over the law of ``a``, locations from the master equation
+    above the widened finite-``N`` bulk, whose edge is ``edge``.  Unlike ``1 + Lambda``
+    (``N -> infinity``) this is what a simulation at this ``N`` shows (docs/theory/two_step.md §9.1).
+    About 0.2 s per grid point (after a first call per target and ``phi``).
 
     Parameters
     ----------
     alpha1, alpha2 : 1-d array_like in ``[0, 1/2)``
         Grid axes.
-    activation : ``c0 + He1 + c2 He2`` (name, callable or Activation)
-    target : single-index target spec
+    activation : smooth activation (name, callable with derivatives, or Activation)
+    target : single-index target spec (Hermite degree ``<= 4``)
     psi, phi : float > 0
         ``N/d`` and ``n/d``.
     N : int >= 2
         Width.
     c1, c2 : float > 0
         Prefactors of the step sizes.
+    batch : {"reused", "fresh"}
+    phi2 : float > 0, required for ``batch="fresh"``
 
     Returns
     -------
     FiniteNMap
+        ``reliable[i, j]`` is ``False`` where the prediction flags itself (docs/theory/two_step.md §8.2).
 
     Examples
     --------
     >>> r = finite_n_outlier_map([0.3], [0.3], activation="hermite(0, 1, 0.5)", target="linear",
     ...                          psi=1.0, phi=2.0, N=400)
     >>> r.count.tolist(), round(float(r.edge[0, 0]), 2)
-    ([[2]], 2.92)
+    ([[2]], 2.95)
     """
     a1, a2 = _grid_axes(alpha1, alpha2)
-    N = check_int("N", N, lo=2)
+    for name, arr in (("alpha1", a1), ("alpha2", a2)):
+        for v in arr:
+            check_alpha(name, float(v))
+    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 2:
+        raise ValueError(f"N must be an integer width >= 2, got {N!r}")
+    N = int(N)
+    c1, c2 = check_positive("c1", c1), check_positive("c2", c2)
     act = get_activation(activation)
     t = make_target(target)
     count = np.zeros((a2.size, a1.size), dtype=int)
     edge = np.zeros((a2.size, a1.size))
+    rel = np.ones((a2.size, a1.size), dtype=bool)
     locs = []
     for i, al2 in enumerate(a2):
         row = []
         for j, al1 in enumerate(a1):
             e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
-            edge[i, j] = two_step_bulk_edge(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N)
-            out = tuple(o.singular_value for o in two_step(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N).outliers)
-            count[i, j] = sum(v > edge[i, j] for v in out)
+            p = two_step_finite_n(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N, batch=batch, phi2=phi2)
+            edge[i, j] = p.bulk_edge
+            out = tuple(o.singular_value for o in p.outliers)
+            count[i, j] = len(out)
+            rel[i, j] = p.reliable
             row.append(out)
         locs.append(tuple(row))
-    return FiniteNMap(a1, a2, count, edge, tuple(locs))
+    return FiniteNMap(a1, a2, count, edge, tuple(locs), rel)

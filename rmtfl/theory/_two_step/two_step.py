@@ -51,7 +51,7 @@ from .one_step import bgn_predict
 from .outliers import CountResult, outlier_count
 from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
 
-__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "inferred_alpha", "outliers_from_gram",
+__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "inferred_alpha", "outliers_from_gram",
            "TwoStepPlan", "plan_two_step", "SpikeGrams", "analytic_grams", "predict_from_grams"]
 
 SECOND_LAYER_LAWS = ("gaussian", "rademacher")
@@ -120,7 +120,12 @@ class TwoStepPrediction(Result):
         ``"finite-N"`` (outlier locations from the master equation with a sampled bulk
         ``W_2 - P``, docs/theory/two_step.md §8.1, :func:`rmtfl.numerics.two_step_semi_analytic`).
     bulk_top : float or None
-        ``"finite-N"``: the mean top singular value of the sampled bulks; else ``None``.
+        ``"finite-N"``: the top of the finite-``N`` bulk (the mean over sampled bulks for
+        :func:`rmtfl.numerics.two_step_semi_analytic`; the deterministic edge for
+        :func:`two_step_finite_n`); else ``None``.
+    reliable : bool
+        ``False`` where the route's own checks say the numbers cannot be trusted (reason in
+        ``notes``); :func:`two_step_finite_n` sets it, the other routes leave it ``True``.
     """
 
     outliers: tuple
@@ -134,6 +139,7 @@ class TwoStepPrediction(Result):
     taylor_parameter: float | None = None
     bulk: str = "mp"
     bulk_top: float | None = None
+    reliable: bool = True
 
 
 @dataclass(frozen=True)
@@ -376,3 +382,71 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
+
+
+def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reused", phi2=None, noise=0.0,
+                      second_layer="gaussian") -> TwoStepPrediction:
+    """Outliers of ``W_2`` at width ``N``, non-perturbative in the first step (docs/theory/two_step.md §8.2); deterministic.
+
+    Normalisation: docs/conventions.md §3–§5 (``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
+    correlation loss with mean reduction, ``eta_t`` as given).  ``sigma'`` is kept exact in
+    ``t_j = eta_1 a_j`` (no Taylor series), the neurons are integrated over the law of ``a`` by
+    quadrature, and the outliers solve the master equation above the widened finite-``N`` bulk.
+    For ``N -> infinity`` at fixed ``eta`` it converges to :func:`two_step` with ``N=None``.
+
+    Parameters
+    ----------
+    activation : smooth activation (name, callable with derivatives, or Activation)
+    target : single-index target, polynomial links of Hermite degree ``<= 4`` (or non-polynomial)
+    psi, phi : float > 0
+        ``N/d`` and ``n/d`` (``phi_1`` for fresh batches).
+    eta1, eta2 : float
+        Step sizes (``eta = c N^alpha``: :func:`~rmtfl.theory.step_size`).
+    N : int >= 2
+        Width.
+    batch : {"reused", "fresh"}
+    phi2 : float > 0
+        ``n_2/d``; required for ``batch="fresh"``.
+    noise : float >= 0
+        Label-noise standard deviation (combined with the target's own).
+    second_layer : {"gaussian", "rademacher"}
+
+    Returns
+    -------
+    TwoStepPrediction
+        ``mode="analytic"``, ``bulk="finite-N"``, ``bulk_edge`` and ``bulk_top`` the finite-``N``
+        bulk edge, ``K=-1`` (no Taylor truncation), ``reliable`` with the reason in ``notes``.
+
+    Examples
+    --------
+    >>> p = two_step_finite_n("tanh", "hermite(0, 1, 0.7071)", psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.2,
+    ...                       N=1000)
+    >>> round(p.outliers[0].singular_value, 1), len(p.outliers), p.reliable    # simulated: 15.4
+    (15.2, 1, True)
+    """
+    from .finite_n import T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n
+
+    act, t0 = get_activation(activation), make_target(target)
+    check_finite_n_inputs(act, t0, N)
+    plan = plan_two_step(act, t0, psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise,
+                         N=N, K=0, second_layer=second_layer)
+    r = predict_finite_n(plan.act, plan.target, psi=plan.psi, phi=plan.phi, phi2=plan.phi2, eta1=plan.eta1,
+                         eta2=plan.eta2, batch=plan.batch, N=float(N), second_layer=second_layer)
+    notes = list(r.notes)
+    reliable = not notes
+    if r.t_max > T_MAX_CHECKED:
+        reliable = False
+        notes.append(f"eta1*max|a_j| ~ {r.t_max:.2f} exceeds {T_MAX_CHECKED}, the largest value checked against "
+                     "simulation (docs/theory/two_step.md §8.2)")
+    if second_layer == "rademacher" or batch == "fresh":
+        notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
+                     "approximately (docs/theory/two_step.md §8.2)")
+    outs = tuple(TwoStepOutlier(s, th, ct, (ct,), ca) for s, th, ct, ca in
+                 zip(r.locations, r.thetas, r.cos2_target, r.cos2_a))
+    for o in outs:
+        if o.singular_value < 1.05 * r.edge:
+            notes.append(f"an outlier at {o.singular_value:.3g} lies within 5 % of the bulk edge {r.edge:.3g}: "
+                         "its presence is uncertain at this N")
+    return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
+                             outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
+                             bulk_top=r.edge, reliable=reliable)

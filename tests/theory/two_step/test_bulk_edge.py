@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rmtfl.theory import make_target, mp_stieltjes, two_step_bulk_edge
-from rmtfl.theory._two_step.bulk_edge import _y_law, weighted_mp_quantiles, weighted_mp_stieltjes
+from rmtfl.theory._two_step.bulk_edge import y_law, weighted_mp_quantiles, weighted_mp_stieltjes
 
 HE2_T = [0.0, 1.0, 2 ** -0.5]          # z + He2 / sqrt 2
 QUAD = "hermite(0, 1, 0.5)"            # He1 + He2/2
@@ -78,7 +78,7 @@ def test_weighted_mp_reduces_to_mp():
 @pytest.mark.parametrize("spec", ["linear", HE2_T])
 def test_weighted_mp_law_against_sampled_eigenvalues(spec):
     d, n = 400, 800
-    y, w = _y_law(make_target(spec))
+    y, w = y_law(make_target(spec))
     q = weighted_mp_quantiles(y, w, n / d, d)
     # exact moments of the density: mass 1, E l = E y, E l^2 = E y^2 / phi + (E y)^2
     ey, ey2 = float(w @ y), float(w @ y ** 2)

@@ -3,24 +3,33 @@ import pytest
 
 
 def test_finite_n_outlier_map():
-    """At N = 400, alpha2 = 0.3: alpha1 = 0 gives one outlier (the first direction) above a bulk barely wider
-    than MP (edge 1 + sqrt(psi) = 2); alpha1 = 0.3 puts the second spike above the widened edge (2.92; the
-    simulated bulk top is 2.89 +- 0.09 over 3 seeds, rmtfl verify --quick)."""
+    """At N = 400, alpha2 = 0.3: alpha1 = 0 gives the first direction and a weak second outlier just above a bulk
+    barely wider than MP (predicted 2.128 over the edge 2.121; simulated s2(W_2) = 2.17 +- 0.02 over 12 seeds, above
+    the simulated top of W_2 - P, 2.120 +- 0.025; the old MP-bulk route missed it); alpha1 = 0.3 puts the second
+    spike well above the widened edge (2.95; the simulated bulk top is 2.89 +- 0.09 over 3 seeds)."""
     from rmtfl.theory import finite_n_outlier_map
 
     r = finite_n_outlier_map([0.0, 0.3], [0.3], activation="hermite(0, 1, 0.5)", target="linear", psi=1.0, phi=2.0,
                              N=400)
-    assert r.count.tolist() == [[1, 2]]
+    assert r.count.tolist() == [[2, 2]]
     assert r.edge.shape == (1, 2) and r.edge[0, 1] > r.edge[0, 0] > 2.0
     assert len(r.outliers[0][1]) == 2
     # eta1 = 1, eta2 = 400^0.3 = 6.0: predicted 2.121, simulated bulk top 2.120 +- 0.025 (6 seeds, quadratic_bulk)
     assert 2.05 < r.edge[0, 0] < 2.2
     d = r.to_dict()                                   # a frozen Result, JSON-ready
-    assert d["count"] == [[1, 2]] and len(d["outliers"][0][1]) == 2
+    assert d["count"] == [[2, 2]] and len(d["outliers"][0][1]) == 2
 
 
-def test_finite_n_outlier_map_needs_a_quadratic_sigma():
+def test_finite_n_outlier_map_any_sigma_and_bad_input():
+    """Any smooth sigma now (docs/theory/two_step.md §8.2); alpha outside [0, 1/2) and N < 2 are ValueErrors."""
     from rmtfl.theory import finite_n_outlier_map
 
-    with pytest.raises(ValueError, match="activation must be c0"):
-        finite_n_outlier_map([0.3], [0.3], activation="tanh", target="linear", psi=1.0, phi=2.0, N=100)
+    r = finite_n_outlier_map([0.3], [0.3], activation="tanh", target="linear", psi=1.0, phi=2.0, N=400)
+    assert r.count.tolist() == [[1]] and bool(r.reliable[0, 0])
+    kw = dict(activation="tanh", target="linear", psi=1.0, phi=2.0)
+    with pytest.raises(ValueError, match="alpha1"):
+        finite_n_outlier_map([0.5], [0.3], N=100, **kw)
+    with pytest.raises(ValueError, match="alpha2"):
+        finite_n_outlier_map([0.1], [-0.1], N=100, **kw)
+    with pytest.raises(ValueError, match="N must"):
+        finite_n_outlier_map([0.1], [0.1], N=1, **kw)

@@ -1,0 +1,423 @@
+"""Two large steps at finite width, non-perturbative in the first step (docs/theory/two_step.md §8.2).
+
+Normalisation (docs/conventions.md §3–§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``
+(fixed), ``x ~ N(0, I_d)``, correlation loss with mean reduction, ``eta_t`` as given,
+``psi = N/d``, ``phi = n/d`` (``phi2 = n_2/d`` for a fresh second batch).  Links are centred.
+
+Neuron ``j`` sees, in the second step, the pre-activation ``z + t_j D`` with ``t_j = eta_1 a_j``
+and ``D ≈ y sigma'(z)/phi + mu_1 s~ + xi`` (reused) or ``mu_1 s + xi`` (fresh), docs/theory/two_step.md §5.2.
+Instead of Taylor-expanding ``sigma'`` in ``t_j`` (docs/theory/two_step.md §5.3) we keep it exact:
+
+    F(t; y, s) = E_{z, xi} sigma'(z + t D),     c(t; y, s) = E_{z, xi} z sigma'(z + t D),
+
+by Gauss–Hermite quadrature over ``(z, xi)``.  The low-rank part is
+
+    P = eta_1 mu_1 a beta_hat_1^T + eta_2 sum_j a_j e_j v(t_j)^T,   v(t) = X_2^T (y_2 ⊙ F(t; y_2, s)) / n_2,
+
+and the sum over neurons becomes a quadrature over the law of ``g = sqrt(N) a`` (Gauss–Hermite
+nodes ``g_q``, weights ``w_q``): ``P^T P ≈ sum_q w_q g_q^2 p_q p_q^T``.  The nonzero singular
+values of ``P`` are those of a ``(Q + 1)``-dimensional Gram problem; the ``d``-side Gram matrix
+of ``{beta_hat, v(t_q)}`` is the limit formula of docs/theory/two_step.md §7.2 with the
+weights ``P_k`` replaced by ``F(t_q; ., .)``.  For ``t -> 0``, ``F = sum_k t^k P_k / k!``: the
+Taylor terms of docs/theory/two_step.md §5.3 are recovered.
+
+The bulk ``W_2 - P`` (docs/theory/two_step.md §8.2) has rows ``w_j^T (I + p_j M + q_j M^2)`` plus
+independent noise of relative variance ``r_j``, with ``p_j, q_j, r_j`` functions of ``a_j`` from
+``c`` and the remainder variance; its edge is the fold of a separable variance-profile equation
+(:func:`rmtfl.theory._two_step.bulk_edge.separable_profile`), and the outliers solve the
+master equation with that profile (``N``-side weights ``-t(a)``), not the MP BGN formula.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from rmtfl._results import Result
+from .._classical.activations import Activation
+from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
+from .._classical.targets import Target
+from .bulk_edge import SeparableProfile, fold_edge, weighted_mp_stieltjes, y_law
+
+__all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
+           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs"]
+
+#: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
+MAX_TARGET_DEGREE = 4
+
+_ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
+_Z_ORDER, _XI_ORDER = 20, 6                        # inner (z, xi) for F and c
+_G_ORDER = 16                                      # law of g = sqrt(N) a
+_M_GRID = 600
+_KEEP, _BINS = 24, 40                              # extreme rows/columns kept, bins for the rest
+
+
+@dataclass(frozen=True)
+class FiniteNSetup(Result):
+    """The data grid and the per-sample quantities that every finite-``N`` evaluation shares.
+
+    ``y, s, zs, zeta, w``: nodes and weights of the law of ``(y, s~ or s, z*, zeta)``;
+    ``tau = sqrt(E y^2 / phi_1)``, ``tau_h`` the neuron-fluctuation scale (docs/theory/two_step.md §5.2).
+    """
+
+    y: np.ndarray
+    s: np.ndarray
+    zs: np.ndarray
+    zeta: np.ndarray
+    w: np.ndarray
+    mu1: float
+    mu2: float
+    mus: float
+    ey2: float
+    tau: float
+    tau_h: float
+    phi: float
+    phi2: float | None
+    batch: str
+    sp2: float   # E[sigma'^2]
+
+
+def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2) -> FiniteNSetup:
+    """Data grid of the finite-``N`` route (single-index target, label noise included)."""
+    zs1, wz = gauss_hermite_rule(_ZS_ORDER)
+    ze1, wze = gauss_hermite_rule(_ZETA_ORDER)
+    ZS, ZE = np.meshgrid(zs1, ze1, indexing="ij")
+    W = np.outer(wz, wze)
+    y = np.asarray(target.links[0](ZS), dtype=float)
+    if target.noise > 0:
+        e1, we = gauss_hermite_rule(_EPS_ORDER)
+        y = y[..., None] + target.noise * e1
+        ZS, ZE = (np.broadcast_to(A[..., None], y.shape) for A in (ZS, ZE))
+        W = W[..., None] * we
+    y, ZS, ZE, W = (np.ascontiguousarray(A).ravel() for A in (y, ZS, ZE, W))
+    mu1 = hermite_coeff(act, 1)
+    mu1 = 0.0 if abs(mu1) < 1e-14 else mu1
+    mu2 = hermite_coeff(act, 2) if act.smooth else 0.0
+    mus = float(target.mu1[0])
+    mus = 0.0 if abs(mus) < 1e-14 else mus
+    ey2 = float(target.second_moment)
+    tau = math.sqrt(ey2 / phi)
+    sp2 = gaussian_moment(act, 1, 1)
+    tau_h = math.sqrt(max(sp2 - mu1**2, 0.0) * ey2 / phi)
+    s = mus * ZS + tau * ZE
+    return FiniteNSetup(y, s, ZS, ZE, W, mu1, mu2, mus, ey2, tau, tau_h, phi, phi2, batch, sp2)
+
+
+def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
+    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)`` and ``E sigma'(.)^2`` on the data grid: arrays ``(Q, I)``.
+
+    ``F = E_{z,xi} sigma'(z + t D)``, ``c = E_{z,xi} sigma''(z + t D)`` (the coefficient of the
+    part of ``sigma'`` linear in ``w_j``, Stein; only with ``bulk``) with
+    ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``.
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    z, wz = gauss_hermite_rule(_Z_ORDER)
+    xi, wx = gauss_hermite_rule(_XI_ORDER)
+    sp_z = act.derivative(1, z)                                   # (A,)
+    base = st.mu1 * st.s[:, None, None] + st.tau_h * xi[None, None, :]          # (I, 1, B)
+    if st.batch == "reused":
+        base = base + (st.y[:, None] / st.phi * sp_z[None, :])[:, :, None]      # (I, A, B)
+    Fo = np.empty((t.size, st.y.size))
+    Co = np.empty_like(Fo)
+    So = np.empty_like(Fo)
+    wzx = np.outer(wz, wx)
+    f0 = float(wz @ sp_z)                                   # quadrature mu_1: F(0) = mu_1 exactly
+    c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
+    for q, tq in enumerate(t):
+        u = z[None, :, None] + tq * base
+        v = act.derivative(1, u)
+        Fo[q] = np.einsum("iab,ab->i", v, wzx) - f0 + st.mu1
+        if bulk:
+            Co[q] = np.einsum("iab,ab->i", act.derivative(2, u), wzx) - c0 + st.mu2
+            So[q] = np.einsum("iab,ab->i", v * v, wzx)
+    return Fo, Co, So
+
+
+def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):
+    """``(G_U, G_V, Mbar, t_nodes, g_nodes, g_weights)`` of ``P`` at width ``N`` (module docstring).
+
+    ``U = [a, a ⊙ 1_{bin 1}, ..., a ⊙ 1_{bin Q}]`` (so column 0 is ``a`` itself),
+    ``Vbar = [eta_1 mu_1 beta_hat_1, eta_2 v(t_1), ..., eta_2 v(t_Q)]``.
+    """
+    if second_layer == "gaussian":
+        g, wg = gauss_hermite_rule(_G_ORDER)
+    else:
+        g, wg = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
+    t = eta1 * g / math.sqrt(N)
+    Fq, Cq, Sq = F_table(act, st, t, bulk=bulk)
+    Q = g.size
+    G_U = np.zeros((Q + 1, Q + 1))
+    G_U[0, 0] = float(wg @ g**2)
+    G_U[0, 1:] = G_U[1:, 0] = wg * g**2
+    G_U[1:, 1:] = np.diag(wg * g**2)
+    w, y = st.w, st.y
+    E = lambda f: f @ w  # noqa: E731
+    Pw = np.vstack([np.ones_like(y), Fq])                 # weights of [beta_hat(_2), v_1..v_Q]
+    m = E((st.zs * y)[None, :] * Pw)
+    if st.batch == "reused":
+        b = E(((y / st.phi + st.tau * st.zeta) * y)[None, :] * Pw) / st.tau
+        ey2P = E((y * y)[None, :] * Pw)
+        G2 = (Pw * (y * y * w)) @ Pw.T
+        gram = np.outer(m, m) + np.outer(b, b) + (G2 - np.outer(ey2P, ey2P) / st.ey2) / st.phi
+        if st.mus == 0.0:
+            m[0] = 0.0
+        basis_t = m
+    else:  # basis [beta_hat_1, beta_hat_2, v_1..v_Q]
+        if st.mus == 0.0:
+            m[:] = 0.0
+        b = E((st.zeta * y)[None, :] * Pw)
+        Gw = np.outer(m, m) + np.outer(b, b) + ((Pw * (y * y * w)) @ Pw.T) / st.phi2
+        cross = m * st.mus + st.tau * b
+        gram = np.zeros((Q + 2, Q + 2))
+        gram[0, 0] = st.mus**2 + st.tau**2
+        gram[0, 1:] = gram[1:, 0] = cross
+        gram[1:, 1:] = Gw
+        basis_t = np.concatenate([[st.mus], m])
+    # coefficients: vbar_0 = eta1 mu1 beta_hat_1 (+ fresh: nothing else), vbar_q = eta2 v_q
+    nb = gram.shape[0]
+    C = np.zeros((Q + 1, nb))
+    C[0, 0] = eta1 * st.mu1
+    off = nb - Q
+    for q in range(Q):
+        C[q + 1, off + q] = eta2
+    G_V = C @ gram @ C.T
+    Mbar = (C @ basis_t)[:, None]
+    rows = None
+    if bulk:   # y^2-weighted means over the data of c and of the remainder variance (docs/theory/two_step.md §8.2)
+        yw = y * y * w
+        lin = 1.0 + (t**2 * st.mu2**2 * st.ey2 / st.phi)[:, None]   # variance of the w_j-linear part
+        rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2)
+    return G_U, G_V, Mbar, t, g, wg, rows
+
+
+# ----------------------------------------------------------------- the widened bulk
+@functools.lru_cache(maxsize=32)
+def _m_cdf(target: Target, phi: float):
+    """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached)."""
+    y, w = y_law(target)
+    c = 1.0 / phi
+    top = (1.0 + math.sqrt(c)) ** 2
+    x = np.linspace(top * min(y.min(), 0.0) - 1.0, top * max(y.max(), 0.0) + 1.0, _M_GRID // 4)
+    for n_grid in (_M_GRID // 2, _M_GRID):   # find the numerical support, then resolve it
+        rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+        keep = np.nonzero(rho > 1e-10 * rho.max())[0]
+        x = np.linspace(x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)], n_grid)
+    rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+    F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
+    return x, F / F[-1]
+
+
+def _row_functions(a, st: FiniteNSetup, eta1, eta2, tn, rows):
+    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2)."""
+    cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
+    rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
+    phi2 = st.phi2 if st.batch == "fresh" else st.phi
+    p = eta1 * a * st.mu2 + eta2 * a * cbar
+    q = eta1 * eta2 * a * a * st.mu2 * cbar
+    r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
+        + (eta2 * a) ** 2 * st.ey2 * rem / phi2
+    return np.stack([np.ones_like(a), 2 * p, p * p + 2 * q, 2 * p * q, q * q, r], axis=1)
+
+
+def _compress(v):
+    """Sorted nodes ``v`` (uniform weights) -> the ``_KEEP`` extremes on each side exactly, the middle in bins."""
+    n = v.size
+    if n <= 2 * _KEEP + _BINS:
+        return v, np.full(n, 1.0 / n)
+    mid = np.array_split(v[_KEEP:n - _KEEP], _BINS)
+    nodes = np.concatenate([v[:_KEEP], [b.mean() for b in mid], v[n - _KEEP:]])
+    w = np.concatenate([np.full(_KEEP, 1.0), [b.size for b in mid], np.full(_KEEP, 1.0)]) / n
+    return nodes, w
+
+
+class _Bulk:
+    """The separable profile of ``W_2 - P`` at width ``N``: edge and resolvent kernels above it."""
+
+    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer):
+        d = max(int(round(N / psi)), 1)
+        Nn = int(round(N))
+        if second_layer == "gaussian":
+            a = special.ndtri((np.arange(Nn) + 0.5) / Nn) / math.sqrt(N)
+        else:
+            a = np.where(np.arange(Nn) % 2 == 0, 1.0, -1.0) / math.sqrt(N)
+        xg, Fm = _m_cdf(target, st.phi2 if st.batch == "fresh" else st.phi)
+        lam, wl = _compress(np.interp((np.arange(d) + 0.5) / d, Fm, xg))
+        a, wa = _compress(a) if second_layer == "gaussian" else (np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5))
+        self.a, self.wa = a, wa
+        self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
+        colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
+        self.red = SeparableProfile(_row_functions(a, st, eta1, eta2, tn, rows), colh, Nn / d, wa, wl)
+        cmax = float(np.max(np.abs(self.red.rowf) @ np.abs(colh).max(0)))
+        self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
+        self.x_edge = fold_edge(self.red, self.x_start)
+        self.edge = math.sqrt(self.x_edge)
+        self._path = []   # (x, A, B) solved above the edge, x decreasing
+
+    def _solve_x(self, x, guess):
+        red, K = self.red, self.red.K
+
+        def res(v):
+            A, B = v[:K], v[K:]
+            _, _, t, tt = red.parts(A, B, x)
+            return np.concatenate([A - red.psi * (red.Pa.T @ t), B - red.Pl.T @ tt])
+
+        sol = optimize.root(res, guess, method="hybr", options={"xtol": 1e-12})
+        return sol.x if np.abs(res(sol.x)).max() < 1e-9 else None
+
+    def kernels(self, x):
+        """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``."""
+        if not self._path or x > self._path[0][0]:
+            xs = max(self.x_start, x)
+            v0 = np.concatenate([-self.red.psi * self.red.Pa.sum(0) / xs, -self.red.Pl.sum(0) / xs])
+            v = self._solve_x(xs, v0)
+            if v is None:
+                return None
+            self._path.insert(0, (xs, v))
+        best = min((p for p in self._path if p[0] >= x), key=lambda p: p[0])
+        xc, v = best
+        while xc > x:
+            xn = max(x, xc / 1.3, self.x_edge + 0.5 * (xc - self.x_edge))
+            if xc - x < 1e-12 * x:
+                xn = x
+            u = self._solve_x(xn, v)
+            if u is None:
+                return None
+            xc, v = xn, u
+            self._path.append((xc, v))
+        return v
+
+    def tau_rows(self, a, x):
+        """``-t(a)`` at rows ``a`` and ``<-tt>`` at ``x`` (docs/theory/two_step.md §8.2)."""
+        v = self.kernels(x)
+        if v is None:
+            return None, None
+        K = self.red.K
+        A, B = v[:K], v[K:]
+        f = _row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows)
+        _, Dtt, _, _ = self.red.parts(A, B, x)
+        return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
+
+
+def master_eigs(bulk: _Bulk, s, G_U_w, G_V, g, N):
+    """Eigenvalues of ``Phi_A(s) Phi_B(s)`` (the master equation of docs/theory/two_step.md §8.1, with the profile).
+
+    ``G_U_w(tau)`` builds the ``N``-side Gram matrix with row weights ``tau`` at the nodes ``g``.
+    """
+    tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
+    if tq is None:
+        return None
+    GA = G_U_w(tq)
+    lu, Qu = np.linalg.eigh((GA + GA.T) / 2)
+    R = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    M = s * s * ttm * (R @ G_V @ R)
+    return np.sort(np.linalg.eigvalsh((M + M.T) / 2))[::-1]
+
+
+@dataclass(frozen=True)
+class FiniteNResult(Result):
+    """Finite-``N`` two-step prediction (docs/theory/two_step.md §8.2): internal carrier for :func:`two_step`.
+
+    ``spikes``: singular values of ``P``; ``locations``/``cos2_target``/``cos2_a``/``thetas``: per
+    outlier above the widened bulk; ``edge``: its top; ``t_max``: ``eta_1 max_j |a_j|`` at the
+    quantile rows; ``notes``.
+    """
+
+    spikes: tuple
+    thetas: tuple
+    locations: tuple
+    cos2_target: tuple
+    cos2_a: tuple
+    edge: float
+    t_max: float
+    notes: tuple
+
+
+def _G_U_weighted(g, wg):
+    def build(tau):
+        Q = g.size
+        G = np.zeros((Q + 1, Q + 1))
+        ww = wg * g**2 * tau
+        G[0, 0] = ww.sum()
+        G[0, 1:] = G[1:, 0] = ww
+        G[1:, 1:] = np.diag(ww)
+        return G
+    return build
+
+
+def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
+                     second_layer="gaussian") -> FiniteNResult:
+    """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2)."""
+    st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
+    G_U, G_V, Mbar, tn, g, wg, rows = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N,
+                                                     second_layer=second_layer, bulk=True)
+    order = np.argsort(tn)
+    tn_s = tn[order]
+    rows_s = (rows[0][order], rows[1][order])
+    lu, Qu = np.linalg.eigh(G_U)
+    Rm = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
+    idx = np.argsort(ev)[::-1]
+    ev, qv = np.clip(ev[idx], 0.0, None), qv[:, idx]
+    spikes = np.sqrt(ev)
+    keep = spikes > 1e-9 * max(spikes[0], 1.0)
+    notes = []
+    bulk = _Bulk(st, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=rows_s, second_layer=second_layer)
+    t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
+    GUw = _G_U_weighted(g, wg)
+    se = bulk.edge * (1 + 1e-7)
+    e0 = master_eigs(bulk, se, GUw, G_V, g, N)
+    count = 0 if e0 is None else int(np.sum(e0 > 1.0))
+    locs, c2t, c2a, th = [], [], [], []
+    for i in range(count):
+        def f(s, i=i):
+            e = master_eigs(bulk, s, GUw, G_V, g, N)
+            return (e[i] if e is not None else 2.0) - 1.0
+        hi = max(2 * se, se + 2 * spikes[i])
+        while f(hi) > 0 and hi < 1e8:
+            hi *= 2
+        try:
+            s = optimize.brentq(f, se, hi, xtol=1e-10 * hi)
+        except ValueError:
+            notes.append(f"outlier {i + 1}: no root of the master equation found")
+            break
+        # overlaps: the D-transform of the profile's bulk (docs/theory/two_step.md §2.2) at the root
+        def Dfun(z):
+            tq, ttm = bulk.tau_rows(bulk.a, z * z)
+            p, pt = z * float(bulk.wa @ tq), z * ttm
+            return p * pt, p, pt
+        D, p, pt = Dfun(s)
+        h = 1e-5 * s
+        dD = (Dfun(s + h)[0] - Dfun(s - h)[0]) / (2 * h) if s - h > bulk.edge else (Dfun(s + h)[0] - D) / h
+        th2 = 1.0 / D
+        wN, wd = min(max(-2 * p / (th2 * dD), 0.0), 1.0), min(max(-2 * pt / (th2 * dD), 0.0), 1.0)
+        Rq = Rm @ qv[:, i]
+        theta = float(spikes[i])
+        locs.append(float(s))
+        th.append(theta)
+        c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
+        c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
+    return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
+                         float(bulk.edge), t_max, tuple(notes))
+
+
+def check_finite_n_inputs(act: Activation, target: Target, N):
+    """Bad-input errors of the finite-``N`` route (each names its parameter)."""
+    if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not N >= 2 \
+            or not math.isfinite(N):
+        raise ValueError(f"N must be a width >= 2, got {N!r}")
+    if not act.smooth or act.deriv is None:
+        raise ValueError(f"activation must be smooth with known derivatives for the finite-N route (sigma'' enters "
+                         f"the widened bulk), got {act.name!r}")
+    if target.rank != 1:
+        raise ValueError(f"target must be single-index (rank 1) for the finite-N route, got rank {target.rank}")
+    deg = target.links[0].degree
+    if deg is not None and deg > MAX_TARGET_DEGREE:
+        raise ValueError(f"target must have Hermite degree <= {MAX_TARGET_DEGREE} for the finite-N quadrature, "
+                         f"got degree {deg}")
+
+
+#: ``eta_1 max_j |a_j|`` beyond which the finite-N route is flagged unreliable (largest value checked).
+T_MAX_CHECKED = 3.0
