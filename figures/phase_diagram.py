@@ -18,11 +18,10 @@ N^0.05 = 1.4 here.  The second spike is above the BBP threshold wherever alpha1 
 or so, long before its asymptotic boundary 0.5, while the bulk widens (at alpha1 = alpha2 = 0.4 its
 predicted edge is 20.5, ten times 1 + sqrt psi, for this target (5.3 for a linear one; simulated
 19.96 +- 1.09 and 5.36 +- 0.08), and ~140 values exceed the MP edge plus the Tracy-Widom margin,
-so counts against the MP edge mean nothing there).  (b) is much closer to (c) than (a) is: they agree
-at 18 of the 25 points of the gallery run (the sidecar records the fraction); where they differ the
-simulation has the second outlier one grid step earlier, since the MP-bulk BGN location
-under-predicts a spike just above a widened bulk (as for outlier 2 of the quadratic case, where
-the sampled finite-N bulk of ``rmtfl.numerics.two_step_semi_analytic(..., bulk="finite-N")`` corrects it).  The asymptotic map itself needs much larger N
+so counts against the MP edge mean nothing there).  (b) is much closer to (c) than (a) is: with the
+non-perturbative finite-N route (docs/theory/two_step.md §8.2) they agree at 21 of the 25 points of the
+gallery run (the sidecar records the fraction, 0.84); the others are cells next to the boundary where
+the two simulated seeds disagree with each other.  The asymptotic map itself needs much larger N
 (``rmtfl sweep --scheduler``).
 
 Usage: ``python figures/phase_diagram.py --out DIR [--quick]``.
