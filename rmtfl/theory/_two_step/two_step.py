@@ -39,7 +39,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -97,8 +97,9 @@ class TwoStepPrediction(Result):
     spikes : tuple of float
         All singular values of the low-rank part ``P`` (largest first).
     mode : str
-        Which Gram matrices of ``P`` were used: ``"analytic"`` (the deterministic limits,
-        always for :func:`two_step`) or ``"semi-analytic"`` (sampled,
+        Which route was used: ``"analytic"`` (the deterministic limit Gram matrices of the Taylor
+        route), ``"finite-N"`` (:func:`two_step` with ``N`` where :func:`two_step_finite_n` applies,
+        docs/theory/two_step.md §8.2) or ``"semi-analytic"`` (sampled,
         :func:`rmtfl.numerics.two_step_semi_analytic`).
     K : int
         Highest Taylor index kept.
@@ -353,10 +354,14 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     N : int, optional
         Width.  ``None`` is the proportional limit at fixed ``eta``: every ``k >= 1``
         term vanishes (``K = 0``), so reused two steps equal one step with ``eta1 + eta2``.
-        Given, the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``
+        Given, the prediction is that of :func:`two_step_finite_n` (non-perturbative in
+        ``t_j = eta_1 a_j``, ``mode="finite-N"``) when it applies: smooth ``sigma`` of degree
+        ``> 2`` or non-polynomial, a single-direction target of Hermite degree ``<= 4``, ``K`` and
+        ``order`` not given.  Otherwise (Taylor route, ``mode="analytic"``, with a note naming the
+        reason) the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``
         (``Lambda`` at the exponents inferred from ``|eta_t| = N^{alpha_t}``, :func:`inferred_alpha`).
     K : int, optional
-        Override the highest Taylor index.
+        Override the highest Taylor index (forces the Taylor route).
     second_layer : {"gaussian", "rademacher"}
         Law of ``a`` (Rademacher collapses the ``u_k`` onto ``span{a, 1}``).
     order : int, optional
@@ -365,7 +370,8 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     Returns
     -------
     TwoStepPrediction
-        ``mode == "analytic"``, ``bulk == "mp"``.  With ``Lambda > 0`` and a non-polynomial
+        Taylor route: ``mode == "analytic"``, ``bulk == "mp"``; finite-``N`` route: as
+        :func:`two_step_finite_n` with ``mode == "finite-N"``.  With ``Lambda > 0`` and a non-polynomial
         ``sigma`` a note says that the limit Gram matrices are used where the mean replacement
         of docs/theory/two_step.md §5.3 is least accurate.
 
@@ -375,13 +381,48 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     >>> len(p.outliers), p.mode
     (2, 'analytic')
     """
-    plan = plan_two_step(get_activation(activation), make_target(target), psi=psi, phi=phi, eta1=eta1, eta2=eta2,
+    act, tgt = get_activation(activation), make_target(target)
+    plan = plan_two_step(act, tgt, psi=psi, phi=phi, eta1=eta1, eta2=eta2,
                          batch=batch, phi2=phi2, noise=noise, N=N, K=K, second_layer=second_layer, order=order)
     notes = []
+    if N is not None:
+        why = _finite_n_blocker(act, tgt, N, K, order)
+        if why is None:                                  # docs/theory/two_step.md §8.2: non-perturbative in t_j
+            try:
+                p = two_step_finite_n(act, tgt, psi=psi, phi=phi, eta1=eta1, eta2=eta2, N=N, batch=batch,
+                                      phi2=phi2, noise=noise, second_layer=second_layer)
+            except RuntimeError as e:                    # e.g. no finite-N bulk edge found: keep the Taylor route
+                why = f"two_step_finite_n failed: {e}"
+            else:
+                return replace(p, mode="finite-N",
+                               notes=("finite-N route (two_step_finite_n, docs/theory/two_step.md §8.2)",) + p.notes)
+        if why is not None:
+            notes.append(f"Taylor route in t_j = eta1*a_j (analytic, docs/theory/two_step.md §8): the finite-N "
+                         f"route does not apply ({why})")
     if plan.K > 0 and plan.act.degree is None and plan.lam is not None and int(plan.lam.count) > 0:
         notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
+
+
+def _finite_n_blocker(act: Activation, target: Target, N, K, order):
+    """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
+    from .finite_n import MAX_TARGET_DEGREE
+
+    if K is not None or order is not None:
+        return "K or order given"
+    if not act.smooth or act.deriv is None:
+        return f"{act.name} is not smooth"
+    if act.degree is not None and act.degree <= 2:
+        return "sigma has degree <= 2, where the Taylor route is exact (docs/theory/two_step.md §5.4)"
+    if target.rank != 1:
+        return f"the target has rank {target.rank}"
+    deg = target.links[0].degree
+    if deg is not None and deg > MAX_TARGET_DEGREE:
+        return f"the target has Hermite degree {deg} > {MAX_TARGET_DEGREE}"
+    if N < 2:
+        return "N < 2"
+    return None
 
 
 def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reused", phi2=None, noise=0.0,

@@ -73,7 +73,8 @@ def test_lambda0_reused_equals_one_step():
     # at finite N (Lambda = 0) the sub-critical terms shift the result only slightly
     pN = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
     q = _one("tanh", "linear", 1.0, 2.0, 3.0)
-    assert pN.mode == "analytic" and abs(pN.outliers[0].singular_value - q.singular_value) < 0.1
+    # (two_step(N=...) takes the finite-N route of docs/theory/two_step.md §8.2 here)
+    assert pN.mode == "finite-N" and abs(pN.outliers[0].singular_value - q.singular_value) < 0.1
 
 
 def test_fresh_halves_equal_reused():
@@ -95,8 +96,9 @@ def test_quadratic_two_outliers_analytic():
 def test_two_step_is_deterministic_and_keyword_only():
     a = _ts("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400)
     b = _ts("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400)
-    assert a == b and a.mode == "analytic"
-    assert any("two_step_semi_analytic" in n for n in a.notes)   # Lambda > 0, non-polynomial sigma: limit Grams
+    assert a == b and a.mode == "finite-N" and a.K == -1 and a.taylor_parameter is None   # docs/theory/two_step.md §8.2
+    t = _ts("tanh", "linear", 1.0, 2.0, 16.0, 16.0, N=400, K=14)                   # the Taylor route, forced
+    assert t.mode == "analytic" and any("two_step_semi_analytic" in n for n in t.notes)   # Lambda > 0: limit Grams
     with pytest.raises(TypeError):
         two_step("tanh", "linear", 1.0, 2.0, 1.5, 1.5)                               # ratios/steps keyword-only
     for gone in ("rng", "mode", "bulk", "bulk_samples"):                             # sampling moved to numerics
@@ -170,10 +172,12 @@ def test_relu_sigma_lambda_positive_refused_with_clear_message():
 def test_exact_zero_alignment_limit_and_taylor_note():
     p = _ts("tanh", "he3n", 1.0, 2.0, 3.0, 3.0)          # N -> inf: only k = 0, mu_1* = 0
     assert p.outliers[0].cos2_target == 0.0
-    big = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000)
+    big = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000, K=5)   # Taylor route forced (default K)
     assert big.taylor_parameter > 0.5 and any("unreliable" in n for n in big.notes)
-    small = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000)
-    assert small.taylor_parameter < 0.5 and not small.notes
+    small = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000, K=2)
+    assert small.taylor_parameter < 0.5 and all("finite-N route does not apply" in n for n in small.notes)
+    fin = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000)       # default: finite-N route, no Taylor
+    assert fin.mode == "finite-N" and fin.taylor_parameter is None and fin.reliable
 
 
 def test_too_many_target_directions_point_to_the_sampled_route():
