@@ -25,7 +25,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype", "scaled_matrix"]
+__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype", "check_dtype", "scaled_matrix"]
 
 BACKENDS = ("numpy", "cupy")
 
@@ -152,6 +152,16 @@ def resolve_dtype(dtype) -> np.dtype:
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     return dt
+
+
+def check_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """``"float64"`` or ``"float32"`` (a string or numpy dtype); anything else raises an error naming ``name``."""
+    if dtype is None or isinstance(dtype, bool) or not isinstance(dtype, (str, type, np.dtype)):
+        raise TypeError(f"{name} must be 'float32' or 'float64', got {dtype!r}")
+    try:
+        return resolve_dtype(dtype)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be 'float32' or 'float64', got {dtype!r}") from None
 
 
 def scaled_matrix(name, A, be):

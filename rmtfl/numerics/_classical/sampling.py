@@ -40,19 +40,9 @@ import numpy as np
 
 from rmtfl._results import Result
 from rmtfl._validate import check_array, check_int, check_memory, check_positive, check_rng
-from .._backend import get_backend, resolve_dtype
+from .._backend import check_dtype, get_backend
 
 __all__ = ["gaussian_matrix", "haar_frame", "spiked_matrix", "SpikedMatrix", "device_normal"]
-
-
-def _dtype(dtype) -> np.dtype:
-    """``"float64"`` or ``"float32"`` (a string, numpy dtype or scalar type); else an error naming ``dtype``."""
-    if dtype is None or isinstance(dtype, bool) or not isinstance(dtype, (str, type, np.dtype)):
-        raise TypeError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-    try:
-        return resolve_dtype(dtype)
-    except (TypeError, ValueError):
-        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}") from None
 
 
 def _shape(shape) -> tuple:
@@ -81,7 +71,7 @@ def device_normal(shape, *, dtype="float64", rng=None, backend="numpy"):
     'float32'
     """
     shape = _shape(shape)
-    dt = _dtype(dtype)
+    dt = check_dtype(dtype)
     g = check_rng(rng)
     be = get_backend(backend)
     check_memory("shape", float(np.prod(shape, dtype=float)) * dt.itemsize, f"a {shape} {dt.name} array")
@@ -103,7 +93,7 @@ def gaussian_matrix(N: int, d: int, *, var: float = 1.0, rng=None, dtype="float6
     N = check_int("N", N, 1)
     d = check_int("d", d, 1)
     var = check_positive("var", var)
-    dt = _dtype(dtype)
+    dt = check_dtype(dtype)
     be = get_backend(backend)
     rng = check_rng(rng)
     # host draw, then the copy on the backend (cupy) -- nothing is allocated before this check
@@ -182,7 +172,7 @@ def spiked_matrix(N: int, d: int, theta, *, var: float = 1.0, rng=None, dtype="f
         raise ValueError(f"theta: the number of spikes must be <= min(N, d) = {min(N, d)}, got {th.size}")
     var = check_positive("var", var)
     be = get_backend(backend)
-    dt = _dtype(dtype)
+    dt = check_dtype(dtype)
     g = check_rng(rng)
     # noise, the rank-r float64 product, their sum (host; plus the device copy on cupy); the frames
     check_memory("N x d", float(N) * d * (2 * dt.itemsize + 8 + (0 if be.name == "numpy" else dt.itemsize))

@@ -44,7 +44,7 @@ import numpy as np
 from rmtfl._validate import check_array, check_choice, check_int, check_memory, check_rng
 from rmtfl.theory import Activation, get_activation
 from .._classical.blas import gram_upper, matmul
-from .._backend import get_backend, resolve_dtype, to_numpy
+from .._backend import check_dtype, get_backend, to_numpy
 from .._classical.sampling import device_normal
 
 __all__ = [
@@ -58,16 +58,6 @@ __all__ = [
     "sigma_prime",
 ]
 
-
-
-def check_dtype(dtype, name: str = "dtype") -> np.dtype:
-    """``"float64"`` or ``"float32"`` (a string or numpy dtype); anything else raises an error naming ``name``."""
-    if dtype is None or isinstance(dtype, bool) or not isinstance(dtype, (str, type, np.dtype)):
-        raise TypeError(f"{name} must be 'float32' or 'float64', got {dtype!r}")
-    try:
-        return resolve_dtype(dtype)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be 'float32' or 'float64', got {dtype!r}") from None
 
 
 def _on_device(v) -> bool:

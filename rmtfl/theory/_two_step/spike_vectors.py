@@ -39,7 +39,7 @@ import numpy as np
 
 from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int, check_positive
-from .._classical.activations import Activation, get_activation
+from .._classical.activations import Activation, double_factorial, get_activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target, make_target
 
@@ -47,11 +47,6 @@ __all__ = ["gauss_moment_M", "stein_table", "P_k", "a_power_gram", "SpikeSetup",
            "SpikeVectorStats", "limit_stats", "spike_vector_stats"]
 
 BATCHES = ("reused", "fresh")
-
-
-def _double_factorial(n: int) -> int:
-    """``n!! = n (n-2) (n-4) ...`` (``1`` for ``n <= 0``, so ``(-1)!! = 1``)."""
-    return math.prod(range(n, 0, -2)) if n > 0 else 1
 
 
 # ------------------------------------------------------------------ primitives
@@ -69,7 +64,7 @@ def gauss_moment_M(r: int, b, tau_h: float):
     b = np.asarray(b, dtype=float)
     out = np.zeros_like(b)
     for q in range(0, r + 1, 2):
-        out = out + math.comb(r, q) * b ** (r - q) * tau_h**q * _double_factorial(q - 1)
+        out = out + math.comb(r, q) * b ** (r - q) * tau_h**q * double_factorial(q - 1)
     return out
 
 
@@ -134,7 +129,7 @@ def a_power_gram(K: int, N, law: str = "gaussian") -> np.ndarray:
     for p in range(K + 1):
         for q in range(K + 1):
             if (p + q) % 2 == 0:
-                G[p, q] = N ** (-(p + q) / 2) * (_double_factorial(p + q + 1) if law == "gaussian" else 1.0)
+                G[p, q] = N ** (-(p + q) / 2) * (double_factorial(p + q + 1) if law == "gaussian" else 1.0)
     return G
 
 
