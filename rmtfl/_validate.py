@@ -27,6 +27,9 @@ __all__ = [
     "check_size",
     "check_tol",
     "check_rng",
+    "check_points",
+    "check_no_overflow",
+    "check_magnitude",
 ]
 
 
@@ -246,3 +249,48 @@ def check_rng(rng, name: str = "rng"):
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name} must be None, a non-negative int seed, a SeedSequence or a Generator, "
                         f"got {rng!r} ({exc})") from None
+
+
+def check_points(name: str, value, lo=None, hi=None, *, dtype_kind: str = "f"):
+    """Evaluation points of an elementwise law: a numeric array of any shape whose NaN entries pass
+    through (NaN in, NaN out: docs/reliability.md §2); ``±inf`` and values outside ``[lo, hi]``
+    (``None`` = unbounded) raise ``ValueError`` naming ``name``; strings, objects and (by default)
+    complex values raise ``TypeError``."""
+    arr = check_array(name, value, dtype_kind=dtype_kind, finite=False)
+    vals = arr[~np.isnan(arr)] if arr.dtype.kind in "fc" else arr
+    if vals.size and not np.all(np.isfinite(vals)):
+        raise ValueError(f"{name} must be finite (NaN passes through as NaN), got an infinite value")
+    if vals.size and ((lo is not None and float(np.min(vals.real)) < lo)
+                      or (hi is not None and float(np.max(vals.real)) > hi)):
+        lo_s = "-inf" if lo is None else repr(lo)
+        hi_s = "inf" if hi is None else repr(hi)
+        raise ValueError(f"{name} must lie in [{lo_s}, {hi_s}], got values in "
+                         f"[{float(np.min(vals.real))!r}, {float(np.max(vals.real))!r}]")
+    return arr
+
+
+def check_no_overflow(name: str, out, points=None):
+    """``out`` unchanged when it is finite wherever the input ``points`` is (everywhere without
+    ``points``); else ``ValueError`` naming ``name``: the result overflows a double there, so a
+    finite input never gives inf or NaN out (docs/reliability.md §2)."""
+    o = np.asarray(out)
+    bad = ~np.isfinite(o)
+    if points is not None:
+        p = np.asarray(points)
+        if p.shape == o.shape and p.dtype.kind in "fc":
+            bad &= ~np.isnan(p)
+    if np.any(bad):
+        raise ValueError(f"{name} is too large in magnitude: the result overflows a double")
+    return out
+
+
+def check_magnitude(name: str, value, lo: float = 1e-100, hi: float = 1e100):
+    """A finite real array whose largest magnitude lies in ``[lo, hi]`` (or is exactly 0): the
+    scale every computation downstream can square and invert without overflow or underflow.
+    Returns the array (float64); errors name ``name``."""
+    arr = check_array(name, value)
+    top = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if top > hi or 0.0 < top < lo:
+        raise ValueError(f"{name} has entries of magnitude {top:.3g}: the largest must lie in [{lo:g}, {hi:g}] "
+                         f"(rescale the data)")
+    return arr

@@ -225,6 +225,7 @@ def test_importing_rmtfl_imports_no_optional_dependency():
     import sys
 
     code = ("import sys, rmtfl, rmtfl.theory, rmtfl.numerics, rmtfl.compare; "
-            "print(sorted(m for m in ('cupy', 'dask', 'distributed', 'matplotlib') if m in sys.modules))")
+            "print(sorted(m for m in ('cupy', 'dask', 'distributed', 'matplotlib', 'bokeh', 'selenium') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

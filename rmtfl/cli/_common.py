@@ -174,6 +174,7 @@ INT_BOUNDS = {
     "--restarts": (1, 10_000),
     "--depth": (2, 64),
     "--points": (2, 10**6),
+    "--port": (1, 65535),       # rmtfl explore
 }
 
 

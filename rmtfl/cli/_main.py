@@ -5,12 +5,16 @@ Commands::
     rmtfl verify [--quick|--full] [--parts P,...] [--json] [--out DIR] [--seed S] [--backend numpy|cupy]
     rmtfl theory {mp,bgn,hermite,tw,one-step,two-step} ...
     rmtfl theory kernel {spectrum,zonal,linear,spike} ...
+    rmtfl theory ck [--activation A] [--psi P] [--phi F] [--N N] [--json]
     rmtfl simulate {spiked,two-step} ...
     rmtfl simulate kernel {spectrum,alignment,spike,generalisation} ...
+    rmtfl simulate ck [--activation A] --N N --d D --n N [--seed S] [--backend B] [--json] [--out DIR]
     rmtfl flow {kkt,simulate,saddle} (--example NAME | --data FILE.npz) ...
     rmtfl sweep {bbp,two-step,one-step,kernel} ...
     rmtfl phase-diagram [--N N] [--empirical ...] ...
     rmtfl figures [NAME|all] [--out DIR] [--quick]
+    rmtfl analyze FILE [--key NAME] [--alpha A] [--kind rectangular|covariance] [--top-k K] [--json] [--out DIR]
+    rmtfl explore [--port 5006] [--host 127.0.0.1] [--open]
 
 Names are those of the Python API (docs/api.md): sizes ``--N --d --n --n2``, ratios ``--psi --phi
 --phi2`` (``psi = N/d``, ``phi = n/d``), steps ``--eta --eta1 --eta2`` or ``--alpha1 --alpha2`` with
@@ -35,10 +39,13 @@ import os
 import sys
 from pathlib import Path
 
+from ._analyze import register as _register_analyze
 from ._classical import register as _register_classical
 from ._common import apply_bounds, check_bounds, check_out, options
+from ._explore import register as _register_explore
 from ._figures import register as _register_figures
 from ._gradient_flow import register as _register_gradient_flow
+from ._kernel_spectra import register as _register_kernel_spectra
 from ._spiked_kernel import register as _register_spiked_kernel
 from ._sweep import register as _register_sweep
 from ._two_step import register as _register_two_step
@@ -47,7 +54,7 @@ __all__ = ["main", "build_parser"]
 
 #: What adds the subcommands of each part: ``register(groups, top)``.
 REGISTER = (_register_classical, _register_two_step, _register_spiked_kernel, _register_gradient_flow,
-            _register_sweep, _register_figures)
+            _register_sweep, _register_figures, _register_explore, _register_analyze, _register_kernel_spectra)
 
 
 def _cmd_verify(args) -> int:

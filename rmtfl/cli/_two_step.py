@@ -98,10 +98,16 @@ def _cmd_two_step(args) -> int:
              "  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
              f"  bulk edge: {p.bulk_edge:.6f}"]
     for i, o in enumerate(p.outliers, 1):
+        if getattr(o, "kind", "spike") == "sample":
+            lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, one extreme sample of the batch (its place and "
+                         f"presence vary from batch to batch; docs/theory/two_step.md §8.3)")
+            continue
         lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, cos^2 target = {o.cos2_target:.6f}, "
                      f"cos^2 a = {o.cos2_second_layer:.6f}")
     if not p.outliers:
         lines.append("  no outlier above the bulk edge")
+    if not p.reliable:
+        lines.append("  UNRELIABLE at this N: see the notes below (docs/theory/two_step.md §8.2)")
     if p.outlier_count is not None:
         lines.append(f"  Lambda = {p.outlier_count.count}" + (" (critical line)" if p.outlier_count.critical else ""))
     lines += [f"  note: {n}" for n in p.notes]

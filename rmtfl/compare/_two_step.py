@@ -280,6 +280,38 @@ def _bulk_edge(ctx):
     return [compare(PART, "quadratic sigma: finite-N bulk edge of W2", pred, s, se, tolerance=tol, note=note)]
 
 
+def _finite_n(ctx):
+    """Finite-N prediction (docs/theory/two_step.md §8.2–§8.3) at eta1 = eta2 = N^alpha against its own simulation."""
+    from rmtfl.numerics import edge_outlier_count, simulate_two_step
+    from rmtfl.theory import two_step
+
+    N = ctx.pick(400, 1000, 2000)
+    m = ctx.pick(2, 3, 6)
+    psi, phi, act, tgt = 1.0, 2.0, "gelu", "hermite(0, 1, 0.5)"
+    window = math.ceil(0.8 * math.sqrt(N))
+    rows = []
+    for al in (0.2, 0.3, 0.4):
+        eta = N**al
+        p = two_step(act, tgt, psi=psi, phi=phi, eta1=eta, eta2=eta, N=N)
+        sims = [simulate_two_step(act, tgt, N=N, d=N, n=int(phi * N), eta1=eta, eta2=eta, dtype="float32",
+                                  rng=g, backend=ctx.backend) for g in ctx.seeds(f"finite-n-{al}", m)]
+        fits = [edge_outlier_count(r.singular_values[:window + 40], window=window) for r in sims]
+        count = int(np.median([f.count for f in fits]))
+        tag = f"finite-N two steps alpha1=alpha2={al} (gelu, He1+He2/2, N={N})"
+        note = f"docs/theory/two_step.md §8.2, reused, psi={psi}, phi={phi}, {m} seeds"
+        rows.append(compare_bool(PART, f"{tag}: outlier count", str(len(p.outliers)), str(count),
+                                 len(p.outliers) == count, note=note + "; count rule docs/theory/two_step.md §9.2 "
+                                                                       "(median over seeds)"))
+        for i, o in enumerate(p.outliers[:2]):
+            s, se = mean_stderr([r.singular_values[i] for r in sims])
+            rows.append(compare(PART, f"{tag}: s{i + 1}", o.singular_value, s, se,
+                                tolerance=max(0.03 * s, 3 * se), note=note + "; max(3 %, 3 se)"))
+        e, se = mean_stderr([f.edge for f in fits])
+        rows.append(compare(PART, f"{tag}: bulk edge", p.bulk_edge, e, se, tolerance=3 * se + 3 * N ** (-2 / 3) * e,
+                            note=note + "; fitted soft edge of each simulated spectrum; 3se + 3 N^(-2/3) edge"))
+    return rows
+
+
 def checks(ctx):
     """The list of :class:`~rmtfl.compare.Check` of this part."""
     return [
@@ -287,6 +319,7 @@ def checks(ctx):
         Check(PART, "two steps, Lambda=0, reused vs fresh", _two_step_lambda0),
         Check(PART, "quadratic sigma: two outliers", _quadratic),
         Check(PART, "quadratic sigma: finite-N bulk edge", _bulk_edge),
+        Check(PART, "finite-N two steps at alpha = 0.2, 0.3, 0.4", _finite_n),
         Check(PART, "He3: fresh vs reused primitives", _he3_contrast),
         Check(PART, "outlier counts and phase diagram", _phase),
     ]

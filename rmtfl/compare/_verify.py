@@ -29,6 +29,7 @@ PARTS = {
     "two-step": "rmtfl.compare._two_step",
     "spiked-kernel": "rmtfl.compare._spiked_kernel",
     "gradient-flow": "rmtfl.compare._gradient_flow",
+    "kernel-spectra": "rmtfl.compare._kernel_spectra",
 }
 LEVELS = ("quick", "default", "full")
 

@@ -35,6 +35,8 @@ from ._classical.sampling import (
     SpikedMeasurement,
 )
 from ._classical.lanczos import lanczos_triplets, LanczosResult
+from rmtfl.theory import edge_outlier_count, EdgeCount   # the count rule is shared with the theory
+from ._classical.ck import ck_gram, CKSample, ks_distance_ck, simulate_ck
 
 # --- two_step: the two-layer model, its gradient steps, one- and two-step simulations
 from ._two_step.model import (
@@ -57,6 +59,7 @@ from ._two_step.two_step import (
     taylor_term_weights,
 )
 from ._two_step.semi_analytic import two_step_semi_analytic
+from ._two_step.ck_step import CKStepSample, simulate_ck_one_step
 
 # --- spiked_kernel: kernel Gram matrices, one-step spiked features
 from ._spiked_kernel.sampling import harmonic_vectors, random_direction, sample_measure, sample_sphere
@@ -104,10 +107,12 @@ __all__ = [
     "ks_distance_mp",
     "singular_values", "squared_overlaps", "top_eigenpairs", "top_singular_triplets", "TopEigenpairs",
     "TopTriplets", "device_normal", "gaussian_matrix", "haar_frame", "measure_spiked", "spiked_matrix",
-    "SpikedMatrix", "SpikedMeasurement", "lanczos_triplets", "LanczosResult", "correlation_grad", "gd_steps",
+    "SpikedMatrix", "SpikedMeasurement", "lanczos_triplets", "LanczosResult", "edge_outlier_count", "EdgeCount",
+    "ck_gram", "CKSample", "ks_distance_ck", "simulate_ck", "correlation_grad", "gd_steps",
     "gd_trajectory", "init_first_layer", "init_second_layer", "sample_inputs", "sample_targets",
     "empirical_phase_diagram", "EmpiricalPhaseDiagram", "quadratic_bulk", "separated_count", "simulate_one_step",
     "simulate_two_step", "StepSimulation", "taylor_term_weights", "two_step_semi_analytic",
+    "CKStepSample", "simulate_ck_one_step",
     # spiked_kernel
     "activate", "DegreeBlocks", "eigvec_alignment", "EigvecAlignment", "empirical_rf_kernel", "gram_alignment",
     "gram_degree_eigenvalues", "GramAlignment", "GramEigenpairs", "harmonic_vectors", "kernel_gram",

@@ -25,7 +25,8 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "BACKENDS", "resolve_dtype", "check_dtype", "scaled_matrix"]
+__all__ = ["Backend", "BackendUnavailable", "get_backend", "to_numpy", "host_array", "BACKENDS", "resolve_dtype",
+           "check_dtype", "scaled_matrix"]
 
 BACKENDS = ("numpy", "cupy")
 
@@ -47,12 +48,12 @@ class Backend:
     def asarray(self, a, dtype=None):
         """Move ``a`` (host or device) onto this backend."""
         if self.name == "numpy":  # np.asarray of a cupy array raises; .get() it first
-            return np.asarray(to_numpy(a), dtype=dtype)
+            return np.asarray(host_array(a), dtype=dtype)
         return self.xp.asarray(a, dtype=dtype)
 
     def to_numpy(self, a) -> np.ndarray:
         """Copy ``a`` to a host numpy array."""
-        return to_numpy(a)
+        return host_array(a)
 
     def svdvals(self, a):
         """All singular values, descending (``svd(compute_uv=False)``)."""
@@ -74,15 +75,32 @@ class Backend:
         return self.xp.random.default_rng(seed)
 
 
+def host_array(a) -> np.ndarray:
+    """``a`` on the host: ``.get()`` of a cupy array, ``np.asarray`` of anything else (unchecked;
+    the callers validate what comes back, naming their own parameter)."""
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
 def to_numpy(a) -> np.ndarray:
-    """Host copy of a numpy or cupy array (or anything array-like); values unchanged (docs/theory/classical.md §7).
+    """Host copy of a numeric numpy or cupy array (or nested sequence); values unchanged (docs/theory/classical.md §7).
+
+    Any shape and any numeric dtype (bool, int, float, complex) passes; strings, ``None`` and
+    object arrays raise ``TypeError`` naming ``a``.
 
     >>> to_numpy([1, 2]).tolist()
     [1, 2]
     """
-    if type(a).__module__.startswith("cupy"):
-        return a.get()
-    return np.asarray(a)
+    if a is None or isinstance(a, (str, bytes)):
+        raise TypeError(f"a must be a numeric array (numpy, cupy or a nested sequence), got {a!r}")
+    try:
+        out = host_array(a)
+    except (ValueError, TypeError) as exc:  # ragged nestings
+        raise TypeError(f"a must be a numeric array: {exc}") from None
+    if out.dtype.kind not in "biufc":
+        raise TypeError(f"a must be a numeric array, got dtype {out.dtype}")
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,7 +137,7 @@ def get_backend(name: str | Backend = "numpy") -> Backend:
         return Backend("numpy", np)
     if name == "cupy":
         return _cupy_backend()
-    raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    raise ValueError(f"backend must be one of {BACKENDS}, got name={name!r}")
 
 
 def require_finite(name: str, a, *, backend: Backend | None = None):

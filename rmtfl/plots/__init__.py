@@ -18,6 +18,12 @@ from ._spiked_kernel import plot_degree_spectrum, plot_test_error, plot_y2_align
 # --- gradient_flow: loss collapse, unit norms, escape times
 from ._gradient_flow import plot_escape_times, plot_loss_collapse, plot_unit_norms, plot_weight_heatmap
 
+# --- classical: conjugate-kernel spectra (docs/theory/kernel_spectra.md)
+from ._kernel_spectra import plot_ck_spectrum
+
+# --- analyze: the ESD of a user's matrix with the fitted MP law and its outliers (docs/analyze.md)
+from ._analyze import plot_spectrum_report
+
 # --- sweep: empirical count maps beside the phase boundaries
 from ._sweep import cell_edges, plot_count_map, plot_phase_boundaries
 
@@ -27,4 +33,6 @@ __all__ = [
     "plot_degree_spectrum", "plot_test_error", "plot_y2_alignment",
     "plot_escape_times", "plot_loss_collapse", "plot_unit_norms", "plot_weight_heatmap",
     "cell_edges", "plot_count_map", "plot_phase_boundaries",
+    "plot_ck_spectrum",
+    "plot_spectrum_report",
 ]

@@ -18,7 +18,9 @@ Registry (:data:`EXPERIMENTS`):
     fault-tolerance tests.
 ``two-step``
     Two large gradient steps (docs/theory/two_step.md §6) over ``(alpha1, alpha2)`` with
-    ``eta_t = c_t N^{alpha_t}``; metrics ``outliers`` (= number of singular values
+    ``eta_t = c_t N^{alpha_t}``; metrics ``count`` / ``count_total`` (the count rule of
+    docs/theory/two_step.md §9.2: values above the spectrum's own fitted soft edge plus a Tracy–Widom
+    margin, minus the first direction for ``count``; ``edge_fit`` the fitted edge), ``outliers`` (= number of singular values
     of ``W_2`` above the Tracy–Widom 99 % edge, minus the first direction, floored at
     0 — the empirical ``Lambda``), ``outliers_total``, ``separated`` / ``separated_total``
     (the same from :func:`rmtfl.numerics.separated_count` with a 25 % relative gap
@@ -183,14 +185,18 @@ SEPARATION_TOP = 10
 
 
 def _step_metrics(r, k_top: int = 4) -> dict:
-    from rmtfl.numerics import separated_count
+    from rmtfl.numerics import edge_outlier_count, separated_count
 
     s = r.singular_values
+    # the count rule of docs/theory/two_step.md §9.2: values above the spectrum's own fitted edge + TW margin
+    window = math.ceil(0.8 * math.sqrt(s.size))
+    fit = edge_outlier_count(s[:window + 40], window=window)
     out = {f"s{i + 1}": float(s[i]) if i < s.size else math.nan for i in range(k_top)}
     # over the top values only (>= 10, as the two-step figure): deep in the spectrum of a square
     # W the smallest singular values approach 0 and their ratios are large
     sep = separated_count(s[:max(SEPARATION_TOP, int(r.outlier_count) + 2)], SEPARATION_GAP)
     out.update({"separated_total": int(sep), "separated": int(max(sep - 1, 0))})
+    out.update({"count_total": int(fit.count), "count": int(max(fit.count - 1, 0)), "edge_fit": float(fit.edge)})
     out.update({"outliers_total": int(r.outlier_count), "outliers": int(max(r.outlier_count - 1, 0)),
                 "edge": float(r.edge), "cos2_target": float(r.cos2_target[0, 0]),
                 "cos2_a": float(r.cos2_a_powers[0, 0])})
@@ -324,7 +330,7 @@ EXPERIMENTS = {
                       description="rank-one BBP/BGN spike W = Z/sqrt(d) + theta u v^T (cheap)"),
     "two-step": Experiment("two-step", "2", two_step_task,
                            axes={"alpha1": "0:0.45:4", "alpha2": "0:0.45:4"}, fixed=dict(TWO_STEP_FIXED),
-                           metrics=("separated", "outliers", "s1", "s2", "cos2_target"), check=_check_two_step,
+                           metrics=("count", "separated", "outliers", "s1", "s2", "cos2_target"), check=_check_two_step,
                            description="two large GD steps over (alpha1, alpha2): outlier count of W2"),
     "one-step": Experiment("one-step", "2", one_step_task, axes={"eta": "0:4:9"},
                            fixed=dict(ONE_STEP_FIXED), metrics=("s1", "s2", "cos2_target"),

@@ -44,6 +44,7 @@ from ._classical.tracy_widom import (
     tracy_widom_pdf,
     tracy_widom_quantile,
 )
+from ._classical.edge_count import edge_outlier_count, EdgeCount
 from ._classical.bgn import (
     bgn_dtransform,
     bgn_outlier,
@@ -52,6 +53,15 @@ from ._classical.bgn import (
     dtransform_threshold,
     DTransformBulk,
 )
+from ._classical.ck import ck_moments_noncrossing, ck_spectrum, CKOutlier, CKSpectrum
+from ._classical.bgn_inverse import bgn_inverse, bgn_outlier_sd, BGNInverse
+from ._classical.spiked_covariance import (
+    spiked_covariance_inverse,
+    spiked_covariance_outlier,
+    spiked_covariance_sd,
+    SpikedCovarianceInverse,
+    SpikedCovarianceOutlier,
+)
 
 # --- two_step: one and two large gradient steps, outlier counts, phase diagrams (docs/theory/two_step.md)
 from ._two_step.one_step import one_step, OneStepPrediction
@@ -59,6 +69,7 @@ from ._two_step.outliers import CountResult, one_step_spike_count, outlier_count
 from ._two_step.phase import finite_n_outlier_map, FiniteNMap, phase_diagram, PhaseDiagram
 from ._two_step.two_step import two_step, two_step_finite_n, TwoStepOutlier, TwoStepPrediction
 from ._two_step.bulk_edge import two_step_bulk_edge
+from ._two_step.ck_spikes import ck_one_step_spikes, CKStepSpike, CKStepSpikes
 
 # --- spiked_kernel: random-features kernels, sphere spectra, the zonal problem (docs/theory/spiked_kernel.md)
 from ._spiked_kernel.gamma import as_gamma, SpikedGamma
@@ -77,6 +88,7 @@ from ._spiked_kernel.sphere import (
     zonal_harmonic,
 )
 from ._spiked_kernel.spike import b_from_eta, eta_from_b, spike_constants, SpikeConstants
+from ._spiked_kernel.gram import GramOutlier, kernel_gram_spectrum, KernelGramSpectrum
 from ._spiked_kernel.zonal import (
     first_order_mixing,
     MixingCoefficient,
@@ -110,17 +122,21 @@ __all__ = [
     "mp_density", "mp_edges", "mp_moment", "mp_moments", "mp_quantile", "mp_stieltjes", "mp_sv_atom",
     "mp_sv_cdf", "mp_sv_density", "mp_sv_edges", "MPEdges", "edge_margin", "EdgeScaling", "largest_sv_scaling",
     "tracy_widom_cdf",
-    "tracy_widom_mean", "tracy_widom_pdf", "tracy_widom_quantile", "bgn_dtransform", "bgn_outlier",
-    "bgn_threshold", "BGNOutlier", "dtransform_threshold", "DTransformBulk", "one_step", "OneStepPrediction",
+    "tracy_widom_mean", "tracy_widom_pdf", "tracy_widom_quantile", "edge_outlier_count", "EdgeCount", "bgn_dtransform", "bgn_outlier",
+    "bgn_threshold", "BGNOutlier", "dtransform_threshold", "DTransformBulk",
+    "ck_moments_noncrossing", "ck_spectrum", "CKOutlier", "CKSpectrum", "bgn_inverse", "bgn_outlier_sd",
+    "BGNInverse", "spiked_covariance_inverse", "spiked_covariance_outlier", "spiked_covariance_sd",
+    "SpikedCovarianceInverse", "SpikedCovarianceOutlier", "one_step", "OneStepPrediction",
     "CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
     "finite_n_outlier_map", "FiniteNMap", "phase_diagram", "PhaseDiagram", "two_step", "two_step_finite_n", "TwoStepOutlier",
-    "TwoStepPrediction", "two_step_bulk_edge",
+    "TwoStepPrediction", "two_step_bulk_edge", "ck_one_step_spikes", "CKStepSpike", "CKStepSpikes",
     # spiked_kernel
     "arccos_kernel", "as_gamma", "dk_dB", "dk_dB_relu", "gram_block", "kernel_from_scalars",
     "kernel_truncation_error", "mehler_coefficients", "MehlerCoefficients", "rf_kernel", "rf_kernel_error",
     "SpikedGamma", "funk_hecke", "gegenbauer_P", "harmonic_multiplicity", "linear_sector", "LinearSector",
     "sphere_eigenvalues", "SphereSpectrum", "zonal_harmonic", "b_from_eta", "eta_from_b", "spike_constants",
     "SpikeConstants", "first_order_mixing", "MixingCoefficient",
+    "GramOutlier", "kernel_gram_spectrum", "KernelGramSpectrum",
     "zonal_limit_operator", "zonal_operator", "zonal_top_eigenfunction", "ZonalEigen", "ZonalOperator",
     # gradient_flow
     "FeedForward", "homogeneity_degree", "QuadraticModel",

@@ -197,8 +197,19 @@ CASES = {
         "--retries": _pd_empirical("5", "retries"), "--no-progress": _pd_empirical(None, "progress", PD_EMPIRICAL[:-1]),
         "--seed": _pd_empirical("3", "root_seed"), "--backend": _pd_empirical("cupy", "backend", backend=True),
         "--count": "<count>", "--json": JSON, "--out": OUT}},
+    "analyze": {"base": ["{mat}"], "fn": "rmtfl.compare.analyze", "flags": {
+        "--key": C("m", "key", "rmtfl.compare.load_matrices"), "--alpha": C("0.1", "alpha"),
+        "--kind": C("covariance", "kind"), "--top-k": C("5", "top_k"), "--json": JSON, "--out": OUT}},
     "figures": {"base": ["phase_diagram", "--out", "{tmp}/f"], "fn": "rmtfl.cli._figures.run_figure", "flags": {
         "--out": C("{tmp}/g", "out"), "--quick": C(None, "quick")}},
+    "explore": {"base": ["--port", "5006"], "fn": "rmtfl.explore.serve", "flags": {
+        "--port": C("6000", "port"), "--host": C("localhost", "host"), "--open": C(None, "open_browser")}},
+    "theory ck": {"base": [], "fn": f"{TH}.ck_spectrum", "flags": {
+        "--activation": C("tanh", "activation"), "--psi": C("2", "psi"), "--phi": C("3", "phi"),
+        "--N": C("100", "N"), "--json": JSON}},
+    "simulate ck": {"base": ["--N", "40", "--d", "30", "--n", "50"], "fn": f"{NM}.simulate_ck", "flags": {
+        "--activation": C("tanh", "activation"), "--N": C("50", "N"), "--d": C("25", "d"), "--n": C("60", "n"),
+        "--seed": C("3", "rng"), "--backend": C("cupy", "backend"), "--json": JSON, "--out": OUT}},
 }
 
 
@@ -286,7 +297,9 @@ def _run(argv):
 def fill(tmp_path):
     np.savez(tmp_path / "d1.npz", X=np.eye(3), y=np.array([1.0, -0.5, -0.3]))
     np.savez(tmp_path / "d2.npz", X=2 * np.eye(3), y=np.array([1.0, -0.5, -0.3]))
-    subs = {"tmp": str(tmp_path), "data1": str(tmp_path / "d1.npz"), "data2": str(tmp_path / "d2.npz")}
+    np.save(tmp_path / "m.npy", np.random.default_rng(0).standard_normal((30, 20)))  # rmtfl analyze
+    subs = {"tmp": str(tmp_path), "data1": str(tmp_path / "d1.npz"), "data2": str(tmp_path / "d2.npz"),
+            "mat": str(tmp_path / "m.npy")}
     return lambda args: [a.format(**subs) for a in args]
 
 

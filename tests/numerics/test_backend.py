@@ -47,3 +47,13 @@ def test_cupy_singular_values_match_numpy():
     W32 = gaussian_matrix(300, 500, rng=0, backend="cupy", dtype="float32")
     s32 = singular_values(W32, backend="cupy")
     np.testing.assert_allclose(s32[:50], singular_values(W32.get().astype(np.float64))[:50], atol=1e-4)
+
+
+def test_issue14_to_numpy_refuses_non_numeric_and_get_backend_names_its_argument():
+    from rmtfl.numerics import get_backend, to_numpy
+    assert to_numpy(np.ones(2) + 1j).dtype.kind == "c"  # any numeric dtype and shape
+    for bad in ("abc", None, np.array([object()] * 2)):
+        with pytest.raises(TypeError, match="a must be a numeric array"):
+            to_numpy(bad)
+    with pytest.raises(ValueError, match="name="):
+        get_backend("nope")

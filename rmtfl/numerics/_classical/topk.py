@@ -40,6 +40,9 @@ Reliability (every method, numpy and cupy):
   confirmed by a band-Lanczos run with the returned vectors projected out.  So an exactly repeated
   value (axis-aligned or rotated, straddling ``k`` or not) is never reported ``complete`` with a
   copy missing.
+* *Residuals*: ``.residuals`` is measured on the returned arrays after every solve
+  (:mod:`rmtfl.numerics._classical.certify`), ``max(||A v - s u||, ||A^T u - s v||)``, never a
+  solver's own estimate.
 
 ``"auto"``: dense below ``min(N, d) = 200``, for large requests (``k + margin >
 DENSE_FRACTION * min(N, d)``) and on cupy; ``"mixed"`` up to ``MIXED_MAX``; Lanczos above it,
@@ -68,6 +71,7 @@ from scipy.sparse import linalg as spla
 from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_rng
 from .blas import gram_upper
+from .certify import deflated_check, deflated_check_op, eigpair_residuals, triplet_residuals
 from .._backend import get_backend, scaled_matrix, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
@@ -123,9 +127,13 @@ class TopTriplets(Result):
     (right, d side).  ``complete`` is True when it is certified that every
     singular value above ``edge`` is among ``s`` (always True on the dense path);
     ``n_above`` counts the returned values above ``edge`` (None without edge);
-    ``n_computed`` is how many values were computed in the last solve; ``residuals`` (Lanczos
-    and mixed paths, else None): ``||A^T u_i - s_i v_i||`` (``||S x_i - lambda_i x_i||`` for
-    eigenpairs), the one relation not exact by construction.
+    ``n_computed`` is how many values were computed in the last solve; ``residuals`` (every
+    method): the true triplet residual ``max(||A v_i - s_i u_i||, ||A^T u_i - s_i v_i||)``,
+    measured in float64 on the returned arrays after the solve (absolute, in the units of ``A``;
+    ``relative_residuals`` divides by ``s_1 = ||A||_2``).  One of the two relations holds to
+    rounding by construction (the other side's vectors are computed from it); the other carries
+    the solver's error: ``~1e-15 s_1`` for the float64 solvers, ``~u_32 s_1^2 / s_i`` for
+    ``"mixed"`` (its float32 eigenvectors after one float64 Rayleigh-Ritz step).
     """
 
     s: np.ndarray
@@ -138,13 +146,25 @@ class TopTriplets(Result):
     method: str
     residuals: np.ndarray | None = None
 
+    @property
+    def relative_residuals(self) -> np.ndarray:
+        """``residuals / s_1`` (``s_1 = ||A||_2``; zeros when ``A = 0``): the backward error of each triplet."""
+        return _relative(self.residuals, self.s)
+
+
+def _relative(res, vals):
+    top = float(np.max(np.abs(vals))) if np.size(vals) else 0.0
+    return np.asarray(res, dtype=np.float64) / (top if top > 0 else 1.0)
+
 
 @dataclass(frozen=True)
 class TopEigenpairs(Result):
     """Top eigenpairs of a symmetric PSD matrix: ``values`` descending, ``vectors`` columns (docs/conventions.md §1).
 
-    ``complete``, ``edge``, ``n_above``, ``n_computed``, ``method``, ``residuals`` as in
-    :class:`TopTriplets`.
+    ``complete``, ``edge``, ``n_above``, ``n_computed``, ``method`` as in :class:`TopTriplets`;
+    ``residuals`` (every method, ``None`` for a ``LinearOperator``): the true residual
+    ``||S x_i - lambda_i x_i||`` measured in float64 on the returned arrays (absolute;
+    ``relative_residuals`` divides by ``|lambda_1|``).
     """
 
     values: np.ndarray
@@ -155,6 +175,25 @@ class TopEigenpairs(Result):
     n_computed: int
     method: str
     residuals: np.ndarray | None = None
+
+    @property
+    def relative_residuals(self) -> np.ndarray | None:
+        """``residuals / |lambda_1|`` (zeros when ``S = 0``; ``None`` without residuals)."""
+        return None if self.residuals is None else _relative(self.residuals, self.values)
+
+
+def _check_request(k, margin, method, methods, tol, edge, maxiter, rng):
+    """The argument checks shared by :func:`top_singular_triplets` and :func:`top_eigenpairs`:
+    ``(k, margin, tol, edge, maxiter, rng)`` validated (errors name the parameter)."""
+    k = check_int("k", k, 1)
+    margin = check_int("margin", margin, 0, 10**6)
+    check_choice("method", method, methods)
+    tol = check_in_range("tol", tol, 0.0, 1.0)
+    if edge is not None:
+        edge = check_in_range("edge", edge, 0.0, None)
+    if maxiter is not None:
+        maxiter = check_int("maxiter", maxiter, 1, 10**7)
+    return k, margin, tol, edge, maxiter, check_rng(rng)
 
 
 def _dense_eigh(G, kk: int, edge2, be):
@@ -301,15 +340,8 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
     >>> t.n_above, t.complete, round(float(t.s[0]), 1), t.method
     (1, True, 3.4, 'mixed')
     """
-    k = check_int("k", k, 1)
-    margin = check_int("margin", margin, 0)
-    check_choice("method", method, ("auto", "mixed", "iterative", "arpack", "dense"))
-    tol = check_in_range("tol", tol, 0.0, 1.0)
-    if edge is not None:
-        edge = check_in_range("edge", edge, 0.0, None)
-    if maxiter is not None:
-        maxiter = check_int("maxiter", maxiter, 1)
-    rng = check_rng(rng)
+    k, margin, tol, edge, maxiter, rng = _check_request(
+        k, margin, method, ("auto", "mixed", "iterative", "arpack", "dense"), tol, edge, maxiter, rng)
     be = get_backend(backend)
     A, scale = scaled_matrix("A", A, be)
     N, d = A.shape
@@ -330,7 +362,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
         if lz is not None:
             n_above = None if edge is None else int(np.count_nonzero(lz.s > edge))
             out = (lz.s.copy(), lz.U, lz.V, bool(edge is not None and lz.certified), n_above,
-                   int(lz.s.size + (edge is not None)), "lanczos", lz.residuals.copy())
+                   int(lz.s.size + (edge is not None)), "lanczos")
         else:
             method = "arpack"
     elif method == "mixed":
@@ -339,7 +371,7 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
         r = mixed_top_triplets(A, k, edge=edge, pad=max(margin, 10))
         n_above = None if edge is None else int(np.count_nonzero(r.s > edge))
         out = (r.s, r.U, r.V, bool(edge is not None and r.certified), n_above, r.n_computed,
-               "mixed" if r.solve_dtype == "float32" else "dense", r.residuals / np.where(r.s > 0, r.s, 1.0))
+               "mixed" if r.solve_dtype == "float32" else "dense")
     while out is None:
         dense = method == "dense"
         if dense:
@@ -354,44 +386,27 @@ def top_singular_triplets(A, k: int, *, rng=None, edge=None, margin: int = 5, ba
         certified = dense or edge is None or s[-1] <= edge
         if certified and not dense and edge is not None:
             # ARPACK sees one copy of an exactly repeated value: a deflated band-Lanczos check
-            certified = _deflated_check(A, U if N <= d else V, edge, rng)
+            certified = deflated_check(A, U if N <= d else V, edge, rng)
         if certified:
             complete = bool(dense or edge is not None)
             n, n_above = _finish(s, edge, k)
             out = (s[:n].copy(), U[:, :n], V[:, :n], complete, n_above, int(computed),
-                   "dense" if dense else "svds", None)
+                   "dense" if dense else "svds")
             break
         kk = min(2 * kk, m)
         if kk >= m - 1 or computed >= kk:
             method = "dense"
-    s, U, V, complete, n_above, computed, meth, res = out
+    s, U, V, complete, n_above, computed, meth = out
     if _needs_svd(s, s.size):
         # a requested value below GRAM_TAU s_max (a dwarfed bulk or a zero): the Gram-based solvers
         # lose it, so every triplet comes from LAPACK's SVD of A (complete: it sees the whole spectrum)
         s_all, U_all, V_all = svd_triplets(A, be)
         n, n_above = _finish(s_all, edge, k)
-        s, U, V, complete, computed, meth, res = (s_all[:n].copy(), U_all[:, :n], V_all[:, :n], True,
-                                                  s_all.size, "svd", None)
+        s, U, V, complete, computed, meth = (s_all[:n].copy(), U_all[:, :n], V_all[:, :n], True,
+                                             s_all.size, "svd")
+    res = triplet_residuals(A, s, U, V, be, scale)  # measured, whatever the solver believes
     return TopTriplets(s * scale, np.ascontiguousarray(U), np.ascontiguousarray(V), bool(complete), edge_in,
-                       n_above, int(computed), meth, None if res is None else res * scale)
-
-
-def _deflated_check(A, X, edge, rng) -> bool:
-    """Nothing above ``edge`` outside the span of ``X`` (the returned Gram-side vectors): band
-    Lanczos (block 2) on the Gram operator with ``X`` projected out must certify its top value below
-    ``edge`` (:func:`rmtfl.numerics._classical.lanczos.band_lanczos` with ``k = 0``)."""
-    from .lanczos import band_lanczos
-
-    N, d = A.shape
-    M = A.T if N <= d else A
-    m = M.shape[1]
-    X = np.asarray(X, dtype=M.dtype)
-    if X.shape[1] >= m:
-        return True
-    Xq, _ = np.linalg.qr(X)
-    out = band_lanczos(lambda q: (M.T @ (M @ q), None), m, M.dtype, 0, float(edge) ** 2, 0.0,
-                       max(300, 2 * X.shape[1]), np.random.default_rng(rng), 2, deflate=Xq)
-    return out is not None and out[4] and out[0].size == 0
+                       n_above, int(computed), meth, res)
 
 
 def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="numpy",
@@ -412,15 +427,8 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
     >>> r.values.tolist(), r.vectors.shape
     ([5.0], (3, 1))
     """
-    k = check_int("k", k, 1)
-    margin = check_int("margin", margin, 0)
-    check_choice("method", method, ("auto", "mixed", "iterative", "dense"))
-    tol = check_in_range("tol", tol, 0.0, 1.0)
-    if edge is not None:
-        edge = check_in_range("edge", edge, 0.0, None)
-    if maxiter is not None:
-        maxiter = check_int("maxiter", maxiter, 1)
-    rng = check_rng(rng)
+    k, margin, tol, edge, maxiter, rng = _check_request(
+        k, margin, method, ("auto", "mixed", "iterative", "dense"), tol, edge, maxiter, rng)
     be = get_backend(backend)
     is_op = isinstance(S, spla.LinearOperator)
     scale = 1.0
@@ -444,7 +452,7 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
         n_above = None if edge is None else int(np.count_nonzero(r.values > edge))
         return TopEigenpairs(r.values * scale, r.vectors, bool(edge is not None and r.certified), edge_in,
                              n_above, r.n_computed, "mixed" if r.solve_dtype == "float32" else "dense",
-                             r.residuals * scale)
+                             eigpair_residuals(S, r.values, r.vectors, be, scale))
     while True:
         dense = method == "dense"
         if dense:
@@ -458,7 +466,7 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
         computed = ev.size
         certified = dense or edge is None or ev[-1] <= edge
         if certified and not dense and edge is not None:
-            certified = _deflated_check_op(S, vec, edge, rng)  # ARPACK misses exact copies: check
+            certified = deflated_check_op(S, vec, edge, rng)  # ARPACK misses exact copies: check
         if certified:
             break
         if kk >= n_ - 1:
@@ -469,19 +477,6 @@ def top_eigenpairs(S, k: int, *, rng=None, edge=None, margin: int = 5, backend="
         kk = min(2 * kk, n_)
     complete = bool(dense or (edge is not None and certified))
     n, n_above = _finish(ev, edge, k)
+    res = None if is_op else eigpair_residuals(S, ev[:n], vec[:, :n], be, scale)
     return TopEigenpairs(ev[:n] * scale, np.ascontiguousarray(vec[:, :n]), complete, edge_in, n_above,
-                         int(computed), "dense" if dense else "eigsh")
-
-
-def _deflated_check_op(S, X, edge, rng) -> bool:
-    """:func:`_deflated_check` for a symmetric PSD operator ``S`` (edge on the eigenvalue scale)."""
-    from .lanczos import band_lanczos
-
-    n_ = S.shape[0]
-    X = np.asarray(X, dtype=np.float64)
-    if X.shape[1] >= n_:
-        return True
-    Xq, _ = np.linalg.qr(X)
-    out = band_lanczos(lambda q: (np.asarray(S @ q, dtype=np.float64).ravel(), None), n_, np.dtype(np.float64), 0,
-                       float(edge), 0.0, max(300, 2 * X.shape[1]), np.random.default_rng(rng), 2, deflate=Xq)
-    return out is not None and out[4] and out[0].size == 0
+                         int(computed), "dense" if dense else "eigsh", res)

@@ -31,7 +31,7 @@ from scipy.integrate import solve_ivp
 
 from rmtfl._results import Result, jsonify
 from rmtfl._validate import (check_array, check_choice, check_finite_array, check_in_range, check_int,
-                             check_memory, check_nonnegative, check_positive, check_real, check_rng)
+                             check_memory, check_no_overflow, check_nonnegative, check_positive, check_real, check_rng)
 from rmtfl.theory._gradient_flow.problem import FlowProblem, check_direction, make_problem
 
 __all__ = ["simulate_flow", "flow_from_problem", "FlowRun", "active_count", "kth_to_max_ratio",
@@ -139,6 +139,7 @@ def simulate_flow(X, y, *, activation, N, delta, t_end, w0=None, loss="square", 
     ('dop853', 2, True)
     """
     delta = check_positive("delta", delta)
+    rng = check_rng(rng)
     pb = make_problem(X, y, activation=activation, N=N, loss=loss, depth=depth,
                       reduction=reduction, logistic_scale=logistic_scale)
     if w0 is None:
@@ -344,7 +345,11 @@ def path_distance(run: FlowRun, path_points, *, start: int = 0) -> np.ndarray:
     if P.shape[1] != run.w.shape[1] or start + P.shape[0] > run.w.shape[0]:
         raise ValueError(f"path_points must have shape (k, {run.w.shape[1]}) with start + k <= "
                          f"{run.w.shape[0]}, got {P.shape} and start={start}")
-    return np.linalg.norm(run.w[start:start + P.shape[0]] - P, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = run.w[start:start + P.shape[0]] - P
+        m = np.max(np.abs(D), axis=1)  # scaled norm: |D| up to the largest double without overflow
+        out = m * np.linalg.norm(D / np.where(m > 0, m, 1.0)[:, None], axis=1)
+    return check_no_overflow("path_points", out)
 
 
 def is_zero_preserving(pb: FlowProblem, indices, *, steps: int = 3000, eta: float = 1e-3, rng=None) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 
 from rmtfl._results import Result
 from rmtfl._validate import check_array, check_in_range, check_int, check_rng
-from .._backend import get_backend, to_numpy
+from .._backend import get_backend, host_array, to_numpy
 from .._classical.spectra import top_eigenpairs
 
 __all__ = ["GramEigenpairs", "top_gram_eigenpairs", "backend_of"]
@@ -127,7 +127,7 @@ def top_gram_eigenpairs(K, *, k: int, rng=None, oversample: int = 15, tol: float
         ev, V = be.xp.linalg.eigh(Kd)
         top = be.xp.ascontiguousarray(V[:, n - k:][:, ::-1])  # k columns only leave the device
         return GramEigenpairs(to_numpy(ev[n - k:][::-1]).copy(), to_numpy(top), f"dense-eigh-{be.name}")
-    K = check_array("K", to_numpy(K), ndim=2, min_size=1)
+    K = check_array("K", host_array(K), ndim=2, min_size=1)
     n = K.shape[0]
     if K.shape != (n, n):
         raise ValueError(f"K must be a square (n, n) Gram matrix, got shape {K.shape}")

@@ -20,7 +20,7 @@ import numpy as np
 from rmtfl._results import Result
 from rmtfl._validate import check_array, check_choice, check_int, check_nonnegative, check_positive, check_rng
 from rmtfl.theory import get_activation, sphere_eigenvalues
-from .._backend import get_backend, to_numpy
+from .._backend import get_backend, host_array, to_numpy
 from .gram_eigenpairs import backend_of, top_gram_eigenpairs
 from .kernels import kernel_gram
 from .sampling import check_degrees, harmonic_vectors, random_direction, sample_measure
@@ -253,9 +253,9 @@ def eigvec_alignment(K, X, v, *, k: int = 1, measure: str = "gaussian", rng=None
     True
     """
     be = backend_of(K, backend)
-    K = check_array("K", to_numpy(K), ndim=2, min_size=1) if be.name == "numpy" \
+    K = check_array("K", host_array(K), ndim=2, min_size=1) if be.name == "numpy" \
         else be.asarray(K, dtype=np.float64)
-    X = check_array("X", to_numpy(X), ndim=2, min_size=1)
+    X = check_array("X", host_array(X), ndim=2, min_size=1)
     n = K.shape[0]
     if K.shape != (n, n) or X.shape[0] != n:
         raise ValueError(f"K must be (n, n) with n = len(X) = {X.shape[0]}, got {K.shape}")

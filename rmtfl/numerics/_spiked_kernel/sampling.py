@@ -19,7 +19,7 @@ import numpy as np
 
 from rmtfl._validate import check_array, check_choice, check_int, check_memory, check_rng
 from rmtfl.theory import zonal_harmonic
-from .._backend import to_numpy
+from .._backend import host_array
 
 __all__ = ["sample_sphere", "sample_measure", "random_direction", "harmonic_vectors"]
 
@@ -109,7 +109,7 @@ def harmonic_vectors(X, v, *, degrees=(0, 1, 2), measure: str = "sphere") -> np.
     >>> Y.shape, bool(np.allclose(np.linalg.norm(Y, axis=0), 1))
     ((200, 2), True)
     """
-    X = check_array("X", to_numpy(X), ndim=2, min_size=1)
+    X = check_array("X", host_array(X), ndim=2, min_size=1)
     d = X.shape[1]
     if d < 2:
         raise ValueError(f"X must have d >= 2 columns, got shape {X.shape}")

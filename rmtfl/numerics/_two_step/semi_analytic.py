@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rmtfl._validate import check_choice, check_int, check_rng
+from rmtfl._validate import check_choice, check_in_range, check_int, check_memory, check_positive, check_rng
 from rmtfl.theory import TwoStepPrediction, get_activation, make_target
 from rmtfl.theory._two_step.spike_vectors import P_k
 from rmtfl.theory._two_step.two_step import SpikeGrams, TwoStepPlan, analytic_grams, plan_two_step, predict_from_grams
@@ -87,6 +87,21 @@ def sampled_grams(plan: TwoStepPlan, *, rng) -> SpikeGrams:
     Vbar = B @ C.T
     U = np.stack([a ** (k + 1) for k in range(K + 1)], axis=1)
     return SpikeGrams(U.T @ U, Vbar.T @ Vbar, Vbar[:R, :].T)
+
+
+#: Largest ``|eta1|, |eta2|`` and ``noise`` (spike strengths are products and squares of them).
+SCALE_LIMIT = 1e100
+
+
+def _check_sample_memory(N, psi, phi, phi2):
+    """Refuse (naming ``N, psi, phi``) sizes whose ``N x d``, ``n x d`` and ``n x N`` samples exceed memory."""
+    psi = check_positive("psi", psi)
+    phi = check_positive("phi", phi)
+    phi2 = phi if phi2 is None else check_positive("phi2", phi2)
+    d = max(N / psi, 1.0)
+    n = max(phi, phi2) * d
+    check_memory("N, psi, phi", 8.0 * 4 * (N * d + n * d + n * N), f"the N x d, n x d and n x N samples (d = {d:.3g}, "
+                 f"n = {n:.3g})")
 
 
 def two_step_semi_analytic(activation, target, *, N, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0,
@@ -155,13 +170,16 @@ def two_step_semi_analytic(activation, target, *, N, psi, phi, eta1, eta2, batch
     check_choice("grams", grams, GRAMS)
     check_choice("bulk", bulk, BULKS)
     N = check_int("N", N, lo=2)
+    bulk_samples = check_int("bulk_samples", bulk_samples, lo=1, hi=64)
+    for name, val in (("eta1", eta1), ("eta2", eta2)):
+        check_in_range(name, val, -SCALE_LIMIT, SCALE_LIMIT)
+    check_in_range("noise", noise, 0.0, SCALE_LIMIT)
+    _check_sample_memory(N, psi, phi, phi2)
     if grams == "analytic" and bulk == "mp":
         raise ValueError("grams='analytic' with bulk='mp' samples nothing: that is rmtfl.theory.two_step; "
                          "use grams='sampled' or bulk='finite-N'")
     plan = plan_two_step(get_activation(activation), make_target(target), psi=psi, phi=phi, eta1=eta1, eta2=eta2,
                          batch=batch, phi2=phi2, noise=noise, N=N, K=K, second_layer=second_layer, order=order)
-    if bulk == "finite-N":
-        bulk_samples = check_int("bulk_samples", bulk_samples, lo=1, hi=64)
     gram_rng = bulk_rng = rng
     if grams == "sampled" and bulk == "finite-N":
         gram_rng, bulk_rng = check_rng(rng).spawn(2)
@@ -171,6 +189,8 @@ def two_step_semi_analytic(activation, target, *, N, psi, phi, eta1, eta2, batch
         notes.append("semi-analytic: Gram matrices of sampled a, X, y")
     else:
         G = analytic_grams(plan)
+    if not all(np.all(np.isfinite(np.asarray(g, dtype=float))) for g in (G.G_U, G.G_V)):
+        raise ValueError("eta1, eta2 and noise are too large together: the spike's Gram matrices overflow a double")
     pred = predict_from_grams(plan, G, mode="semi-analytic" if grams == "sampled" else "analytic", notes=notes)
     if bulk == "mp":
         return pred

@@ -43,7 +43,8 @@ import numpy as np
 from scipy import integrate, optimize
 
 from rmtfl._results import Result
-from rmtfl._validate import check_finite_array, check_int, check_nonnegative, check_positive, check_real
+from rmtfl._validate import (check_finite_array, check_int, check_no_overflow, check_nonnegative, check_positive,
+                             check_real)
 from .mp import mp_atom, mp_density, mp_edges
 
 __all__ = ["BGNOutlier", "bgn_threshold", "bgn_outlier", "bgn_dtransform", "dtransform_threshold",
@@ -70,6 +71,10 @@ class BGNOutlier(Result):
 
     def __iter__(self):
         return iter((self.singular_value, self.cos2_left, self.cos2_right))
+
+
+#: Largest spike strength of :func:`bgn_dtransform` (``theta^-2`` underflows far beyond it).
+THETA_MAX = 1e100
 
 
 def bgn_threshold(psi: float, *, var: float = 1.0) -> float:
@@ -129,13 +134,17 @@ def bgn_outlier(theta, psi: float, *, var: float = 1.0, dps: int | None = None) 
     psi = check_positive("psi", psi)
     var = check_positive("var", var)
     th = _theta_array(theta)
-    t = th / math.sqrt(var)
+    with np.errstate(over="ignore"):
+        t = th / math.sqrt(var)
     above = t > psi**0.25
     ts = np.where(above, t, 2.0 * max(1.0, psi))  # safe value off the threshold
-    t2 = ts * ts
-    s = np.where(above, np.sqrt((1 + t2) * (psi + t2)) / ts, 1.0 + math.sqrt(psi)) * math.sqrt(var)
-    wl = np.where(above, 1.0 - psi * (1 + t2) / (t2 * (t2 + psi)), 0.0)
-    wr = np.where(above, 1.0 - (psi + t2) / (t2 * (t2 + 1)), 0.0)
+    with np.errstate(over="ignore"):  # t2 = inf for a huge spike: the limits below stay finite
+        t2 = ts * ts
+        r = 1.0 / t2
+        s = np.where(above, ts * np.sqrt((1 + r) * (1 + psi * r)), 1.0 + math.sqrt(psi)) * math.sqrt(var)
+        wl = np.where(above, 1.0 - psi * (1 + r) / (t2 + psi), 0.0)
+        wr = np.where(above, 1.0 - (psi * r + 1) / (t2 + 1), 0.0)
+    check_no_overflow("theta", s)
     if th.ndim == 0:
         return BGNOutlier(float(s), float(wl), float(wr))
     return BGNOutlier(s, wl, wr)
@@ -230,6 +239,8 @@ def dtransform_threshold(bulk: DTransformBulk) -> float:
     >>> round(dtransform_threshold(b), 8)
     0.84089642
     """
+    if not isinstance(bulk, DTransformBulk):
+        raise TypeError(f"bulk must be a DTransformBulk, got {type(bulk).__name__}")
     if bulk.kind == "sample" and bulk.edge <= math.sqrt(bulk.ev.max()):
         return 0.0
     Dv = bulk.D(bulk.edge, False)[0]
@@ -273,6 +284,13 @@ def bgn_dtransform(theta, psi: float | None = None, *, bulk: DTransformBulk | No
     [2.7386127875, 0.5833333333, 0.7]
     """
     th = _theta_array(theta)
+    if th.size and float(th.max()) > THETA_MAX:
+        raise ValueError(f"theta must be <= {THETA_MAX:g} (the D-transform root search), got {float(th.max())!r}")
+    atom = check_nonnegative("atom", atom)
+    if edge is not None:
+        edge = check_positive("edge", edge)
+    if bulk is not None and not isinstance(bulk, DTransformBulk):
+        raise TypeError(f"bulk must be a DTransformBulk, got {type(bulk).__name__}")
     if bulk is None:
         if psi is None:
             raise ValueError("psi (N/d > 0) is required unless bulk= is given")

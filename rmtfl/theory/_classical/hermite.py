@@ -36,7 +36,8 @@ import numpy as np
 from numpy.polynomial import hermite_e as H
 from scipy import special
 
-from rmtfl._validate import check_array, check_int, check_memory, check_real, check_size, check_tol
+from rmtfl._validate import (check_array, check_int, check_no_overflow, check_points, check_memory,
+                             check_real, check_size, check_tol)
 from .activations import Activation, double_factorial, from_callable, get_activation
 
 __all__ = [
@@ -77,8 +78,10 @@ def hermite_he(k: int, z):
         for j in range(1, k):
             a, b = b, z * b - j * a
         return b
-    z = check_array("z", z, finite=False)  # elementwise: NaN in, NaN out
-    return special.eval_hermitenorm(k, z)
+    z = check_points("z", z)  # elementwise: NaN in, NaN out; inf refused
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = special.eval_hermitenorm(k, z)
+    return check_no_overflow("z", out, z)  # |z| ~ 1e300 ** (1/k) and beyond: refused, not inf
 
 
 def _mp_expect(fun, dps):
@@ -295,7 +298,7 @@ def dual_activation(activation, t, *, s: float = 1.0, s2: float = 1.0, kmax: int
     if s2 <= 0:
         raise ValueError(f"s2 must be > 0, got {s2!r}")
     kmax = check_int("kmax", kmax, lo=0, hi=KMAX_LIMIT)
-    t = check_array("t", t, finite=False)  # elementwise: NaN in, NaN out
+    t = check_points("t", t, -1.0 - 1e-12, 1.0 + 1e-12)  # a correlation; NaN in, NaN out
     t = np.where(np.isnan(t), t, np.clip(t, -1.0, 1.0))
     if act.name == "relu":
         th = np.arccos(t)

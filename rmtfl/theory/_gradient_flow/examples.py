@@ -119,4 +119,4 @@ def flow_example(name: str) -> FlowExample:
         return FlowExample(name, np.diag([1.5, 1.0, 1.0]), np.array([1.0, -1.0, -1.0]), "square", 3,
                            _cos_direction(3 * 4), loss="logistic",
                            references={"saddle_loss": 2 * np.log(2.0), "at_infinity": True})
-    raise ValueError(f"example must be one of {list(FLOW_EXAMPLES)}, got {name!r}")
+    raise ValueError(f"name must be one of the examples {list(FLOW_EXAMPLES)}, got {name!r}")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmtfl._validate import check_array, check_choice, check_finite_array, check_int, check_memory, check_positive
+from rmtfl._validate import (check_array, check_choice, check_finite_array, check_in_range, check_int, check_magnitude,
+                             check_memory, check_no_overflow, check_positive)
 from .networks import make_architecture
 
 __all__ = ["FlowProblem", "ebar", "make_problem", "check_direction", "LOSSES"]
@@ -49,9 +50,11 @@ def ebar(y, *, loss: str = "square", logistic_scale: float = 1.0):
     [2.0]
     """
     check_choice("loss", loss, LOSSES)
-    s = check_positive("logistic_scale", logistic_scale)
-    y = check_finite_array("y", y)
-    return y.astype(float) if loss == "square" else s * y / 2.0
+    s = check_in_range("logistic_scale", logistic_scale, 0.0, 1e100, lo_open=True)
+    y = check_array("y", y, ndim=(0, 1, 2), min_size=1)  # per sample, or (n, outputs)
+    with np.errstate(over="ignore"):
+        out = y.astype(float) if loss == "square" else s * y / 2.0
+    return check_no_overflow("y", out)
 
 
 class FlowProblem:
@@ -67,8 +70,8 @@ class FlowProblem:
         self.loss_name = check_choice("loss", loss, LOSSES)
         self.reduction = check_choice("reduction", reduction, ("sum", "mean"))
         self.s_log = check_positive("logistic_scale", logistic_scale)
-        X = check_array("X", X, ndim=2, min_size=1)
-        y = check_array("y", y, min_size=1)
+        X = check_magnitude("X", check_array("X", X, ndim=2, min_size=1), *DATA_RANGE)
+        y = check_magnitude("y", check_array("y", y, ndim=(1, 2), min_size=1), *DATA_RANGE)
         c = arch.n_outputs
         if X.shape[1] != arch.d:
             raise ValueError(f"X must have {arch.d} columns (input dimension of the net), got shape {X.shape}")
@@ -171,6 +174,10 @@ def make_problem(X, y, *, activation, N, loss="square", depth=2, reduction="sum"
     arch = make_architecture(X.shape[1], activation=activation, N=N, depth=depth)
     return FlowProblem(X, y, arch, loss=loss, reduction=reduction, logistic_scale=logistic_scale)
 
+
+#: Largest magnitude of the entries of ``X`` and of ``y`` (or all zero): the flow's time scale
+#: goes as ``|X|^-L |y|^-1`` and its loss as ``|X|^(2L)``; rescale data beyond (docs/reliability.md §2).
+DATA_RANGE = (1e-30, 1e30)
 
 #: Bounds on the network size and on search restarts (the searches are dense in the parameters).
 N_MAX = 100_000

@@ -67,7 +67,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive
+from rmtfl._validate import check_choice, check_in_range, check_int, check_nonnegative, check_positive
 from .._classical.activations import get_activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
@@ -123,14 +123,16 @@ def weighted_mp_stieltjes(x, y, w, phi, *, eps=1e-9):
     """
     x = np.asarray(x, dtype=float)
     y, w = np.asarray(y, float), np.asarray(w, float)
+    keep = w > 1e-16 * w.max()          # Gauss–Hermite tails below double precision change nothing
+    y, w = y[keep], w[keep]
     c = 1.0 / check_positive("phi", phi)
     z = x + 1j
     m = -1.0 / z
-    for _ in range(40):
+    for _ in range(25):
         m = 1.0 / (-z + np.sum(w * y / (1.0 + c * y * m[:, None]), axis=1))
-    for eta in np.geomspace(1.0, eps, 25):
+    for eta in np.geomspace(1.0, eps, 16):
         z = x + 1j * eta
-        for _ in range(8):
+        for _ in range(6):
             D = 1.0 + c * y * m[:, None]
             S = np.sum(w * y / D, axis=1)
             m = m - (m * (S - z) - 1.0) / ((S - z) - m * np.sum(w * c * y ** 2 / D ** 2, axis=1))
@@ -284,12 +286,14 @@ def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0
     ...                          N=100), 4)   # 1 + sqrt(0.5)
     1.7071
     """
-    psi = check_positive("psi", psi)
-    phi = check_positive("phi", phi)
-    eta1 = check_nonnegative("eta1", eta1)
-    eta2 = check_nonnegative("eta2", eta2)
-    N = check_int("N", N, lo=2)
-    noise = check_nonnegative("noise", noise)
+    psi = check_in_range("psi", psi, 0.0, 1e4, lo_open=True)
+    phi = check_in_range("phi", phi, 0.0, 1e4, lo_open=True)
+    eta1 = check_in_range("eta1", eta1, 0.0, 1e6)
+    eta2 = check_in_range("eta2", eta2, 0.0, 1e6)
+    N = check_int("N", N, lo=2, hi=10**6)
+    if N / psi > 10**6:
+        raise ValueError(f"psi: d = N/psi must be at most 1e6 here, got N={N}, psi={psi!r}")
+    noise = check_in_range("noise", noise, 0.0, 1e3)
     check_choice("nodes", nodes, ("quantile",))
     c2 = quadratic_c2(get_activation(activation))
     t = make_target(target)
@@ -304,7 +308,9 @@ def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0
         y, w = y_law(t)
         lam = weighted_mp_quantiles(y, w, phi, d)
     red = _Reduced(s1, s2, N / d, a, lam)
-    u = np.outer(a, lam)
-    cmax2 = float(np.max((1 + s1 * u + s2 * u ** 2) ** 2))
+    prods = np.outer([a.min(), a.max()], [lam.min(), lam.max()])
+    u_lo, u_hi = float(prods.min()), float(prods.max())
+    us = [u_lo, u_hi] + ([-s1 / (2 * s2)] if s2 and u_lo < -s1 / (2 * s2) < u_hi else [])
+    cmax2 = max((1 + s1 * u + s2 * u * u) ** 2 for u in us)      # the largest profile entry (quadratic in u)
     x_start = 4.0 * (1 + math.sqrt(N / d)) ** 2 * max(cmax2, 1.0)
     return math.sqrt(fold_edge(red, x_start))

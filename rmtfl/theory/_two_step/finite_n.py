@@ -41,9 +41,12 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from .bulk_edge import SeparableProfile, fold_edge, weighted_mp_stieltjes, y_law
+from . import sample_spikes
+from .sample_spikes import bulk_cut, extreme_samples, sample_strengths, truncated_rule, y_law_truncated
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
-           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs"]
+           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike",
+           "quantile_nodes"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
@@ -80,9 +83,14 @@ class FiniteNSetup(Result):
     sp2: float   # E[sigma'^2]
 
 
-def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2) -> FiniteNSetup:
-    """Data grid of the finite-``N`` route (single-index target, label noise included)."""
-    zs1, wz = gauss_hermite_rule(_ZS_ORDER)
+def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule=None, ey2_ref=None) -> FiniteNSetup:
+    """Data grid of the finite-``N`` route (single-index target, label noise included).
+
+    ``zs_rule``: nodes and weights of ``z*`` replacing the Gauss–Hermite rule (the bulk samples only,
+    docs/theory/two_step.md §8.3; ``ey2`` is then their share of ``E y^2``); ``ey2_ref``: the ``E y^2`` that sets
+    ``tau`` and ``tau_h`` (the whole batch).
+    """
+    zs1, wz = gauss_hermite_rule(_ZS_ORDER) if zs_rule is None else zs_rule
     ze1, wze = gauss_hermite_rule(_ZETA_ORDER)
     ZS, ZE = np.meshgrid(zs1, ze1, indexing="ij")
     W = np.outer(wz, wze)
@@ -98,10 +106,11 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2) -> Fini
     mu2 = hermite_coeff(act, 2) if act.smooth else 0.0
     mus = float(target.mu1[0])
     mus = 0.0 if abs(mus) < 1e-14 else mus
-    ey2 = float(target.second_moment)
-    tau = math.sqrt(ey2 / phi)
+    ey2 = float(target.second_moment) if zs_rule is None else float(W @ (y * y))
+    ey2_t = ey2 if ey2_ref is None else float(ey2_ref)
+    tau = math.sqrt(ey2_t / phi)
     sp2 = gaussian_moment(act, 1, 1)
-    tau_h = math.sqrt(max(sp2 - mu1**2, 0.0) * ey2 / phi)
+    tau_h = math.sqrt(max(sp2 - mu1**2, 0.0) * ey2_t / phi)
     s = mus * ZS + tau * ZE
     return FiniteNSetup(y, s, ZS, ZE, W, mu1, mu2, mus, ey2, tau, tau_h, phi, phi2, batch, sp2)
 
@@ -189,15 +198,22 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     if bulk:   # y^2-weighted means over the data of c and of the remainder variance (docs/theory/two_step.md §8.2)
         yw = y * y * w
         lin = 1.0 + (t**2 * st.mu2**2 * st.ey2 / st.phi)[:, None]   # variance of the w_j-linear part
-        rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2)
+        rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2,
+                Cq @ (y * w))     # E[y c]: the part of X^T diag(y c) X / n along the identity (§8.2)
     return G_U, G_V, Mbar, t, g, wg, rows
 
 
 # ----------------------------------------------------------------- the widened bulk
-@functools.lru_cache(maxsize=32)
-def _m_cdf(target: Target, phi: float):
-    """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached)."""
-    y, w = y_law(target)
+def _m_cdf(target: Target, phi: float, zrange=None):
+    """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached by the law of ``y``);
+    with ``zrange`` the samples ``z* in zrange`` only (docs/theory/two_step.md §8.3)."""
+    y, w = y_law(target) if zrange is None else y_law_truncated(target, zrange)
+    return _m_cdf_of(y.tobytes(), w.tobytes(), float(phi))
+
+
+@functools.lru_cache(maxsize=64)
+def _m_cdf_of(yb: bytes, wb: bytes, phi: float):
+    y, w = np.frombuffer(yb), np.frombuffer(wb)
     c = 1.0 / phi
     top = (1.0 + math.sqrt(c)) ** 2
     x = np.linspace(top * min(y.min(), 0.0) - 1.0, top * max(y.max(), 0.0) + 1.0, _M_GRID // 4)
@@ -214,12 +230,31 @@ def _row_functions(a, st: FiniteNSetup, eta1, eta2, tn, rows):
     """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2)."""
     cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
     rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
+    ey_c = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])
     phi2 = st.phi2 if st.batch == "fresh" else st.phi
-    p = eta1 * a * st.mu2 + eta2 * a * cbar
+    # row j is w_j (I + eta1 a mu2 M)((1 + e) I + eta2 a cbar M) = w_j ((1 + e) + p M + q M^2)
+    e = eta2 * a * ey_c
+    p = (1 + e) * eta1 * a * st.mu2 + eta2 * a * cbar
     q = eta1 * eta2 * a * a * st.mu2 * cbar
     r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
         + (eta2 * a) ** 2 * st.ey2 * rem / phi2
-    return np.stack([np.ones_like(a), 2 * p, p * p + 2 * q, 2 * p * q, q * q, r], axis=1)
+    one = 1 + e
+    return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
+
+
+def quantile_nodes(n: int, ppf, exact_below: int = 10**6):
+    """:func:`_compress` of the ``n`` quantiles ``ppf((i + 1/2)/n)``, without forming them all when ``n`` is large.
+
+    Above ``exact_below`` each middle bin is represented by the mean over 4096 of its evenly spaced quantiles.
+    """
+    if n <= exact_below:
+        return _compress(ppf((np.arange(n) + 0.5) / n))
+    idx = lambda i: ppf((np.asarray(i, dtype=float) + 0.5) / n)   # noqa: E731
+    lo, hi = idx(np.arange(_KEEP)), idx(np.arange(n - _KEEP, n))
+    edges = np.linspace(_KEEP, n - _KEEP, _BINS + 1).round().astype(np.int64)
+    mid = [idx(np.linspace(b0, b1 - 1, 4096)).mean() for b0, b1 in zip(edges[:-1], edges[1:])]
+    w = np.concatenate([np.ones(_KEEP), np.diff(edges), np.ones(_KEEP)]) / n
+    return np.concatenate([lo, mid, hi]), w
 
 
 def _compress(v):
@@ -236,16 +271,15 @@ def _compress(v):
 class _Bulk:
     """The separable profile of ``W_2 - P`` at width ``N``: edge and resolvent kernels above it."""
 
-    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer):
+    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer, zrange=None):
         d = max(int(round(N / psi)), 1)
         Nn = int(round(N))
+        xg, Fm = _m_cdf(target, st.phi2 if st.batch == "fresh" else st.phi, zrange)
+        lam, wl = quantile_nodes(d, lambda p: np.interp(p, Fm, xg))
         if second_layer == "gaussian":
-            a = special.ndtri((np.arange(Nn) + 0.5) / Nn) / math.sqrt(N)
+            a, wa = quantile_nodes(Nn, lambda p: special.ndtri(p) / math.sqrt(N))
         else:
-            a = np.where(np.arange(Nn) % 2 == 0, 1.0, -1.0) / math.sqrt(N)
-        xg, Fm = _m_cdf(target, st.phi2 if st.batch == "fresh" else st.phi)
-        lam, wl = _compress(np.interp((np.arange(d) + 0.5) / d, Fm, xg))
-        a, wa = _compress(a) if second_layer == "gaussian" else (np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5))
+            a, wa = np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5)
         self.a, self.wa = a, wa
         self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
         colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
@@ -301,6 +335,29 @@ class _Bulk:
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
 
+def column_spike(bulk: _Bulk, a, wa, excess):
+    """Singular value of the isolated column with per-row excess variance ``excess`` (docs/theory/two_step.md §8.3).
+
+    The column (a direction of the input space) has variance ``1 + r(a_j) + excess_j`` in row ``j`` (units of
+    ``1/d``); its isolated eigenvalue ``x = s^2`` of ``W^T W`` solves ``psi E_j[v_j (-t_j(x))] = 1`` above the edge
+    (the column denominator of the variance-profile equations).  ``None`` when it stays inside the bulk.
+    """
+    v = 1.0 + _row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows)[:, 5] + excess
+    psi = bulk.red.psi
+
+    def f(x):
+        tq, _ = bulk.tau_rows(a, x)
+        return psi * float(wa @ (v * tq)) - 1.0 if tq is not None else -1.0
+
+    xe = bulk.x_edge * (1 + 1e-7)
+    if f(xe) <= 0:
+        return None
+    hi = 2 * xe
+    while f(hi) > 0 and hi < 1e12:
+        hi *= 2
+    return math.sqrt(optimize.brentq(f, xe, hi, xtol=1e-12 * hi))
+
+
 def master_eigs(bulk: _Bulk, s, G_U_w, G_V, g, N):
     """Eigenvalues of ``Phi_A(s) Phi_B(s)`` (the master equation of docs/theory/two_step.md §8.1, with the profile).
 
@@ -333,6 +390,7 @@ class FiniteNResult(Result):
     edge: float
     t_max: float
     notes: tuple
+    samples: tuple = ()
 
 
 def _G_U_weighted(g, wg):
@@ -351,11 +409,20 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
                      second_layer="gaussian") -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2)."""
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
-    G_U, G_V, Mbar, tn, g, wg, rows = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N,
-                                                     second_layer=second_layer, bulk=True)
+    G_U, G_V, Mbar, tn, g, wg, _ = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
+                                                  bulk=False)
     order = np.argsort(tn)
     tn_s = tn[order]
-    rows_s = (rows[0][order], rows[1][order])
+    n_bulk = max(int(round((phi2 if batch == "fresh" else phi) * N / psi)), 1)
+
+    def bulk_without(ranks):
+        """The widened bulk over every sample but the ``ranks`` most extreme |y| of a typical batch (§8.3)."""
+        zr = bulk_cut(target, n_bulk, ranks=ranks) if ranks else None
+        st_b = st if zr is None else finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
+                                                    zs_rule=truncated_rule(*zr), ey2_ref=st.ey2)
+        rows = finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer, bulk=True)[6]
+        return _Bulk(st_b, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=tuple(r[order] for r in rows),
+                     second_layer=second_layer, zrange=zr)
     lu, Qu = np.linalg.eigh(G_U)
     Rm = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
@@ -364,7 +431,12 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     spikes = np.sqrt(ev)
     keep = spikes > 1e-9 * max(spikes[0], 1.0)
     notes = []
-    bulk = _Bulk(st, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=rows_s, second_layer=second_layer)
+    # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own (§8.3)
+    bulk = bulk_without(sample_spikes.SAMPLE_RANKS)
+    samples, isolated = _sample_spike_locations(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi)
+    if sample_spikes.SAMPLE_RANKS and max(isolated.values()) >= sample_spikes.SAMPLE_RANKS:
+        notes.append(f"all {sample_spikes.SAMPLE_RANKS} most extreme samples of a batch give outliers; less extreme ones may "
+                     "too (docs/theory/two_step.md §8.3)")
     t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     GUw = _G_U_weighted(g, wg)
     se = bulk.edge * (1 + 1e-7)
@@ -400,14 +472,38 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
-                         float(bulk.edge), t_max, tuple(notes))
+                         float(bulk.edge), t_max, tuple(notes), samples)
 
 
-def check_finite_n_inputs(act: Activation, target: Target, N):
+def _sample_spike_locations(act, target, st, bulk, *, eta1, eta2, N, psi, ranks=None):
+    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((location, theta), ...), isolated)``.
+
+    ``ranks``: per batch part, how many of the most extreme samples to test (default
+    ``sample_spikes.SAMPLE_RANKS``); ``isolated``: per part, how many of the most extreme, in a row, stand out.
+    """
+    d = N / psi
+    parts = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
+    found, isolated = [], {}
+    for which, phi_b in parts:
+        k = sample_spikes.SAMPLE_RANKS if ranks is None else ranks[which]
+        isolated[which] = 0
+        if k == 0:
+            continue
+        ys, zs = extreme_samples(target, max(int(round(phi_b * d)), 1), ranks=k)
+        gq = bulk.a * math.sqrt(N)          # the rows of the matrix at this N (not a quadrature of the law of g:
+        th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
+                                    which=which)   # a row beyond the largest |a_j| would be a spike of its own)
+        locs = [column_spike(bulk, bulk.a, bulk.wa, ex) for ex in rws]
+        isolated[which] = sum(v is not None for v in locs)
+        found += [(s, math.sqrt(max(t2, 0.0))) for s, t2 in zip(locs, th2) if s is not None]
+    return tuple(sorted(found, reverse=True)), isolated
+
+
+def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):
     """Bad-input errors of the finite-``N`` route (each names its parameter)."""
-    if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not N >= 2 \
-            or not math.isfinite(N):
-        raise ValueError(f"N must be a width >= 2, got {N!r}")
+    if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not 2 <= N <= max_width \
+            or N != int(N):
+        raise ValueError(f"N must be an integer width in [2, {max_width:.0e}], got {N!r}")
     if not act.smooth or act.deriv is None:
         raise ValueError(f"activation must be smooth with known derivatives for the finite-N route (sigma'' enters "
                          f"the widened bulk), got {act.name!r}")

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from rmtfl._results import Result
-from rmtfl._validate import check_nonnegative, check_positive, check_real
+from rmtfl._validate import check_in_range, check_positive
 from .._classical.activations import get_activation
 from .._classical.hermite import hermite_coeff
 from .._classical.targets import make_target
@@ -90,6 +90,10 @@ def _mu1_exact_zero(mu: float) -> float:
     return 0.0 if abs(mu) < 1e-14 else mu
 
 
+#: Largest ``|eta|`` and ``noise`` of :func:`one_step` (the spike strength is squared downstream).
+SCALE_LIMIT = 1e100
+
+
 def one_step(activation, target, *, psi, phi, eta, noise: float = 0.0) -> OneStepPrediction:
     """Predicted top singular value and alignments of ``W_1`` after one step (docs/theory/two_step.md §3.3).
 
@@ -105,8 +109,9 @@ def one_step(activation, target, *, psi, phi, eta, noise: float = 0.0) -> OneSte
     psi, phi : float > 0
         ``N/d`` and ``n/d``.
     eta : float
-        Step size (a number; ``eta = c N^alpha``, the formulas are the ``alpha = 0`` limit).
-    noise : float >= 0
+        Step size (a number; ``eta = c N^alpha``, the formulas are the ``alpha = 0`` limit),
+        ``|eta| <= 1e100``.
+    noise : float in ``[0, 1e100]``
         Label-noise standard deviation (added to the target's own noise).
 
     Notes
@@ -122,8 +127,8 @@ def one_step(activation, target, *, psi, phi, eta, noise: float = 0.0) -> OneSte
     act = get_activation(activation)
     psi = check_positive("psi", psi)
     phi = check_positive("phi", phi)
-    eta = check_real("eta", eta)
-    noise = check_nonnegative("noise", noise)
+    eta = check_in_range("eta", eta, -SCALE_LIMIT, SCALE_LIMIT)
+    noise = check_in_range("noise", noise, 0.0, SCALE_LIMIT)
     t = make_target(target)
     if noise:
         t = make_target(t, noise=math.hypot(noise, t.noise))

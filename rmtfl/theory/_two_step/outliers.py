@@ -28,11 +28,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from numbers import Real
 
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_alpha, check_int, check_positive
+from rmtfl._validate import check_alpha, check_array, check_int, check_no_overflow, check_positive
 
 __all__ = ["CountResult", "one_step_spike_count", "outlier_count", "phase_boundary", "step_size",
            "exact_fraction"]
@@ -81,8 +82,10 @@ class CountResult(Result):
         return np.asarray(self.count, dtype=dtype)
 
 
-def exact_fraction(x) -> Fraction:
+def exact_fraction(x, name: str = "value") -> Fraction:
     """``x`` as an exact :class:`~fractions.Fraction`, reading floats from their decimal string.
+
+    Errors (unreadable strings, NaN/inf, wrong types) name ``name``.
 
     >>> exact_fraction(0.45)
     Fraction(9, 20)
@@ -97,15 +100,17 @@ def exact_fraction(x) -> Fraction:
         try:
             return Fraction(x.strip())
         except (ValueError, ZeroDivisionError):
-            raise ValueError(f"cannot read {x!r} as an exact number") from None
+            raise ValueError(f"{name}: cannot read {x!r} as an exact number") from None
+    if isinstance(x, bool) or not isinstance(x, (Real, np.floating)):
+        raise TypeError(f"{name} must be a real number or a string such as '1/3', got {x!r}")
     v = float(x)
     if not math.isfinite(v):
-        raise ValueError(f"value must be finite, got {x!r}")
+        raise ValueError(f"{name} must be finite, got {x!r}")
     return Fraction(repr(v))
 
 
 def _alpha_fraction(name: str, x) -> Fraction:
-    f = exact_fraction(x)
+    f = exact_fraction(x, name)
     check_alpha(name, float(f))
     if not (0 <= f < Fraction(1, 2)):
         raise ValueError(f"{name} must lie in [0, 0.5), got {x!r}")
@@ -197,10 +202,10 @@ def phase_boundary(k: int, alpha1):
     >>> float(phase_boundary(2, 0.3))
     0.4
     """
-    k = check_int("k", k, lo=1)
-    a1 = np.asarray(alpha1, dtype=float)
+    k = check_int("k", k, lo=1, hi=10**6)
+    a1 = check_array("alpha1", alpha1)
     if np.any((a1 < 0) | (a1 >= 0.5)):
-        raise ValueError("alpha1 must lie in [0, 0.5)")
+        raise ValueError(f"alpha1 must lie in [0, 0.5), got {alpha1!r}")
     return k * (0.5 - a1)
 
 
@@ -211,8 +216,8 @@ def step_size(c, *, N, alpha):
     ----------
     c : float > 0
         Prefactor.
-    N : int or float > 0
-        Network width.
+    N : int > 0
+        Network width (an integral float such as ``1e4`` is accepted).
     alpha : float in [0, 1/2)
         Exponent.
 
@@ -227,5 +232,7 @@ def step_size(c, *, N, alpha):
     """
     c = check_positive("c", c)
     N = check_positive("N", N)
+    if N != math.floor(N):
+        raise ValueError(f"N must be a positive integer (a width), got {N!r}")
     alpha = check_alpha("alpha", alpha)
-    return c * N**alpha
+    return check_no_overflow("c", c * N**alpha)

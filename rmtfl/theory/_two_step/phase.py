@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_alpha, check_choice, check_int, check_positive
+from rmtfl._validate import check_alpha, check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import get_activation
 from .._classical.targets import make_target
 from .outliers import outlier_count, step_size
 from .spike_vectors import limit_stats, spike_setup, stein_table
-from .two_step import two_step_finite_n
+from .two_step import MAX_STEP, MAX_WIDTH, two_step_finite_n
 
 __all__ = ["PhaseDiagram", "phase_diagram", "FiniteNMap", "finite_n_outlier_map", "GENERIC"]
 
@@ -100,11 +100,16 @@ class FiniteNMap(Result):
 
 
 def _grid_axes(alpha1, alpha2):
-    a1 = np.atleast_1d(np.asarray(alpha1, dtype=float))
-    a2 = np.atleast_1d(np.asarray(alpha2, dtype=float))
-    if a1.ndim != 1 or a2.ndim != 1:
-        raise ValueError("alpha1 and alpha2 must be 1-d grids")
-    return a1, a2
+    out = []
+    for name, v in (("alpha1", alpha1), ("alpha2", alpha2)):
+        try:
+            a = np.atleast_1d(np.asarray(v, dtype=float))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a 1-d grid of exponents in [0, 1/2), got {v!r}") from None
+        if a.ndim != 1 or a.size == 0 or a.size > 10_000:
+            raise ValueError(f"{name} must be a 1-d grid of 1 to 10000 exponents in [0, 1/2), got shape {a.shape}")
+        out.append(a)
+    return tuple(out)
 
 
 def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reused",
@@ -145,6 +150,9 @@ def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reu
     check_choice("batch", batch, ("reused", "fresh"))
     kmax = check_int("kmax", kmax, lo=1, hi=12)
     phi = check_positive("phi", phi)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise ValueError(f"tol must be a real number in (0, 0.1], got {tol!r}")
+    tol = check_in_range("tol", tol, 0.0, 0.1, lo_open=True)
     a1, a2 = _grid_axes(alpha1, alpha2)
     t = make_target(target)
     if isinstance(activation, str) and activation.strip().lower() == GENERIC:
@@ -240,10 +248,13 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     for name, arr in (("alpha1", a1), ("alpha2", a2)):
         for v in arr:
             check_alpha(name, float(v))
-    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 2:
-        raise ValueError(f"N must be an integer width >= 2, got {N!r}")
+    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or not 2 <= N <= MAX_WIDTH:
+        raise ValueError(f"N must be an integer width in [2, {MAX_WIDTH:.0e}], got {N!r}")
     N = int(N)
-    c1, c2 = check_positive("c1", c1), check_positive("c2", c2)
+    c1 = check_in_range("c1", c1, 0.0, MAX_STEP, lo_open=True)
+    c2 = check_in_range("c2", c2, 0.0, MAX_STEP, lo_open=True)
+    if max(c1 * N ** float(a1.max()), c2 * N ** float(a2.max())) > MAX_STEP:
+        raise ValueError(f"c1, c2: the step sizes c_t N^alpha_t must stay below {MAX_STEP:.0e}")
     act = get_activation(activation)
     t = make_target(target)
     count = np.zeros((a2.size, a1.size), dtype=int)

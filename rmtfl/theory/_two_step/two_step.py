@@ -44,9 +44,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_int, check_nonnegative, check_positive, check_real
+from rmtfl._validate import check_choice, check_in_range, check_int, check_nonnegative, check_positive, check_real
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
+from .._classical.edge_count import edge_outlier_count, edge_positions
+from .._classical.tracy_widom import largest_sv_scaling
 from .one_step import bgn_predict
 from .outliers import CountResult, outlier_count
 from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
@@ -55,6 +57,9 @@ __all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n
            "TwoStepPlan", "plan_two_step", "SpikeGrams", "analytic_grams", "predict_from_grams"]
 
 SECOND_LAYER_LAWS = ("gaussian", "rademacher")
+
+#: Ranges of the two-step inputs (docs/reliability.md): aspect ratios, |eta|, label noise, the width N.
+MAX_RATIO, MAX_STEP, MAX_NOISE, MAX_WIDTH = 1e4, 1e6, 1e3, 10**9
 
 
 def inferred_alpha(eta: float, N: float) -> float:
@@ -76,7 +81,9 @@ class TwoStepOutlier(Result):
     ``theta`` is the singular value of the low-rank part ``P``; ``singular_value``
     is ``s_psi(theta)``; ``cos2_target`` is the squared norm of the projection of the
     right singular vector on the target subspace (per direction in ``cos2_targets``);
-    ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.
+    ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.  ``kind`` is ``"spike"``
+    (a singular value of ``P``) or ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
+    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).
     """
 
     singular_value: float
@@ -84,6 +91,7 @@ class TwoStepOutlier(Result):
     cos2_target: float
     cos2_targets: tuple
     cos2_second_layer: float
+    kind: str = "spike"
 
 
 @dataclass(frozen=True)
@@ -264,21 +272,21 @@ def plan_two_step(act: Activation, target: Target, *, psi, phi, eta1, eta2, batc
         raise TypeError(f"act must be an Activation (resolve names with get_activation), got {act!r}")
     if not isinstance(target, Target):
         raise TypeError(f"target must be a Target (resolve names with make_target), got {target!r}")
-    psi = check_positive("psi", psi)
-    phi = check_positive("phi", phi)
-    eta1 = check_real("eta1", eta1)
-    eta2 = check_real("eta2", eta2)
+    psi = check_in_range("psi", psi, 0.0, MAX_RATIO, lo_open=True)
+    phi = check_in_range("phi", phi, 0.0, MAX_RATIO, lo_open=True)
+    eta1 = check_in_range("eta1", eta1, -MAX_STEP, MAX_STEP)
+    eta2 = check_in_range("eta2", eta2, -MAX_STEP, MAX_STEP)
     check_choice("batch", batch, BATCHES)
     check_choice("second_layer", second_layer, SECOND_LAYER_LAWS)
-    noise = check_nonnegative("noise", noise)
+    noise = check_in_range("noise", noise, 0.0, MAX_NOISE)
     if batch == "fresh":
         if phi2 is None:
             raise ValueError("phi2 (the fresh batch ratio n2/d) must be given (> 0) for batch='fresh'")
-        phi2 = check_positive("phi2", phi2)
+        phi2 = check_in_range("phi2", phi2, 0.0, MAX_RATIO, lo_open=True)
     elif phi2 is not None and check_positive("phi2", phi2) != phi:
         raise ValueError(f"phi2 must be None (or equal phi) for batch='reused', got {phi2!r}")
     if N is not None:
-        N = check_positive("N", N)
+        N = check_in_range("N", N, 2.0, float(MAX_WIDTH))
     t = make_target(target, noise=math.hypot(noise, target.noise)) if noise else target
     K0, lam = _default_K(act, eta1, eta2, N)
     if K is not None:
@@ -379,7 +387,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     --------
     >>> p = two_step("hermite(0, 1, 0.5)", [0, 1, 1 / 2**0.5], psi=1.0, phi=4.0, eta1=5.0, eta2=5.0, N=1500)
     >>> len(p.outliers), p.mode
-    (2, 'analytic')
+    (2, 'finite-N')
     """
     act, tgt = get_activation(activation), make_target(target)
     plan = plan_two_step(act, tgt, psi=psi, phi=phi, eta1=eta1, eta2=eta2,
@@ -405,6 +413,22 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
 
 
+def predicted_count(roots, edge: float, *, N, psi) -> int:
+    """How many of the predicted ``roots`` (descending) the count rule sees (docs/theory/two_step.md §9.2).
+
+    The rule :func:`~rmtfl.theory.edge_outlier_count` is applied to the predicted spectrum: the roots above
+    the bulk's mean top values ``edge - sigma x_j`` (``sigma`` Johnstone's Tracy–Widom scale of ``W_0`` at this
+    size times ``edge / (1 + sqrt(psi))``), so that a root too close to the edge to be told from it in a
+    simulation is not counted either.
+    """
+    n_min = max(int(round(min(N, N / psi))), 2)
+    J = max(12, math.ceil(0.8 * math.sqrt(n_min)))
+    d = max(int(round(N / psi)), 1)
+    sigma = largest_sv_scaling(int(round(N)), d).scale * edge / (1.0 + math.sqrt(psi))
+    values = np.concatenate([np.asarray(roots, float), edge - sigma * edge_positions(J + 20)])
+    return min(edge_outlier_count(values, window=J).count, len(roots))
+
+
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
     """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
     from .finite_n import MAX_TARGET_DEGREE
@@ -413,8 +437,6 @@ def _finite_n_blocker(act: Activation, target: Target, N, K, order):
         return "K or order given"
     if not act.smooth or act.deriv is None:
         return f"{act.name} is not smooth"
-    if act.degree is not None and act.degree <= 2:
-        return "sigma has degree <= 2, where the Taylor route is exact (docs/theory/two_step.md §5.4)"
     if target.rank != 1:
         return f"the target has rank {target.rank}"
     deg = target.links[0].degree
@@ -471,6 +493,10 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     check_finite_n_inputs(act, t0, N)
     plan = plan_two_step(act, t0, psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise,
                          N=N, K=0, second_layer=second_layer)
+    for name, ratio in (("psi", plan.psi), ("phi", plan.phi), ("phi2", plan.phi2)):
+        if ratio is not None and not 2 <= (N / plan.psi) * (ratio if name != "psi" else 1.0) <= MAX_WIDTH:
+            raise ValueError(f"{name}: the sizes d = N/psi, n = phi d, n2 = phi2 d must lie in [2, {MAX_WIDTH:.0e}], "
+                             f"got N={N}, {name}={ratio!r}")
     r = predict_finite_n(plan.act, plan.target, psi=plan.psi, phi=plan.phi, phi2=plan.phi2, eta1=plan.eta1,
                          eta2=plan.eta2, batch=plan.batch, N=float(N), second_layer=second_layer)
     notes = list(r.notes)
@@ -482,12 +508,15 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
-    outs = tuple(TwoStepOutlier(s, th, ct, (ct,), ca) for s, th, ct, ca in
-                 zip(r.locations, r.thetas, r.cos2_target, r.cos2_a))
-    for o in outs:
-        if o.singular_value < 1.05 * r.edge:
-            notes.append(f"an outlier at {o.singular_value:.3g} lies within 5 % of the bulk edge {r.edge:.3g}: "
-                         "its presence is uncertain at this N")
+    outs = [TwoStepOutlier(s, th, ct, (ct,), ca) for s, th, ct, ca in
+            zip(r.locations, r.thetas, r.cos2_target, r.cos2_a)]
+    outs += [TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample") for s, th in r.samples]
+    outs = sorted(outs, key=lambda o: -o.singular_value)
+    count = predicted_count([o.singular_value for o in outs], r.edge, N=N, psi=plan.psi)
+    for o in outs[count:]:
+        notes.append(f"a root at {o.singular_value:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
+                     "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
+    outs = tuple(outs[:count])
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
                              bulk_top=r.edge, reliable=reliable)

@@ -225,3 +225,58 @@ def test_property_clean_answer_or_named_error(A, k, method, edge_frac):
     if edge is not None and t.complete:
         assert t.n_above == int(np.count_nonzero(ref > edge * (1 + 1e-10)))  or \
             t.n_above == int(np.count_nonzero(ref > edge))
+
+
+# ------------------------------------------------------------------ 6. the reported residual is the true one
+def _measured(A, t):
+    c = t.s[0]  # measured on A / s_1 (the norm of 1e200 * A overflows)
+    B, s = A / c, t.s / c
+    return c * np.maximum(np.linalg.norm(B @ t.V - t.U * s, axis=0), np.linalg.norm(B.T @ t.U - t.V * s, axis=0))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("c", [1e-3, 1.0, 1e200])
+def test_reported_residuals_are_the_true_triplet_residuals(method, c):
+    # the derandomised property-test case: a small matrix on the 1e-3 scale, where "mixed" reported 2e-10
+    # (absolute, one relation only) for a triplet whose relative residual ||A v - s u|| / s_1 is 3.3e-8
+    A = np.random.default_rng(260).standard_normal((23, 23)) * c
+    t = top_singular_triplets(A, 7, method=method, rng=0)
+    assert t.residuals is not None and t.residuals.shape == t.s.shape
+    np.testing.assert_allclose(t.residuals, _measured(A, t), rtol=1e-6, atol=1e-15 * t.s[0])
+    np.testing.assert_allclose(t.relative_residuals, t.residuals / t.s[0], rtol=1e-14)
+    bound = 8 * np.finfo(np.float32).eps if t.method == "mixed" else 1e-13
+    assert t.relative_residuals.max() <= bound
+
+
+@pytest.mark.parametrize("method", ("auto", "dense", "mixed", "iterative"))
+def test_reported_eigpair_residuals_are_true(method):
+    S = _rot_degenerate(60, np.linspace(1.0, 3.0, 60), seed=4) * 1e-3
+    r = top_eigenpairs(S, 4, method=method, rng=0)
+    np.testing.assert_allclose(r.residuals, np.linalg.norm(S @ r.vectors - r.vectors * r.values, axis=0),
+                               rtol=1e-6, atol=1e-15 * r.values[0])
+    assert r.relative_residuals.max() <= (8 * np.finfo(np.float32).eps if r.method == "mixed" else 1e-13)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_exact_zero_singular_values_are_exactly_zero(method):
+    A = np.zeros((8, 6))
+    A[:3, :3] = np.diag([3.0, 2.0, 1.0])  # three exact zero values (issue 14: they came back as ~1e-8)
+    t = top_singular_triplets(A, 5, method=method, rng=0)
+    assert t.s.tolist() == [3.0, 2.0, 1.0, 0.0, 0.0]
+    np.testing.assert_allclose(t.U.T @ t.U, np.eye(5), atol=1e-14)
+    np.testing.assert_allclose(t.V.T @ t.V, np.eye(5), atol=1e-14)
+    assert singular_values(A).tolist() == [3.0, 2.0, 1.0, 0.0, 0.0, 0.0]
+
+
+def test_residuals_of_a_float32_matrix_by_row_blocks(monkeypatch):
+    import rmtfl.numerics._classical.certify as certify
+    monkeypatch.setattr(certify, "_BLOCK_BYTES", 8 * 40 * 7)  # 7 rows of float64 at a time: several blocks
+    A = np.random.default_rng(3).standard_normal((50, 40)).astype(np.float32)
+    for method in ("dense", "iterative"):
+        t = top_singular_triplets(A, 3, method=method, rng=0)
+        np.testing.assert_allclose(t.residuals, _measured(A.astype(np.float64), t), rtol=1e-6,
+                                   atol=1e-15 * t.s[0])
+    r = top_eigenpairs(A.T @ A, 2, method="dense")
+    S = (A.T @ A).astype(np.float64)
+    np.testing.assert_allclose(r.residuals, np.linalg.norm(S @ r.vectors - r.vectors * r.values, axis=0), rtol=1e-6,
+                               atol=1e-15 * r.values[0])

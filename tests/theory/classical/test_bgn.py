@@ -160,3 +160,15 @@ def test_transpose_symmetry(psi, theta):
 def test_invalid_inputs(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_issue14_huge_spikes_and_bad_bulks():
+    from rmtfl.theory import bgn_dtransform, bgn_outlier, dtransform_threshold
+    r = bgn_outlier(1e300, 0.5)  # the limits stay finite: s ~ theta, cosines -> 1
+    assert r.singular_value == pytest.approx(1e300, rel=1e-12) and r.cos2_left == 1.0 and r.cos2_right == 1.0
+    with pytest.raises(ValueError, match="theta"):
+        bgn_dtransform(1e300, 2.0)
+    with pytest.raises(ValueError, match="atom"):
+        bgn_dtransform(2.0, 2.0, atom=np.nan)
+    with pytest.raises(TypeError, match="bulk"):
+        dtransform_threshold("mp")

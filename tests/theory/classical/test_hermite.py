@@ -88,3 +88,16 @@ def test_unknown_name_lists_known():
         hermite_coeffs("swish-ish", 3)
     with pytest.raises(ValueError, match="kmax"):
         hermite_coeffs("relu", -1)
+
+
+def test_issue14_evaluation_points():
+    # NaN in -> NaN out; inf and an overflowing He_k(z) are refused by name, never inf/NaN from finite input
+    from rmtfl.theory import dual_activation, hermite_he
+    assert np.isnan(hermite_he(3, np.nan))
+    for z in (np.inf, -np.inf, 1e300):
+        with pytest.raises(ValueError, match="z "):
+            hermite_he(3, z)
+    assert np.isnan(dual_activation("tanh", np.nan, kmax=20))
+    for t in (np.inf, 1.5):
+        with pytest.raises(ValueError, match="t must"):
+            dual_activation("tanh", t, kmax=20)

@@ -7,7 +7,8 @@ import pytest
 from rmtfl.theory import ncf_kkt
 from rmtfl.theory import flow_example
 from rmtfl.theory import KKTSearchError
-from rmtfl.theory._gradient_flow.kkt import single_neuron_constant, sphere_starts
+from rmtfl.theory._gradient_flow.kkt import sphere_starts
+from rmtfl.theory._gradient_flow.kkt_closed import single_neuron_constant
 
 EX1 = flow_example("check1")
 X5, Y5 = EX1.X, EX1.y

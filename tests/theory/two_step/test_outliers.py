@@ -66,3 +66,17 @@ def test_bad_inputs():
         outlier_count(0.1, 0.1, degree=0)
     with pytest.raises(TypeError):
         outlier_count(0.1, 0.1, 3)                    # degree is keyword-only
+
+
+def test_issue14_errors_name_the_exponent():
+    from rmtfl.theory import one_step_spike_count, outlier_count, phase_boundary, step_size
+    for bad, err in ((float("nan"), ValueError), ("x", ValueError), (None, TypeError)):
+        with pytest.raises(err, match="alpha1"):
+            outlier_count(bad, 0.3)
+        with pytest.raises(err, match="alpha"):
+            one_step_spike_count(bad)
+    with pytest.raises(ValueError, match="alpha1"):
+        phase_boundary(2, float("nan"))
+    with pytest.raises(ValueError, match="N must be a positive integer"):
+        step_size(1.0, N=2.5, alpha=0.2)
+    assert step_size(1.0, N=1e4, alpha=0.25) == pytest.approx(10.0)

@@ -87,7 +87,7 @@ def test_fresh_halves_equal_reused():
 
 
 def test_quadratic_two_outliers_analytic():
-    p = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500)
+    p = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500, K=1)      # K given: the Taylor route (exact for quadratic sigma)
     assert p.mode == "analytic" and p.bulk == "mp" and p.K == 1 and len(p.outliers) == 2 and p.bulk_top is None
     # reference values of the issue-3 acceptance (tests/numerics/two_step/test_two_step.py): MP-bulk BGN
     assert [o.singular_value for o in p.outliers] == pytest.approx([21.151125, 4.534114], rel=1e-6)
@@ -188,6 +188,6 @@ def test_too_many_target_directions_point_to_the_sampled_route():
 def test_prediction_to_dict_is_json_ready():
     import json
 
-    d = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500).to_dict()
+    d = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500, K=1).to_dict()
     json.dumps(d)
     assert d["outlier_count"]["count"] == 1 and len(d["outliers"]) == 2 and d["bulk"] == "mp"

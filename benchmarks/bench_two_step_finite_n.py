@@ -1,0 +1,151 @@
+"""Acceptance grid of the finite-N two-step prediction against simulation (docs/theory/two_step.md §8.4).
+
+For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t = N^alpha_t``, ``psi = 1``,
+``phi = phi2 = 2``) it simulates ``W_2`` over several seeds (:func:`rmtfl.numerics.simulate_two_step`,
+float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_step` at that ``N``:
+
+* each predicted outlier against the simulated value of the same rank (mean over seeds): within 3 % or
+  3 standard errors, whichever is larger;
+* the predicted count against the simulated count (median over seeds of
+  :func:`rmtfl.numerics.edge_outlier_count`, docs/theory/two_step.md §9.2);
+* the predicted bulk edge against the simulated one (mean of the fitted edges): within 3 standard errors
+  plus three Tracy–Widom scales ``3 N^(-2/3) edge``.
+
+Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
+Markdown table.  The whole grid at ``N = 1000`` (4 activations x 2 targets x 25 points x 2 batches x 6 seeds)
+takes about an hour on 2 cores::
+
+    python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
+        --out docs/benchmarks/two_step_finite_n.md
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+ACTIVATIONS = ["tanh", "erf", "gelu", "hermite(0, 1, 0.5)"]
+TARGETS = ["hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)"]   # He1 + He2/2, He1 + He3/sqrt(6)
+GRID = [0.0, 0.1, 0.2, 0.3, 0.4]
+
+
+def _key(act, tgt, batch, a1, a2, N):
+    return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}"
+
+
+def simulate_cell(act, tgt, batch, a1, a2, N, seeds):
+    """Top 80 singular values and the top 3 target alignments of ``W_2`` for each seed."""
+    from rmtfl.numerics import simulate_two_step
+
+    rows = []
+    for s in range(seeds):
+        kw = dict(batch="fresh", n2=2 * N) if batch == "fresh" else {}
+        r = simulate_two_step(act, tgt, N=N, d=N, n=2 * N, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
+                              dtype="float32", n_vectors=3, **kw)
+        rows.append(dict(sv=[float(v) for v in r.singular_values[:80]],
+                         ct=[float(v) for v in r.cos2_target[:3, 0]]))
+    return rows
+
+
+def compare_cell(act, tgt, batch, a1, a2, N, rows):
+    """One table row: prediction beside the simulation (module docstring for the criteria)."""
+    from rmtfl.numerics import edge_outlier_count
+    from rmtfl.theory import two_step
+
+    t0 = time.perf_counter()
+    p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                 phi2=2.0 if batch == "fresh" else None)
+    dt = time.perf_counter() - t0
+    S = np.array([r["sv"] for r in rows])
+    fits = [edge_outlier_count(np.array(r["sv"]), window=math.ceil(0.8 * math.sqrt(N))) for r in rows]
+    counts = np.array([f.count for f in fits])
+    sim_count = int(np.median(counts))
+    pred = [o.singular_value for o in p.outliers]
+    ok_vals, worst = True, 0.0
+    for i, v in enumerate(pred[:sim_count] if sim_count else pred[:1]):
+        m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(len(S))
+        tol = max(0.03 * m, 3 * se)
+        worst = max(worst, abs(v - m) / m)
+        ok_vals &= abs(v - m) <= tol
+    edges = np.array([f.edge for f in fits])
+    e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
+    e_ok = p.bulk_edge is not None and abs(p.bulk_edge - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m
+    return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, mode=p.mode, reliable=bool(p.reliable),
+                pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
+                sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
+                values_ok=bool(ok_vals), worst_rel=worst, count_ok=len(pred) == sim_count,
+                edge_pred=p.bulk_edge, edge_sim=float(e_m), edge_ok=bool(e_ok), seconds=dt)
+
+
+def markdown(results) -> str:
+    short = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631)": "He1+He3/√6"}
+    lines = ["| N | batch | σ | target | (α1, α2) | predicted outliers | simulated (mean) | count pred/sim | "
+             "edge pred/sim | pass |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        ok = r["values_ok"] and r["count_ok"] and r["edge_ok"]
+        lines.append(
+            f"| {r['N']} | {r['batch']} | {short.get(r['act'], r['act'])} | {short.get(r['tgt'], r['tgt'])} | "
+            f"({r['a1']}, {r['a2']}) | {', '.join(f'{v:.3f}' for v in r['pred'])} | "
+            f"{', '.join(f'{v:.3f}' for v in r['sim'])} | {r['pred_count']}/{r['sim_count']} | "
+            f"{r['edge_pred']:.3f}/{r['edge_sim']:.3f} | {'yes' if ok else 'NO'} |")
+    n = len(results)
+    passed = sum(r["values_ok"] and r["count_ok"] and r["edge_ok"] for r in results)
+    head = (f"{passed} of {n} grid points pass all three criteria (values {sum(r['values_ok'] for r in results)}, "
+            f"counts {sum(r['count_ok'] for r in results)}, edges {sum(r['edge_ok'] for r in results)}); "
+            f"prediction time median {np.median([r['seconds'] for r in results]):.3f} s.\n\n")
+    return head + "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--grid", default=",".join(map(str, GRID)))
+    ap.add_argument("--seeds", type=int, default=6)
+    ap.add_argument("--batches", default="reused,fresh")
+    ap.add_argument("--activations", default=";".join(ACTIVATIONS))
+    ap.add_argument("--targets", default=";".join(TARGETS))
+    ap.add_argument("--cache", default="two_step_finite_n_cache.json")
+    ap.add_argument("--out", default=None, help="Markdown table")
+    ap.add_argument("--json", default=None, help="per-point comparison as JSON")
+    ap.add_argument("--simulate-only", action="store_true")
+    ap.add_argument("--title", default=None, help="heading of the table's section (with --append)")
+    ap.add_argument("--append", action="store_true", help="append the table to --out instead of replacing it")
+    a = ap.parse_args(argv)
+    grid = [float(v) for v in a.grid.split(",")]
+    cache = json.load(open(a.cache)) if os.path.exists(a.cache) else {}
+    cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))
+    results = []
+    for batch, act, tgt, a1, a2 in cells:
+        k = _key(act, tgt, batch, a1, a2, a.N)
+        if k not in cache:
+            cache[k] = simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds)
+            tmp = a.cache + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(cache, f)
+            os.replace(tmp, a.cache)
+        if not a.simulate_only:
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k])
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    if results:
+        text = markdown(results)
+        if a.out:
+            os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+            head = f"## {a.title}\n\n" if a.title else ""
+            with open(a.out, "a" if a.append else "w") as f:
+                f.write(head + text + "\n")
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(results, f, indent=1)
+        print(text.splitlines()[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
