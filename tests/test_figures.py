@@ -7,10 +7,10 @@ from rmtfl.cli._main import main
 from rmtfl.cli._figures import available_figures
 
 EXPECTED = {"mp_bbp", "one_step", "two_step", "phase_diagram", "kernel_spectrum", "generalisation",
-            "gradient_flow", "escape_time"}
+            "gradient_flow", "escape_time", "ck_spectrum"}
 
 
-def test_all_eight_figures_are_there():
+def test_every_gallery_figure_is_there():
     assert EXPECTED <= set(available_figures())
 
 

@@ -87,8 +87,8 @@ def test_steps_prediction_is_two_step_at_this_N():
     v = _steps.theory(p)["values"]
     pred = th.two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.7071067811865476)", psi=1.0, phi=2.0,
                        eta1=200 ** 0.3, eta2=200 ** 0.45, N=200)
-    assert v["outliers"] == len(pred.outliers) == 2
-    assert [v["s1"], v["s2"]] == [o.singular_value for o in pred.outliers]
+    assert v["outliers"] == len(pred.outliers) >= 2   # two spikes of P, plus single-sample outliers (docs/theory/two_step.md §8.3)
+    assert [v["s1"], v["s2"]] == [o.singular_value for o in pred.outliers[:2]]
     assert v["Lambda"] == th.outlier_count(0.3, 0.45).count
 
 

@@ -199,7 +199,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         yw = y * y * w
         lin = 1.0 + (t**2 * st.mu2**2 * st.ey2 / st.phi)[:, None]   # variance of the w_j-linear part
         rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2,
-                Cq @ (y * w))     # E[y c]: the part of X^T diag(y c) X / n along the identity (§8.2)
+                Cq @ (y * w))     # E[y c]: the part of X^T diag(y c) X / n along the identity (docs/theory/two_step.md §8.2)
     return G_U, G_V, Mbar, t, g, wg, rows
 
 
@@ -416,7 +416,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     n_bulk = max(int(round((phi2 if batch == "fresh" else phi) * N / psi)), 1)
 
     def bulk_without(ranks):
-        """The widened bulk over every sample but the ``ranks`` most extreme |y| of a typical batch (§8.3)."""
+        """The widened bulk over every sample but the ``ranks`` most extreme |y| of a typical batch (docs/theory/two_step.md §8.3)."""
         zr = bulk_cut(target, n_bulk, ranks=ranks) if ranks else None
         st_b = st if zr is None else finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
                                                     zs_rule=truncated_rule(*zr), ey2_ref=st.ey2)
@@ -431,7 +431,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     spikes = np.sqrt(ev)
     keep = spikes > 1e-9 * max(spikes[0], 1.0)
     notes = []
-    # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own (§8.3)
+    # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own (docs/theory/two_step.md §8.3)
     bulk = bulk_without(sample_spikes.SAMPLE_RANKS)
     samples, isolated = _sample_spike_locations(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi)
     if sample_spikes.SAMPLE_RANKS and max(isolated.values()) >= sample_spikes.SAMPLE_RANKS:

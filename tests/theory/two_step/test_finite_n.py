@@ -92,7 +92,7 @@ def test_deterministic_and_bad_input():
 
 
 #: Cells of the acceptance grid checked here (docs/theory/two_step.md §8.4 has the whole grid): sigma, target,
-#: (alpha1, alpha2), batch.  HE3 = He1 + He3/sqrt6 (heavy tails: single-sample outliers, §8.3).
+#: (alpha1, alpha2), batch.  HE3 = He1 + He3/sqrt6 (heavy tails: single-sample outliers, docs/theory/two_step.md §8.3).
 HE3 = "hermite(0, 1, 0, 0.4082482904638631)"
 CELLS = [("tanh", QUAD, 0.4, 0.2, "reused"), ("erf", QUAD, 0.3, 0.3, "fresh"), ("gelu", QUAD, 0.4, 0.4, "reused"),
          (QUAD, QUAD, 0.3, 0.3, "reused"), ("tanh", HE3, 0.3, 0.4, "reused")]
