@@ -19,7 +19,7 @@ Commands::
 Names are those of the Python API (docs/api.md): sizes ``--N --d --n --n2``, ratios ``--psi --phi
 --phi2`` (``psi = N/d``, ``phi = n/d``), steps ``--eta --eta1 --eta2`` or ``--alpha1 --alpha2`` with
 ``--c1 --c2`` (``eta_t = c_t N^alpha_t``, docs/conventions.md §5).  Defaults come from
-:mod:`rmtfl._defaults`: activation ``relu``, target ``hermite(0, 1, 0.5)``, ``psi = 1``, ``phi = 2``,
+:mod:`rmtfl._defaults`: activation ``gelu``, target ``hermite(0, 1, 0.5)``, ``psi = 1``, ``phi = 2``,
 seed 0, backend numpy.
 
 Exit status: 0 success (every comparison passes), 1 a comparison failed or a runtime fault (one line on

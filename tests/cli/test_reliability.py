@@ -282,7 +282,25 @@ BASES = {
     "flow kkt": ["--example", "relu", "--restarts", "2"],
     "flow saddle": ["--example", "relu", "--restarts", "2"],
     "flow simulate": ["--example", "relu", "--points", "20"],
+    "theory ck": ["--psi", "1", "--phi", "1"],
+    "simulate ck": ["--N", "20", "--d", "10", "--n", "20"],
+    "analyze": [],          # the file is added by _fuzz_one
 }
+#: A small matrix file for ``rmtfl analyze`` (written once per test session).
+_ANALYZE_FILE = None
+
+
+def _analyze_file():
+    global _ANALYZE_FILE
+    if _ANALYZE_FILE is None:
+        import tempfile
+
+        import numpy as np
+
+        path = os.path.join(tempfile.mkdtemp(prefix="rmtfl-fuzz-"), "w.npy")
+        np.save(path, np.random.default_rng(0).standard_normal((60, 40)) / np.sqrt(40))
+        _ANALYZE_FILE = path
+    return _ANALYZE_FILE
 #: Flags not fuzzed: they select a file, an address or a switch (tested on their own).
 SKIP = {"--help", "--json", "--out", "--store", "--scheduler", "--no-progress", "--data", "--empirical", "--quick",
         "--full", "--parts", "--version"}
@@ -323,6 +341,8 @@ def _time_limit(seconds):
 
 def _fuzz_one(command, flag, value, tmp, capsys, limit=20.0):
     argv = command.split() + [a for a in BASES[command]]
+    if command == "analyze":
+        argv.append(_analyze_file())
     if flag in argv:  # replace the base value of that flag
         i = argv.index(flag)
         argv[i:i + 2] = []
@@ -383,8 +403,10 @@ def test_fuzz_every_flag_with_several_bad_values(tmp_path_factory, capsys):
             i += 1
 
 
-def test_fuzz_covers_every_command_but_figures_and_verify():
+def test_fuzz_covers_every_command_but_figures_verify_and_explore():
+    """``figures`` and ``verify`` are long jobs with few flags (tested on their own); ``explore`` serves until
+    interrupted (its flags are tested in tests/cli/test_flags.py and tests/explore)."""
     from rmtfl.cli._main import _leaves
 
     names = {leaf.prog.removeprefix("rmtfl ").strip() for leaf in _leaves(build_parser())}
-    assert names - set(BASES) == {"figures", "verify"}
+    assert names - set(BASES) == {"figures", "verify", "explore"}

@@ -32,7 +32,14 @@ def test_theory_two_step_quadratic(capsys):
     r = _json(capsys, ["theory", "two-step", "--activation", "hermite(0,1,0.5)", "--target",
                        "hermite(0,1,0.7071067811865476)", "--phi", "4", "--eta1", "8", "--eta2", "8",
                        "--N", "1500", "--json"])
-    assert len(r["outliers"]) == 2
+    # two spikes of P, then the outliers of the batch's most extreme samples (docs/theory/two_step.md §8.3)
+    kinds = [o["kind"] for o in r["outliers"]]
+    assert kinds[:2] == ["spike", "spike"] and set(kinds[2:]) <= {"sample"}
+    from rmtfl.theory import two_step
+
+    p = two_step("hermite(0,1,0.5)", "hermite(0,1,0.7071067811865476)", psi=1.0, phi=4.0, eta1=8.0, eta2=8.0,
+                 N=1500)
+    assert [o["singular_value"] for o in r["outliers"]] == [o.singular_value for o in p.outliers]
 
 
 def test_theory_two_step_fresh_batch_defaults_phi2_to_phi(capsys):

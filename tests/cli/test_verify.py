@@ -6,7 +6,7 @@ import pytest
 from rmtfl.cli._main import main
 from rmtfl.numerics import get_backend
 
-PARTS = {"classical", "two-step", "spiked-kernel", "gradient-flow"}
+PARTS = {"classical", "two-step", "spiked-kernel", "gradient-flow", "kernel-spectra"}
 
 
 def test_quick_verify_covers_all_parts(tmp_path, capsys):

@@ -5,8 +5,9 @@ from rmtfl.compare import VerifyContext
 
 def test_checks_listed():
     names = [c.name for c in checks(VerifyContext(level="quick"))]
-    assert len(names) == 6 and all(c.part == "two-step" for c in checks(VerifyContext()))
+    assert len(names) == 7 and all(c.part == "two-step" for c in checks(VerifyContext()))
     assert "quadratic sigma: finite-N bulk edge" in names
+    assert "finite-N two steps at alpha = 0.2, 0.3, 0.4" in names
 
 
 def test_exact_checks_pass():

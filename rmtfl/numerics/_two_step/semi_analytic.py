@@ -19,7 +19,7 @@ Examples
 --------
 >>> from rmtfl.theory import two_step
 >>> sig, tgt = "hermite(0, 1, 0.5)", [0, 1, 2**-0.5]
->>> p = two_step(sig, tgt, psi=1.0, phi=4.0, eta1=8.0, eta2=8.0, N=600)
+>>> p = two_step(sig, tgt, psi=1.0, phi=4.0, eta1=8.0, eta2=8.0, N=600, K=1)   # the Taylor route
 >>> q = two_step_semi_analytic(sig, tgt, N=600, psi=1.0, phi=4.0, eta1=8.0, eta2=8.0, rng=3)
 >>> q.mode, len(q.outliers) == len(p.outliers) == 2
 ('semi-analytic', True)

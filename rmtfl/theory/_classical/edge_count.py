@@ -78,12 +78,10 @@ def edge_outlier_count(s, *, p: float = 0.99, window: int | None = None, max_out
     Examples
     --------
     >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> W = rng.standard_normal((400, 400)) / 20.0
-    >>> W[0, 0] += 3.0                                   # one planted outlier of a unit-edge-2 bulk
-    >>> r = edge_outlier_count(np.linalg.svd(W, compute_uv=False))
-    >>> r.count, round(r.edge, 2)
-    (1, 2.0)
+    >>> bulk = 2.0 - 0.01 * edge_positions(60)           # mean top values of a bulk: edge 2, TW scale 0.01
+    >>> r = edge_outlier_count(np.concatenate([[2.5, 2.015], bulk]))
+    >>> r.count, round(r.edge, 6), round(r.scale, 6)      # 2.015 is inside the margin 2 + 0.01 * 2.02
+    (1, 2.0, 0.01)
     """
     v = np.sort(check_array("s", s, ndim=1, min_size=4))[::-1]
     p = check_in_range("p", p, 0.0, 1.0, lo_open=True, hi_open=True)

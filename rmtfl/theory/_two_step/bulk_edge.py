@@ -73,6 +73,7 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
 
 __all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "SeparableProfile",
+           "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
            "fold_edge", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
@@ -93,6 +94,36 @@ def quadratic_c2(activation) -> float:
         raise ValueError("activation must be c0 + He1 + c2 He2 (a polynomial of degree <= 2 with mu1 = 1, the "
                          f"He1 coefficient), got {act.name!r}")
     return float(c[2])
+
+
+#: Quantile grids of a law over ``n`` rows or columns: the extreme ones kept exactly, the middle ones in bins.
+KEEP_EXTREMES, MIDDLE_BINS = 24, 40
+
+
+def quantile_nodes(n: int, ppf, exact_below: int = 10**6):
+    """:func:`_compress` of the ``n`` quantiles ``ppf((i + 1/2)/n)``, without forming them all when ``n`` is large.
+
+    Above ``exact_below`` each middle bin is represented by the mean over 4096 of its evenly spaced quantiles.
+    """
+    if n <= exact_below:
+        return _compress(ppf((np.arange(n) + 0.5) / n))
+    idx = lambda i: ppf((np.asarray(i, dtype=float) + 0.5) / n)   # noqa: E731
+    lo, hi = idx(np.arange(KEEP_EXTREMES)), idx(np.arange(n - KEEP_EXTREMES, n))
+    edges = np.linspace(KEEP_EXTREMES, n - KEEP_EXTREMES, MIDDLE_BINS + 1).round().astype(np.int64)
+    mid = [idx(np.linspace(b0, b1 - 1, 4096)).mean() for b0, b1 in zip(edges[:-1], edges[1:])]
+    w = np.concatenate([np.ones(KEEP_EXTREMES), np.diff(edges), np.ones(KEEP_EXTREMES)]) / n
+    return np.concatenate([lo, mid, hi]), w
+
+
+def _compress(v):
+    """Sorted nodes ``v`` (uniform weights) -> the ``KEEP_EXTREMES`` extremes on each side exactly, the middle in bins."""
+    n = v.size
+    if n <= 2 * KEEP_EXTREMES + MIDDLE_BINS:
+        return v, np.full(n, 1.0 / n)
+    mid = np.array_split(v[KEEP_EXTREMES:n - KEEP_EXTREMES], MIDDLE_BINS)
+    nodes = np.concatenate([v[:KEEP_EXTREMES], [b.mean() for b in mid], v[n - KEEP_EXTREMES:]])
+    w = np.concatenate([np.full(KEEP_EXTREMES, 1.0), [b.size for b in mid], np.full(KEEP_EXTREMES, 1.0)]) / n
+    return nodes, w
 
 
 def y_law(t: Target):

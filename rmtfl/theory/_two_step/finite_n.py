@@ -40,13 +40,12 @@ from rmtfl._results import Result
 from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
-from .bulk_edge import SeparableProfile, fold_edge, weighted_mp_stieltjes, y_law
+from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, weighted_mp_stieltjes, y_law
 from . import sample_spikes
 from .sample_spikes import bulk_cut, extreme_samples, sample_strengths, truncated_rule, y_law_truncated
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
-           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike",
-           "quantile_nodes"]
+           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
@@ -55,7 +54,6 @@ _ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
 _Z_ORDER, _XI_ORDER = 20, 6                        # inner (z, xi) for F and c
 _G_ORDER = 16                                      # law of g = sqrt(N) a
 _M_GRID = 600
-_KEEP, _BINS = 24, 40                              # extreme rows/columns kept, bins for the rest
 
 
 @dataclass(frozen=True)
@@ -240,32 +238,6 @@ def _row_functions(a, st: FiniteNSetup, eta1, eta2, tn, rows):
         + (eta2 * a) ** 2 * st.ey2 * rem / phi2
     one = 1 + e
     return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
-
-
-def quantile_nodes(n: int, ppf, exact_below: int = 10**6):
-    """:func:`_compress` of the ``n`` quantiles ``ppf((i + 1/2)/n)``, without forming them all when ``n`` is large.
-
-    Above ``exact_below`` each middle bin is represented by the mean over 4096 of its evenly spaced quantiles.
-    """
-    if n <= exact_below:
-        return _compress(ppf((np.arange(n) + 0.5) / n))
-    idx = lambda i: ppf((np.asarray(i, dtype=float) + 0.5) / n)   # noqa: E731
-    lo, hi = idx(np.arange(_KEEP)), idx(np.arange(n - _KEEP, n))
-    edges = np.linspace(_KEEP, n - _KEEP, _BINS + 1).round().astype(np.int64)
-    mid = [idx(np.linspace(b0, b1 - 1, 4096)).mean() for b0, b1 in zip(edges[:-1], edges[1:])]
-    w = np.concatenate([np.ones(_KEEP), np.diff(edges), np.ones(_KEEP)]) / n
-    return np.concatenate([lo, mid, hi]), w
-
-
-def _compress(v):
-    """Sorted nodes ``v`` (uniform weights) -> the ``_KEEP`` extremes on each side exactly, the middle in bins."""
-    n = v.size
-    if n <= 2 * _KEEP + _BINS:
-        return v, np.full(n, 1.0 / n)
-    mid = np.array_split(v[_KEEP:n - _KEEP], _BINS)
-    nodes = np.concatenate([v[:_KEEP], [b.mean() for b in mid], v[n - _KEEP:]])
-    w = np.concatenate([np.full(_KEEP, 1.0), [b.size for b in mid], np.full(_KEEP, 1.0)]) / n
-    return nodes, w
 
 
 class _Bulk:

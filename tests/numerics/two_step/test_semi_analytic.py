@@ -17,7 +17,7 @@ def _sa(act, tgt, psi, phi, eta1, eta2, **kw):
 
 
 def test_quadratic_two_outliers_analytic_vs_sampled_grams():
-    p = two_step(QUAD, QT, psi=1.0, phi=4.0, eta1=8.0, eta2=8.0, N=1500)
+    p = two_step(QUAD, QT, psi=1.0, phi=4.0, eta1=8.0, eta2=8.0, N=1500, K=1)    # the Taylor route (exact for quadratic sigma)
     assert p.mode == "analytic" and p.K == 1 and len(p.outliers) == 2
     q = _sa(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500, rng=3)
     assert q.mode == "semi-analytic" and q.bulk == "mp" and len(q.outliers) == 2 and q.K == p.K
@@ -80,7 +80,7 @@ def test_finite_bulk_quadratic_and_reproducible():
     kw = dict(N=300, grams="analytic", bulk="finite-N", rng=4, bulk_samples=1)
     a = _sa(QUAD, QT, 1.0, 4.0, 5.7, 5.7, **kw)
     b = _sa(QUAD, QT, 1.0, 4.0, 5.7, 5.7, **kw)
-    mp = two_step(QUAD, QT, psi=1.0, phi=4.0, eta1=5.7, eta2=5.7, N=300)
+    mp = two_step(QUAD, QT, psi=1.0, phi=4.0, eta1=5.7, eta2=5.7, N=300, K=1)    # the Taylor route, MP bulk
     assert a.bulk == "finite-N" and mp.bulk == "mp" and mp.bulk_top is None
     assert any("finite-N bulk" in n for n in a.notes) and a.mode == "analytic"
     assert [o.singular_value for o in a.outliers] == [o.singular_value for o in b.outliers]

@@ -1,0 +1,86 @@
+"""The result objects of the two-step predictions (docs/theory/two_step.md §8): one outlier, one prediction."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmtfl._results import Result
+from .outliers import CountResult
+
+__all__ = ["TwoStepOutlier", "TwoStepPrediction"]
+
+
+@dataclass(frozen=True)
+class TwoStepOutlier(Result):
+    """One predicted outlier of ``W_2`` (docs/theory/two_step.md §8 step 4).
+
+    ``theta`` is the singular value of the low-rank part ``P``; ``singular_value``
+    is ``s_psi(theta)``; ``cos2_target`` is the squared norm of the projection of the
+    right singular vector on the target subspace (per direction in ``cos2_targets``);
+    ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.  ``kind`` is ``"spike"``
+    (a singular value of ``P``) or ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
+    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).
+    """
+
+    singular_value: float
+    theta: float
+    cos2_target: float
+    cos2_targets: tuple
+    cos2_second_layer: float
+    kind: str = "spike"
+
+
+@dataclass(frozen=True)
+class TwoStepPrediction(Result):
+    """Result of :func:`two_step` (and of :func:`rmtfl.numerics.two_step_semi_analytic`).
+
+    Attributes
+    ----------
+    outliers : tuple of TwoStepOutlier
+        Outliers above the BGN threshold ``psi^{1/4}``, largest first.
+    spikes : tuple of float
+        All singular values of the low-rank part ``P`` (largest first).
+    mode : str
+        Which route was used: ``"analytic"`` (the deterministic limit Gram matrices of the Taylor
+        route), ``"finite-N"`` (:func:`two_step` with ``N`` where :func:`two_step_finite_n` applies,
+        docs/theory/two_step.md §8.2) or ``"semi-analytic"`` (sampled,
+        :func:`rmtfl.numerics.two_step_semi_analytic`).
+    K : int
+        Highest Taylor index kept.
+    bulk_edge : float
+        ``1 + sqrt(psi)``.
+    batch : str
+        ``"reused"`` or ``"fresh"``.
+    outlier_count : CountResult or None
+        :func:`~rmtfl.theory.outlier_count` at the exponents inferred
+        from ``eta_t = N^{alpha_t}`` (``None`` when ``N`` is not given).
+    notes : tuple of str
+    taylor_parameter : float or None
+        ``eta_1 sqrt(2 ln N / N) sqrt(E D^2)``, an estimate of ``eta_1 max_j |a_j D_ji|``; the
+        Taylor expansion and the mean replacement need it ``<< 1`` (docs/theory/two_step.md §9).  A note
+        is added when it exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then
+        not a reliable prediction).
+    bulk : str
+        ``"mp"`` (BGN closed form, Marchenko–Pastur bulk; always for :func:`two_step`) or
+        ``"finite-N"`` (outlier locations from the master equation with a sampled bulk
+        ``W_2 - P``, docs/theory/two_step.md §8.1, :func:`rmtfl.numerics.two_step_semi_analytic`).
+    bulk_top : float or None
+        ``"finite-N"``: the top of the finite-``N`` bulk (the mean over sampled bulks for
+        :func:`rmtfl.numerics.two_step_semi_analytic`; the deterministic edge for
+        :func:`two_step_finite_n`); else ``None``.
+    reliable : bool
+        ``False`` where the route's own checks say the numbers cannot be trusted (reason in
+        ``notes``); :func:`two_step_finite_n` sets it, the other routes leave it ``True``.
+    """
+
+    outliers: tuple
+    spikes: tuple
+    mode: str
+    K: int
+    bulk_edge: float
+    batch: str
+    outlier_count: CountResult | None = None
+    notes: tuple = field(default=())
+    taylor_parameter: float | None = None
+    bulk: str = "mp"
+    bulk_top: float | None = None
+    reliable: bool = True
