@@ -140,18 +140,8 @@ def build(doc) -> None:
         level.visible = bool(np.isfinite(lv))
         level.location = lv if np.isfinite(lv) else 0.0
 
-    def refresh():
-        try:
-            p = params(**{k: c.value for k, c in w.items()})
-        except ValueError as exc:
-            page.bad_input(exc)
-            return
-        page.clear_message()
+    def submit(p):
         theory_jobs.submit(lambda cancel: theory(p, cancel), show_theory)
         sim_jobs.submit(lambda cancel: simulate(p, cancel), show_sim)
 
-    for c in w.values():
-        c.on_change("value", lambda attr, old, new: refresh())
-    doc.add_root(page.layout(list(w.values()), [f0, f1]))
-    doc.on_session_destroyed(lambda ctx: (theory_jobs.shutdown(), sim_jobs.shutdown()))
-    refresh()
+    page.run(w, params, submit, [f0, f1], [theory_jobs, sim_jobs])

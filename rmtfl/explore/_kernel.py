@@ -172,13 +172,7 @@ def build(doc) -> None:
         g1.data = {"k": [0], "v": [floor(v["k1_top"])]}
         meas.data = {"b": [state["p"]["b"]], "y0": [floor(v["cos2_y0"])], "y2": [floor(v["cos2_y2"])]}
 
-    def refresh():
-        try:
-            p = params(**{k: c.value for k, c in w.items()})
-        except ValueError as exc:
-            page.bad_input(exc)
-            return
-        page.clear_message()
+    def submit(p):
         changed = (p["activation"], p["d"]) != state.get("curve_key")
         state["p"] = p
         theory_jobs.submit(lambda cancel: theory(p, cancel), show_theory)
@@ -187,8 +181,4 @@ def build(doc) -> None:
             curve_jobs.submit(lambda cancel: curve(p, cancel), show_curve)
         sim_jobs.submit(lambda cancel: simulate(p, cancel), show_sim)
 
-    for c in w.values():
-        c.on_change("value", lambda attr, old, new: refresh())
-    doc.add_root(page.layout(list(w.values()), [f1, f2]))
-    doc.on_session_destroyed(lambda ctx: (theory_jobs.shutdown(), curve_jobs.shutdown(), sim_jobs.shutdown()))
-    refresh()
+    page.run(w, params, submit, [f1, f2], [theory_jobs, curve_jobs, sim_jobs])

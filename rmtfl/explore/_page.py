@@ -123,6 +123,27 @@ class Page:
         self._states = {s: v for s, v in self._states.items() if v[0] != "error"}
         self.message.text = ""
 
+    def run(self, controls: dict, make_params, submit, plots, jobs) -> None:
+        """Lay the page out and recompute on every control change.
+
+        ``make_params(**values)`` checks the controls' values (a ``ValueError`` is shown on the page and nothing
+        runs); ``submit(p)`` starts the work for the checked parameters; ``jobs`` are shut down with the session.
+        """
+        def refresh():
+            try:
+                p = make_params(**{k: c.value for k, c in controls.items()})
+            except ValueError as exc:
+                self.bad_input(exc)
+                return
+            self.clear_message()
+            submit(p)
+
+        for c in controls.values():
+            c.on_change("value", lambda attr, old, new: refresh())
+        self.doc.add_root(self.layout(list(controls.values()), plots))
+        self.doc.on_session_destroyed(lambda ctx: [j.shutdown() for j in jobs])
+        refresh()
+
     def layout(self, controls, plots):
         """The page: header, controls, status, message, read-outs, plots."""
         from bokeh.layouts import column, row

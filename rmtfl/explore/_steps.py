@@ -177,19 +177,9 @@ def build(doc) -> None:
         marks.data = {"s": s[:k], "y": [1.0] * k}
         preds.data = dict(preds.data, y1=[float(counts.max())] * len(preds.data["s"]))
 
-    def refresh():
-        try:
-            p = params(**{k: c.value for k, c in w.items()})
-        except ValueError as exc:
-            page.bad_input(exc)
-            return
-        page.clear_message()
+    def submit(p):
         state["p"] = p
         theory_jobs.submit(lambda cancel: theory(p, cancel), show_theory)
         sim_jobs.submit(lambda cancel: simulate(p, cancel), show_sim)
 
-    for c in w.values():
-        c.on_change("value", lambda attr, old, new: refresh())
-    doc.add_root(page.layout(list(w.values()), [f1, f2]))
-    doc.on_session_destroyed(lambda ctx: (theory_jobs.shutdown(), sim_jobs.shutdown()))
-    refresh()
+    page.run(w, params, submit, [f1, f2], [theory_jobs, sim_jobs])
