@@ -74,7 +74,10 @@ def plot(res: dict, *, ax=None):
     ax.plot(Ns, f_fin, "o-", label="simulated count = finite-N prediction")
     ax.plot(Ns, f_lam, "s--", label="simulated count = 1 + Λ (N → ∞)")
     ax.set_xscale("log")
+    from matplotlib.ticker import NullLocator
+
     ax.set_xticks(Ns, [str(n) for n in Ns])
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("width N (= d, n = 2N)")
     ax.set_ylabel("fraction of the 6 × 6 grid")
