@@ -447,17 +447,17 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
                          float(bulk.edge), t_max, tuple(notes), samples)
 
 
-def _sample_spike_locations(act, target, st, bulk, *, eta1, eta2, N, psi, ranks=None):
+def _sample_spike_locations(act, target, st, bulk, *, eta1, eta2, N, psi):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((location, theta), ...), isolated)``.
 
-    ``ranks``: per batch part, how many of the most extreme samples to test (default
-    ``sample_spikes.SAMPLE_RANKS``); ``isolated``: per part, how many of the most extreme, in a row, stand out.
+    The ``sample_spikes.SAMPLE_RANKS`` most extreme samples of each batch part are tested; ``isolated``: per part,
+    how many of them stand out of the bulk.
     """
     d = N / psi
     parts = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     found, isolated = [], {}
     for which, phi_b in parts:
-        k = sample_spikes.SAMPLE_RANKS if ranks is None else ranks[which]
+        k = sample_spikes.SAMPLE_RANKS
         isolated[which] = 0
         if k == 0:
             continue
