@@ -117,26 +117,11 @@ def strategy_for(func, pname, base, default):
     """The hypothesis strategy of bad values for one parameter (``None``: not fuzzed)."""
     kind = F.param_kind(func, pname, base)
     nan_ok = (func, pname) in F.ELEMENTWISE
-    if kind == "size":
-        s = SIZE
-    elif kind == "index":
-        s = INDEX
-    elif kind == "positive":
-        s = RATIO
-    elif kind == "nonneg":
-        s = NONNEG
-    elif kind == "real":
-        s = REAL
-    elif kind == "exponent":
-        s = EXPONENT
-    elif kind == "probability":
-        s = PROBABILITY
-    elif kind == "activation":
-        s = ACTIVATION
-    elif kind == "target":
-        s = TARGET
-    elif kind in ("choice", "backend", "object", "callable"):
-        s = NAME
+    fixed = {"size": SIZE, "index": INDEX, "positive": RATIO, "nonneg": NONNEG, "real": REAL, "exponent": EXPONENT,
+             "probability": PROBABILITY, "activation": ACTIVATION, "target": TARGET, "choice": NAME, "backend": NAME,
+             "object": NAME, "callable": NAME}
+    if kind in fixed:
+        s = fixed[kind]
     elif kind == "rng":
         s = _text.map(lambda v: _bad("str", v))
     elif kind == "array":

@@ -414,7 +414,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     from .finite_n import T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n
 
     act, t0 = get_activation(activation), make_target(target)
-    check_finite_n_inputs(act, t0, N)
+    check_finite_n_inputs(act, t0, N, max_width=MAX_WIDTH)
     plan = plan_two_step(act, t0, psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise,
                          N=N, K=0, second_layer=second_layer)
     for name, ratio in (("psi", plan.psi), ("phi", plan.phi), ("phi2", plan.phi2)):
