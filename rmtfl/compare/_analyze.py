@@ -32,7 +32,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_rng
 from rmtfl.theory import bgn_inverse, largest_sv_scaling
 from ._analyze_fit import (entry_scan, fit_var, heavy_count, ks_bulk, ks_threshold, normal_quantile, sequential_test,
-                           tail_fit, theta_interval)
+                           tail_fit, theta_interval, tw_threshold)
 
 __all__ = ["SpectrumOutlier", "SpectrumReport", "analyze", "SKETCH_MIN", "AUTO_TOP_K_ABOVE", "SKETCH_SIZE"]
 
@@ -44,6 +44,8 @@ SKETCH_SIZE = 1000
 AUTO_TOP_K_ABOVE = 8000
 AUTO_TOP_K = 20
 _MIN_SIDE = 10
+#: The certificate's edge sits at the sketch's noise level less ``CERT_TOL / min(sketch)`` relative (docs/analyze.md §7).
+CERT_TOL = 3.0
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,9 @@ class SpectrumReport(Result):
     it better than an exponential, else ``None``; ``outliers``: largest first (empty when the bulk is not MP:
     then ``n_above_edge`` says how many values the test would have flagged); ``next_p_value``: p-value of the
     first value not rejected; ``alpha``, ``ci_level``; ``method`` (``"full"`` or ``"top_k"``), ``sketch``
-    (the bulk fit used a random submatrix), ``complete`` (the test stopped at a computed value, so every value
-    above ``edge_margin`` was computed; ``False`` with ``top_k`` when all ``top_k`` values were outliers);
+    (the bulk fit used a random submatrix), ``complete`` (every value the test could reject was computed: the
+    full spectrum, or with ``top_k`` the top-k solver's certificate at an edge below every threshold the test
+    used, docs/analyze.md §7; ``False`` when the sketch's bulk is not MP, so no certificate was asked for);
     ``seconds``.  ``singular_values`` (not in ``to_dict``): the values the fit saw, descending (the top values
     and, with a sketch, ``sketch_values`` rescaled to the full matrix).
     """
@@ -175,7 +178,8 @@ def analyze(W, *, alpha: float = 0.05, kind: str = "rectangular", top_k: int | N
         matrix ``X`` (samples in rows), or a symmetric PSD ``S = X^T X / n`` together with ``n=``.
     alpha : level of each step of the sequential Tracy-Widom test (docs/analyze.md §3), in (0, 0.5).
     kind : ``"rectangular"`` (default) or ``"covariance"`` (spiked covariance, docs/analyze.md §5).
-    top_k : compute only the ``top_k`` largest singular values (certified top-k solvers) and fit the bulk on a
+    top_k : compute only the ``top_k`` largest singular values (certified top-k solvers; more when more lie above
+        the certificate's edge, docs/analyze.md §7) and fit the bulk on a
         random ``1000``-sized submatrix when ``min(N, d) > 2000`` (``sketch=True``).  Default: the full spectrum up
         to ``min(N, d) = 8000``, ``top_k = 20`` above.
     n : the number of samples behind a covariance matrix ``S`` (``kind="covariance"`` with a square PSD input).
@@ -243,11 +247,6 @@ def analyze(W, *, alpha: float = 0.05, kind: str = "rectangular", top_k: int | N
     # ---- top-k path: certified top values, noise level from the spike-corrected second moment, bulk from a sketch
     scan = entry_scan(A, be.xp, rng)
     unit = scan["unit"]
-    top = top_singular_triplets(A, top_k, rng=rng, backend=be.name)
-    s_top = np.asarray(top.s, dtype=np.float64)
-    if s_top[0] <= 0.0:
-        raise ValueError("W is zero: there is no spectrum to analyse")
-    fro = scan["sumsq"] * (unit / float(s_top[0])) ** 2  # ||W||_F^2 / s_1^2
     ns = max(_MIN_SIDE, int(round(SKETCH_SIZE * Nn / m)))
     ds = max(_MIN_SIDE, int(round(SKETCH_SIZE * dd / m)))
     rows = np.sort(rng.choice(Nn, size=ns, replace=False))
@@ -257,11 +256,52 @@ def analyze(W, *, alpha: float = 0.05, kind: str = "rectangular", top_k: int | N
     else:
         sub = to_numpy(A[be.xp.asarray(rows)][:, be.xp.asarray(cols)]).astype(np.float64)
     s_sketch = singular_values(sub) * math.sqrt(dd / ds)  # the sketch's values on the scale of the full matrix
-    return _finish(s_top, s_sketch, Nn, dd, alpha, ci_level, kind, "top_k", True, True, t0,
+    del sub
+    cert = _certificate_edge(s_sketch, (ns, ds), Nn, dd, alpha, scan)
+    top = top_singular_triplets(A, top_k, rng=rng, edge=cert, backend=be.name)
+    s_top = np.asarray(top.s, dtype=np.float64)
+    if s_top[0] <= 0.0:
+        raise ValueError("W is zero: there is no spectrum to analyse")
+    fro = scan["sumsq"] * (unit / float(s_top[0])) ** 2  # ||W||_F^2 / s_1^2
+    certified = (cert, bool(top.complete)) if cert is not None else None
+    rep = _finish(s_top, s_sketch, Nn, dd, alpha, ci_level, kind, "top_k", True, certified, t0,
+                  n_samples=n_samples, fro=fro, sketch_shape=(ns, ds), entries=scan)
+    if cert is None or rep.complete or not rep.mp_consistent:
+        return rep
+    # the sketch's noise level was too high for the certificate (rare): certify again at the test's last threshold
+    k = rep.n_above_edge
+    edge2 = (rep.edge_margin * _cov_scale(n_samples, kind == "covariance") * (1.0 - 1e-9)
+             * tw_threshold(Nn, dd, 1.0, alpha, k) / tw_threshold(Nn, dd, 1.0, alpha, 0))
+    top = top_singular_triplets(A, max(top_k, k + 1), rng=rng, edge=edge2, backend=be.name)
+    s_top = np.asarray(top.s, dtype=np.float64)
+    fro = scan["sumsq"] * (unit / float(s_top[0])) ** 2
+    return _finish(s_top, s_sketch, Nn, dd, alpha, ci_level, kind, "top_k", True, (edge2, bool(top.complete)), t0,
                    n_samples=n_samples, fro=fro, sketch_shape=(ns, ds), entries=scan)
 
 
-def _finish(s_top, s_sketch, N, d, alpha, ci_level, kind, method, sketch, complete, t0, *, n_samples=None, fro=None,
+def _certificate_edge(s_sketch, sketch_shape, N, d, alpha, scan):
+    """The edge handed to the top-k solver, so that ``complete`` is its certificate (docs/analyze.md §7).
+
+    The first test's threshold at a lower bound of the noise level: the sketch's robust fit less
+    ``CERT_TOL / min(sketch)`` relative (the fit's error is about ``1 / min(sketch)``).  Too high a bound cannot make
+    ``complete`` lie, only fail: :func:`_finish` checks the edge against the test's last threshold.  ``None`` (no certificate asked for)
+    when the sketch already shows a bulk that is not MP or the entries are heavy-tailed: there, values above an
+    edge may number in the hundreds, and the report is "not MP" whatever they are."""
+    ns, ds = sketch_shape
+    c = float(s_sketch[0])
+    if not c > 0.0:
+        return None
+    ev = ((s_sketch / c) ** 2)[::-1]
+    v = fit_var(ev, 0, ns, ds)
+    if not v > 0.0 or ks_bulk(ev, 0, ns, ds, v) > ks_threshold(min(ns, ds)):
+        return None
+    cnt, _, allowed = heavy_count(scan, math.sqrt(v / d) * c, N, d)
+    if cnt > allowed:
+        return None
+    return tw_threshold(N, d, v * (1.0 - CERT_TOL / min(ns, ds)), alpha) * c
+
+
+def _finish(s_top, s_sketch, N, d, alpha, ci_level, kind, method, sketch, certified, t0, *, n_samples=None, fro=None,
             sketch_shape=None, entries=None):
     """The fits on the values at hand (docs/analyze.md §2-§6)."""
     psi = N / d
@@ -304,8 +344,11 @@ def _finish(s_top, s_sketch, N, d, alpha, ci_level, kind, method, sketch, comple
         tail_ev = ev_sk[::-1]
     rej, nxt = sequential_test(u, N, d, v, alpha, kmax)  # the final p-values
     tw_edge = _edge_margin(N, d, v, alpha)
-    if sketch:  # the top values are the exact top_k ones: the test is complete when it stopped inside them
-        complete = nxt is not None
+    if not sketch:  # the whole spectrum was seen
+        complete = True
+    else:  # the solver certified every value above its edge; the test's last threshold must lie above that edge
+        complete = (certified is not None and certified[1]
+                    and certified[0] <= tw_threshold(N, d, v, alpha, len(rej)) * s0)
     # ---- is the bulk Marchenko-Pastur?
     reasons = []
     mp_ok = True
@@ -335,8 +378,9 @@ def _finish(s_top, s_sketch, N, d, alpha, ci_level, kind, method, sketch, comple
     if mp_ok:
         reason = (f"bulk consistent with Marchenko-Pastur (KS {ks:.4g} <= {ks_thr:.4g}); "
                   f"{len(rej)} outlier{'s' if len(rej) != 1 else ''} at level {alpha:g} per step")
-        if sketch and nxt is None:
-            reason += f"; all {u.size} computed values are outliers: raise top_k to see more"
+        if sketch and not complete:
+            reason += (f"; all {u.size} computed values are outliers: raise top_k to see more" if nxt is None else
+                       "; not certified that every value above the edge was computed")
     else:
         reason = "; ".join(reasons) + f"; the {len(rej)} values above the edge are not reported as signal"
     # ---- outliers: BGN inversion and intervals

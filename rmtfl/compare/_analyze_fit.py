@@ -16,7 +16,7 @@ from rmtfl.theory import (bgn_inverse, bgn_outlier, bgn_outlier_sd, largest_sv_s
                           tracy_widom_cdf, tracy_widom_quantile)
 
 __all__ = ["bulk_law", "fit_var", "ks_bulk", "ks_threshold", "tw_pvalue", "sequential_test", "theta_interval",
-           "tail_fit", "entry_scan", "heavy_count", "tw_statistic", "normal_quantile", "LEVELS", "KS_CONSTANT"]
+           "tail_fit", "entry_scan", "heavy_count", "tw_statistic", "tw_threshold", "normal_quantile", "LEVELS", "KS_CONSTANT"]
 
 #: Quantile levels of the robust noise fit (docs/analyze.md §2): from 5 % to 97 % of the bulk.
 LEVELS = np.linspace(0.05, 0.97, 93)
@@ -129,6 +129,16 @@ def tw_statistic(s: float, N: int, d: int, var: float, k: int = 0) -> float:
     mu = center * center * d / var
     sigma = scale * 2.0 * d * center / var
     return float((s * s * d / var - mu) / sigma)
+
+
+def tw_threshold(N: int, d: int, var: float, alpha: float, k: int = 0) -> float:
+    """The singular value at which step ``k`` of :func:`sequential_test` rejects: ``tw_statistic = TW_1``'s
+    ``1 - alpha`` quantile (the inverse of :func:`tw_statistic`)."""
+    n1, d1 = N - k, d - k
+    center, scale = largest_sv_scaling(n1, d1, var=var * d1 / d)
+    mu = center * center * d / var
+    sigma = scale * 2.0 * d * center / var
+    return math.sqrt(var / d * max(mu + _tw_crit(alpha) * sigma, 0.0))
 
 
 def theta_interval(s1: float, psi: float, d: int, *, z: float, edge_scale: float, gaussian_u: bool = False):

@@ -129,6 +129,29 @@ def test_top_k_path_with_sketch_agrees_with_full(monkeypatch):
         assert a.theta == pytest.approx(b.theta, rel=0.01)
 
 
+@pytest.mark.parametrize("top_k", [1, 2, 6])
+def test_top_k_complete_is_the_solvers_certificate(monkeypatch, top_k):
+    """``complete`` with ``top_k``: every value above the edge margin is among the computed ones (checked against
+    the full SVD), also when ``top_k`` is smaller than the number of outliers."""
+    monkeypatch.setattr(A, "SKETCH_MIN", 300)
+    monkeypatch.setattr(A, "SKETCH_SIZE", 200)
+    W, _, _ = planted(500, 400, [4.0, 3.0, 2.5], var=0.7, seed=3)
+    rep = analyze(W, top_k=top_k)
+    s_all = np.linalg.svd(W, compute_uv=False)
+    assert rep.complete and len(rep.outliers) == 3
+    above = s_all[s_all > rep.edge_margin]
+    np.testing.assert_allclose(rep.singular_values[:above.size], above, rtol=1e-9)
+
+
+def test_top_k_without_certificate_is_not_complete(monkeypatch):
+    """Heavy-tailed entries: no certificate is asked for (values above an edge are many), so not complete."""
+    monkeypatch.setattr(A, "SKETCH_MIN", 300)
+    monkeypatch.setattr(A, "SKETCH_SIZE", 200)
+    W = np.random.default_rng(4).standard_t(2.5, (500, 400))
+    rep = analyze(W, top_k=4)
+    assert not rep.mp_consistent and not rep.complete
+
+
 def test_plot_returns_axes():
     mpl = pytest.importorskip("matplotlib")
     mpl.use("Agg")
