@@ -42,7 +42,8 @@ from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_co
 from .._classical.targets import Target
 from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, weighted_mp_stieltjes, y_law
 from . import sample_spikes
-from .sample_spikes import bulk_cut, extreme_samples, sample_strengths, truncated_rule, y_law_truncated
+from .sample_order import order_statistics
+from .sample_spikes import bulk_cut, m_spike, sample_strengths, tail_bins, truncated_rule, y_law_truncated
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
            "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike"]
@@ -252,7 +253,7 @@ class _Bulk:
             a, wa = quantile_nodes(Nn, lambda p: special.ndtri(p) / math.sqrt(N))
         else:
             a, wa = np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5)
-        self.a, self.wa = a, wa
+        self.a, self.wa, self.zrange = a, wa, zrange
         self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
         colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
         self.red = SeparableProfile(_row_functions(a, st, eta1, eta2, tn, rows), colh, Nn / d, wa, wl)
@@ -448,27 +449,49 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
 
 
 def _sample_spike_locations(act, target, st, bulk, *, eta1, eta2, N, psi):
-    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((location, theta), ...), isolated)``.
+    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated)``.
 
-    The ``sample_spikes.SAMPLE_RANKS`` most extreme samples of each batch part are tested; ``isolated``: per part,
-    how many of them stand out of the bulk.
+    Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
+    side) are binned, each bin's column profile computed, and the order statistics of the column locations over the
+    batch taken (:func:`~rmtfl.theory._two_step.sample_order.order_statistics`); ``isolated``: per part, how many
+    ranks have their median above the edge.
     """
     d = N / psi
     parts = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     found, isolated = [], {}
+    r_rows = _row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows)[:, 5]
     for which, phi_b in parts:
         k = sample_spikes.SAMPLE_RANKS
         isolated[which] = 0
         if k == 0:
             continue
-        ys, zs = extreme_samples(target, max(int(round(phi_b * d)), 1), ranks=k)
+        n_b = max(int(round(phi_b * d)), 1)
+        ys, zs, mass = tail_bins(target, n_b, min(0.25, TAIL_MASS * k / n_b))
+        yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
+        ymax = float(np.max(np.abs(yb)))
+        lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
         gq = bulk.a * math.sqrt(N)          # the rows of the matrix at this N (not a quadrature of the law of g:
+        mom = []                            # a row beyond the largest |a_j| would be a spike of its own)
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
-                                    which=which)   # a row beyond the largest |a_j| would be a spike of its own)
-        locs = [column_spike(bulk, bulk.a, bulk.wa, ex) for ex in rws]
-        isolated[which] = sum(v is not None for v in locs)
-        found += [(s, math.sqrt(max(t2, 0.0))) for s, t2 in zip(locs, th2) if s is not None]
+                                    which=which, lams=lams, moments=mom)
+        vmean = np.array([1.0 + r_rows + ex for ex in rws])
+        vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
+        top = int(np.argmax(th2))
+        guess = column_spike(bulk, bulk.a, bulk.wa, rws[top])
+        stats_k = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge,
+                                   (guess or bulk.edge) ** 2, mass=mass, vmean=vmean, vm2=vm2, n=n_b, N=N,
+                                   psi=psi, wa=bulk.wa, ranks=k)
+        isolated[which] = len(stats_k)
+        order = np.argsort(-th2)
+        cum = np.cumsum(mass[order])
+        for rank, (mean, median) in enumerate(stats_k, 1):
+            b = order[min(int(np.searchsorted(cum, (rank - 0.3) / (n_b + 0.4))), order.size - 1)]
+            found.append((mean, math.sqrt(max(float(th2[b]), 0.0)), median))
     return tuple(sorted(found, reverse=True)), isolated
+
+
+#: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.
+TAIL_MASS = 3.0
 
 
 def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):

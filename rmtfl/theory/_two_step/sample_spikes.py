@@ -15,9 +15,10 @@ already (``x_i`` enters ``beta_hat`` and ``v(t)``), so only the fluctuation surv
 
 and it is an outlier when ``theta_i^2`` exceeds ``1 / D(edge)`` of the widened bulk, at the root of
 ``D(s) = 1 / theta_i^2`` (the D-transform of docs/theory/two_step.md §2.2, its ``N`` side weighted by the rows of
-``u_i``).  Deterministic: the ``k``-th most extreme sample is placed at the median of its order statistic
-(``P(|y| > y_(k)) = (k - 0.3)/(n + 0.4)``), so the prediction is that of a typical batch; in a given batch the
-count and the locations fluctuate (extreme-value statistics, not ``N^{-1/2}``).
+``u_i``).  The part linear in ``z`` scales with ``M``'s eigenvalue along the sample (:func:`m_spike`).  Where the
+outliers of a batch lie is random: :mod:`rmtfl.theory._two_step.sample_order` takes the order statistics over the
+tails of the law of ``y`` (:func:`tail_bins`); in a given batch the count and the locations fluctuate
+(extreme-value statistics, not ``N^{-1/2}``).
 """
 from __future__ import annotations
 
@@ -29,26 +30,34 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 
-__all__ = ["extreme_samples", "bulk_cut", "truncated_rule", "y_law_truncated", "sample_strengths", "SAMPLE_RANKS"]
+__all__ = ["tail_bins", "bulk_cut", "truncated_rule", "y_law_truncated", "sample_strengths", "m_spike",
+           "SAMPLE_RANKS"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
 _Z_GRID = 40001
 
 
-def extreme_samples(target: Target, n: int, ranks: int | None = None):
-    """``(y, z*)`` of the ``ranks`` samples with the largest ``|y|`` in a typical batch of ``n`` (module docstring).
+def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
+    """``(y, z*, mass)``: the tails of the law of ``y`` beyond tail probability ``p_max`` on each side, cut into
+    ``bins`` bins per side with edges graded geometrically from ``0.05 / n`` (docs/theory/two_step.md §8.3).
 
-    ``z*`` is the sample's projection on the target direction; label noise is left out of the tails
-    (it is Gaussian and small beside a polynomial link's tail).
+    Each bin is represented by the sample at its geometric-mean tail probability; label noise is left out of the
+    tails (it is Gaussian and small beside a polynomial link's tail).
     """
-    ranks = SAMPLE_RANKS if ranks is None else ranks
     z, y, w = _dense_y(target)
-    order = np.argsort(-np.abs(y))
-    tail = np.cumsum(w[order])                          # P(|y| >= |y|_(rank))
-    p = (np.arange(1, ranks + 1) - 0.3) / (n + 0.4)
-    idx = order[np.minimum(np.searchsorted(tail, p), z.size - 1)]
-    return y[idx], z[idx]
+    edges = np.concatenate([[0.0], np.geomspace(min(0.05 / n, 0.5 * p_max), p_max, bins)])
+    ys, zs, ms = [], [], []
+    for sign in (1.0, -1.0):
+        order = np.argsort(-sign * y, kind="stable")           # the most extreme of this sign first
+        cum = np.cumsum(w[order])
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            pm = math.sqrt(lo * hi) if lo > 0 else 0.5 * hi
+            i = order[min(int(np.searchsorted(cum, pm)), z.size - 1)]
+            ys.append(y[i])
+            zs.append(z[i])
+            ms.append(hi - lo)
+    return np.array(ys), np.array(zs), np.array(ms)
 
 
 def _dense_y(target: Target):
@@ -91,11 +100,27 @@ def y_law_truncated(target: Target, zrange):
     return y, w
 
 
-def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which):
+def m_spike(y_i: float, phi: float, y_bulk, w_bulk) -> float:
+    """The eigenvalue of ``M = X^T diag(y) X / n`` along an extreme sample (docs/theory/two_step.md §8.3).
+
+    Sample ``i`` alone would put ``y_i / phi`` there; the other samples (the weighted-MP bulk, nodes ``y_bulk``
+    with weights ``w_bulk``) push it out to the pole of Silverstein's equation at ``m = -phi / y_i``:
+    ``lambda_i = y_i / phi + E[y / (1 - y / y_i)]``.
+    """
+    wb = np.asarray(w_bulk, dtype=float)       # weights: the bulk samples' share of the batch (sum <= 1)
+    yb = np.asarray(y_bulk, dtype=float)
+    return float(y_i / phi + wb @ (yb / (1.0 - yb / y_i)))
+
+
+def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None):
     """``theta^2`` of each extreme sample and the row weights of its ``u`` at the nodes ``g``.
 
     ``which``: ``"both"`` (reused batch: both steps see the sample), ``"first"`` or ``"second"`` (fresh
     batches: the sample is in that batch only).  ``st`` is the :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup`.
+    ``lams``: the eigenvalues of ``M`` along the samples (:func:`m_spike`); the part of ``h`` linear in ``z``
+    is the ``M`` term of the profile and scales with ``lambda_i`` instead of ``y_i / phi`` (default: ``y_i / phi``).
+    ``moments``: a list that receives, per sample, ``(E[A^2], E[A^4])`` at the nodes ``g`` for the column entry
+    ``A`` (units of ``1/sqrt(d)``, without the flat noise ``r``), for the spread of its strength.
     """
     z, wz = gauss_hermite_rule(20)
     xi, wx = gauss_hermite_rule(6)
@@ -104,7 +129,9 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
     thetas, rows = [], []
-    for y, zst in zip(ys, zs):
+    if lams is None:
+        lams = [y / phi_b for y in ys]
+    for y, zst, lam in zip(ys, zs, lams):
         s = st.mus * zst
         D = st.mu1 * s + st.tau_h * xi[None, :]                     # (1, B)
         if which == "both":
@@ -120,7 +147,12 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
         eh2 = np.einsum("qab,ab->q", h * h, W2)                     # E[h^2 | g_q]
         ezh = np.einsum("qab,a,b->q", h, wz * z, wx)                # E[z h | g_q]
         kappa = y / (phi_b * math.sqrt(N))
-        ex = 2 * kappa * g * ezh + kappa**2 * g**2 * eh2           # excess column variance per row node
+        kap_lin = lam / math.sqrt(N)                                # the linear part sees M's eigenvalue
+        ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)
         thetas.append(float(N / d * (wg @ ex)))
         rows.append(ex)
+        if moments is not None:   # the entry A = z (1 + kap_lin g c) + kappa g (h - c z): E[A^2], E[A^4] per row
+            A = (z[None, :, None] * (1 + kap_lin * g * ezh)[:, None, None]
+                 + (kappa * g)[:, None, None] * (h - ezh[:, None, None] * z[None, :, None]))
+            moments.append((np.einsum("qab,ab->q", A * A, W2), np.einsum("qab,ab->q", A**4, W2)))
     return np.array(thetas), rows

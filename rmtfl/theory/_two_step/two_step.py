@@ -434,13 +434,15 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                      "approximately (docs/theory/two_step.md §8.2)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca) for s, th, ct, ca in
             zip(r.locations, r.thetas, r.cos2_target, r.cos2_a)]
-    outs += [TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample") for s, th in r.samples]
-    outs = sorted(outs, key=lambda o: -o.singular_value)
-    count = predicted_count([o.singular_value for o in outs], r.edge, N=N, psi=plan.psi)
-    for o in outs[count:]:
-        notes.append(f"a root at {o.singular_value:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
+    # a single-sample outlier is reported at its mean and counted at its median (docs/theory/two_step.md §8.3)
+    seen = [(o.singular_value, o) for o in outs] + [(med, TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample"))
+                                                    for s, th, med in r.samples]
+    seen.sort(key=lambda v: -v[0])
+    count = predicted_count([v for v, _ in seen], r.edge, N=N, psi=plan.psi)
+    for v, o in seen[count:]:
+        notes.append(f"a root at {v:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
                      "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
-    outs = tuple(outs[:count])
+    outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
                              bulk_top=r.edge, reliable=reliable)

@@ -12,17 +12,48 @@ from scipy import stats
 
 from rmtfl.theory import get_activation, make_target, two_step
 from rmtfl.theory._two_step import finite_n as F
-from rmtfl.theory._two_step.sample_spikes import bulk_cut, extreme_samples, truncated_rule
+from rmtfl.theory._two_step.sample_spikes import bulk_cut, tail_bins, truncated_rule
 from rmtfl.theory._two_step.two_step import predicted_count
 
 
-def test_extreme_samples_of_a_linear_target_are_gaussian_order_statistics():
-    n = 2000
-    y, z = extreme_samples(make_target("linear"), n, ranks=3)
-    for k, v in enumerate(np.abs(y), 1):
-        ref = stats.norm.isf((k - 0.3) / (n + 0.4) / 2)       # P(|z| > v) = (k - 0.3)/(n + 0.4)
-        assert abs(v - ref) < 1e-3                              # grid spacing 4.5e-4
+def test_tail_bins_of_a_linear_target_are_gaussian_tails():
+    n, p_max = 2000, 0.018
+    y, z, m = tail_bins(make_target("linear"), n, p_max, bins=16)
+    assert abs(m.sum() - 2 * p_max) < 1e-15 and np.all(m > 0)
     assert np.allclose(y, z)
+    edges = np.concatenate([[0.0], np.geomspace(0.05 / n, p_max, 16)])
+    for side, ys in ((1, y[:16]), (-1, y[16:])):
+        pm = np.sqrt(edges[:-1] * edges[1:])
+        pm[0] = edges[1] / 2
+        np.testing.assert_allclose(side * ys, stats.norm.isf(pm), atol=1e-3)   # grid spacing 4.5e-4
+
+
+def test_order_statistics_against_direct_integration():
+    """Mean and median of the k-th largest column location against scipy quad/brentq on the same tail law."""
+    from scipy import integrate, optimize
+
+    from rmtfl.theory._two_step.sample_order import order_statistics
+
+    n, N, psi = 500, 400.0, 1.0
+    mass = np.array([0.002, 0.004, 0.01])
+    vmean = np.array([[9.0], [6.0], [4.5]])
+    vm2 = vmean**2 * (1 + 40.0)                              # relative row spread sqrt(40 / N) = 0.32
+    tau = lambda x: np.array([1.0 / x])                      # Q_b(x) = v_b / x
+    x_edge = 4.0
+    got = order_statistics(tau, x_edge, 9.0, mass=mass, vmean=vmean, vm2=vm2, n=n, N=N, psi=psi,
+                           wa=np.array([1.0]), ranks=4)
+
+    def tail(s):
+        q = vmean[:, 0] / s**2
+        return float(mass @ stats.norm.cdf((q - 1) / (q * np.sqrt(40.0 / N))))
+
+    s_e = 2.0
+    assert len(got) >= 2
+    for k, (mean, median) in enumerate(got, 1):
+        F = lambda s: stats.binom.sf(k - 1, n, tail(s))
+        ref_mean = s_e + integrate.quad(F, s_e, 8.0, limit=200)[0]
+        ref_median = optimize.brentq(lambda s: F(s) - 0.5, s_e, 8.0)
+        assert abs(mean - ref_mean) < 2e-3 * ref_mean and abs(median - ref_median) < 2e-3 * ref_median
 
 
 def test_bulk_cut_and_truncated_rule():
@@ -70,3 +101,28 @@ def test_bounded_target_has_no_sample_outliers_and_heavy_one_does():
     samples = [o for o in heavy.outliers if o.kind == "sample"]
     assert samples and all(o.cos2_target == 0.0 and o.theta > 0 for o in samples)
     assert heavy.outliers[0].kind == "spike" and heavy.outliers[0].singular_value > 5 * samples[0].singular_value
+
+
+def test_m_spike_is_the_isolated_eigenvalue_of_a_weighted_covariance():
+    """lambda_i = y_i/phi + E[y/(1 - y/y_i)] against the eigenvalue of M = X^T diag(y) X / n along sample i,
+    simulated (d = 1000, n = 2000, bulk y from a discrete law, 6 seeds): within 3 s.e. plus O(1/d).
+    y_i/phi alone is 0.19 (about 20 s.e.) too low."""
+    from rmtfl.theory._two_step.sample_spikes import m_spike
+
+    yb = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0])
+    wb = np.array([0.1, 0.2, 0.2, 0.2, 0.15, 0.1, 0.05])
+    d, n, yi = 1000, 2000, 9.0
+    phi = n / d
+    rng = np.random.default_rng(7)
+    vals = []
+    for _ in range(6):
+        y = rng.choice(yb, size=n, p=wb)
+        y[0] = yi
+        X = rng.standard_normal((n, d))
+        X[0] *= math.sqrt(d) / np.linalg.norm(X[0])
+        ev, V = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
+        vals.append(ev[np.argmax((V.T @ X[0]) ** 2)])
+    m, se = np.mean(vals), np.std(vals, ddof=1) / math.sqrt(len(vals))
+    pred = m_spike(yi, phi, yb, wb * (n - 1) / n)
+    assert abs(pred - m) < 3 * se + 5.0 / d
+    assert abs(yi / phi - m) > 3 * se + 5.0 / d
