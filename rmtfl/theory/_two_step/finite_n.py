@@ -80,6 +80,7 @@ class FiniteNSetup(Result):
     phi2: float | None
     batch: str
     sp2: float   # E[sigma'^2]
+    ey1: float = 0.0   # E[y] over the whole batch
 
 
 def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule=None, ey2_ref=None) -> FiniteNSetup:
@@ -111,7 +112,8 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule
     sp2 = gaussian_moment(act, 1, 1)
     tau_h = math.sqrt(max(sp2 - mu1**2, 0.0) * ey2_t / phi)
     s = mus * ZS + tau * ZE
-    return FiniteNSetup(y, s, ZS, ZE, W, mu1, mu2, mus, ey2, tau, tau_h, phi, phi2, batch, sp2)
+    return FiniteNSetup(y, s, ZS, ZE, W, mu1, mu2, mus, ey2, tau, tau_h, phi, phi2, batch, sp2,
+                        float(target.mu0[0]))
 
 
 def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
@@ -225,29 +227,51 @@ def _m_cdf_of(yb: bytes, wb: bytes, phi: float):
     return x, F / F[-1]
 
 
-def _row_functions(a, st: FiniteNSetup, eta1, eta2, tn, rows):
-    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2)."""
+def _row_functions(a, st: FiniteNSetup, eta1, eta2, tn, rows, basis="second"):
+    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2).
+
+    Fresh batches: ``basis`` names the batch whose ``M`` gives the columns (its eigenvectors); the other ``M`` is
+    averaged over directions."""
     cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
     rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
     ey_c = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])
     phi2 = st.phi2 if st.batch == "fresh" else st.phi
-    # row j is w_j (I + eta1 a mu2 M)((1 + e) I + eta2 a cbar M) = w_j ((1 + e) + p M + q M^2)
+    # row j is w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)
     e = eta2 * a * ey_c
-    p = (1 + e) * eta1 * a * st.mu2 + eta2 * a * cbar
+    one = 1 + e
+    p1, p2 = one * eta1 * a * st.mu2, eta2 * a * cbar
     q = eta1 * eta2 * a * a * st.mu2 * cbar
     r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
         + (eta2 * a) ** 2 * st.ey2 * rem / phi2
-    one = 1 + e
-    return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
+    if st.batch != "fresh":   # one batch: M_1 = M_2 = M, so w_j ((1 + e) + p M + q M^2)
+        p = p1 + p2
+        return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
+    zero = np.zeros_like(a)
+    m1 = st.ey1
+    if basis == "second":
+        # columns along the eigenvectors u of M_2 (eigenvalue l): C u = (1 + e + p2 l) u + (p1 + q l) M_1 u, with
+        # u^T M_1 u -> E y and |M_1 u|^2 -> E y^2 / phi_1 + (E y)^2 (docs/theory/two_step.md §8.2)
+        m2 = st.tau**2 + m1**2
+        return np.stack([one * one + p1 * p1 * m2 + 2 * one * p1 * m1,
+                         2 * one * p2 + 2 * p1 * q * m2 + 2 * (one * q + p1 * p2) * m1,
+                         p2 * p2 + q * q * m2 + 2 * p2 * q * m1, zero, zero, r], axis=1)
+    # columns along the eigenvectors of M_1 (eigenvalue l), M_2 averaged: (1 + al)^2 (b^2 + 2 b g E y)
+    # + g^2 |M_2 u|^2 (1 + 2 al E y + al^2 |M_1 u|^2) with al = eta1 a mu2, b = 1 + e, g = p2
+    al = eta1 * a * st.mu2
+    m2_2 = st.tau**2 * st.phi / st.phi2 + m1**2
+    B = one * one + 2 * one * p2 * m1
+    C = p2 * p2 * m2_2 * (1 + 2 * al * m1 + al * al * (st.tau**2 + m1**2))
+    return np.stack([B + C, 2 * al * B, al * al * B, zero, zero, r], axis=1)
 
 
 class _Bulk:
     """The separable profile of ``W_2 - P`` at width ``N``: edge and resolvent kernels above it."""
 
-    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer, zrange=None):
+    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer, zrange=None, basis="second"):
         d = max(int(round(N / psi)), 1)
         Nn = int(round(N))
-        xg, Fm = _m_cdf(target, st.phi2 if st.batch == "fresh" else st.phi, zrange)
+        self.basis = basis
+        xg, Fm = _m_cdf(target, st.phi2 if st.batch == "fresh" and basis == "second" else st.phi, zrange)
         lam, wl = quantile_nodes(d, lambda p: np.interp(p, Fm, xg))
         if second_layer == "gaussian":
             a, wa = quantile_nodes(Nn, lambda p: special.ndtri(p) / math.sqrt(N))
@@ -256,7 +280,7 @@ class _Bulk:
         self.a, self.wa, self.zrange = a, wa, zrange
         self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
         colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
-        self.red = SeparableProfile(_row_functions(a, st, eta1, eta2, tn, rows), colh, Nn / d, wa, wl)
+        self.red = SeparableProfile(_row_functions(a, st, eta1, eta2, tn, rows, basis), colh, Nn / d, wa, wl)
         cmax = float(np.max(np.abs(self.red.rowf) @ np.abs(colh).max(0)))
         self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
         self.x_edge = fold_edge(self.red, self.x_start)
@@ -303,7 +327,7 @@ class _Bulk:
             return None, None
         K = self.red.K
         A, B = v[:K], v[K:]
-        f = _row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows)
+        f = _row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
@@ -315,7 +339,7 @@ def column_spike(bulk: _Bulk, a, wa, excess):
     ``1/d``); its isolated eigenvalue ``x = s^2`` of ``W^T W`` solves ``psi E_j[v_j (-t_j(x))] = 1`` above the edge
     (the column denominator of the variance-profile equations).  ``None`` when it stays inside the bulk.
     """
-    v = 1.0 + _row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows)[:, 5] + excess
+    v = 1.0 + _row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5] + excess
     psi = bulk.red.psi
 
     def f(x):
@@ -394,8 +418,12 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         st_b = st if zr is None else finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
                                                     zs_rule=truncated_rule(*zr), ey2_ref=st.ey2)
         rows = finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer, bulk=True)[6]
-        return _Bulk(st_b, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=tuple(r[order] for r in rows),
-                     second_layer=second_layer, zrange=zr)
+        bulks = [_Bulk(st_b, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=tuple(r[order] for r in rows),
+                       second_layer=second_layer, zrange=zr, basis=b)
+                 for b in (("second", "first") if batch == "fresh" else ("second",))]
+        # fresh batches: each basis keeps one M's direction structure and averages the other, so each edge
+        # falls short of the true one; the larger is kept (docs/theory/two_step.md §8.2)
+        return max(bulks, key=lambda b: b.edge)
     lu, Qu = np.linalg.eigh(G_U)
     Rm = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
@@ -457,30 +485,33 @@ def _sample_spike_locations(act, target, st, bulk, *, eta1, eta2, N, psi):
     ranks have their median above the edge.
     """
     d = N / psi
-    parts = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
-    found, isolated = [], {}
-    r_rows = _row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows)[:, 5]
-    for which, phi_b in parts:
-        k = sample_spikes.SAMPLE_RANKS
-        isolated[which] = 0
-        if k == 0:
-            continue
+    names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
+    k = sample_spikes.SAMPLE_RANKS
+    if k == 0:
+        return (), {w: 0 for w, _ in names}
+    r_rows = _row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
+    ymax = float(np.max(np.abs(yb)))
+    gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
+    parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
+    for which, phi_b in names:
         n_b = max(int(round(phi_b * d)), 1)
         ys, zs, mass = tail_bins(target, n_b, min(0.25, TAIL_MASS * k / n_b))
-        yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
-        ymax = float(np.max(np.abs(yb)))
         lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
-        gq = bulk.a * math.sqrt(N)          # the rows of the matrix at this N (not a quadrature of the law of g:
-        mom = []                            # a row beyond the largest |a_j| would be a spike of its own)
+        mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
                                     which=which, lams=lams, moments=mom)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
-        top = int(np.argmax(th2))
-        guess = column_spike(bulk, bulk.a, bulk.wa, rws[top])
-        stats_k = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge,
-                                   (guess or bulk.edge) ** 2, mass=mass, vmean=vmean, vm2=vm2, n=n_b, N=N,
-                                   psi=psi, wa=bulk.wa, ranks=k)
+        parts.append((mass, vmean, vm2, n_b))
+        th2s.append(th2)
+        if guess is None or th2.max() > guess[0]:
+            guess = (float(th2.max()), rws[int(np.argmax(th2))])
+    top = column_spike(bulk, bulk.a, bulk.wa, guess[1])
+    per_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2,
+                                parts, N=N, psi=psi, wa=bulk.wa, ranks=k)
+    found, isolated = [], {}
+    for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
         isolated[which] = len(stats_k)
         order = np.argsort(-th2)
         cum = np.cumsum(mass[order])

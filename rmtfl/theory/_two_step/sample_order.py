@@ -26,43 +26,53 @@ __all__ = ["order_statistics", "S_GRID"]
 S_GRID = 48
 
 
-def order_statistics(tau, x_edge: float, x_guess: float, *, mass, vmean, vm2, n: int, N: float, psi: float, wa,
-                     ranks: int):
-    """``[(mean, median), ...]`` of the ``k``-th largest single-sample outlier, ``k = 1, 2, ...``, while its median
-    lies above the edge (module docstring).
+def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, ranks: int):
+    """Per batch part, ``[(mean, median), ...]`` of the ``k``-th largest single-sample outlier, ``k = 1, 2, ...``,
+    while its median lies above the edge (module docstring).
 
-    ``tau(x)``: the row kernel at ``x = s^2`` (``None`` inside the bulk); ``mass``: probability of each tail bin;
-    ``vmean``/``vm2``: ``E[v]`` and ``E[v^2]`` per bin and row (arrays ``bins x rows``); ``wa``: row weights;
-    ``x_guess``: a location of the strongest bin (where the ``s`` grid starts looking for its top end).
+    ``tau(x)``: the row kernel at ``x = s^2`` (``None`` inside the bulk); ``parts``: ``(mass, vmean, vm2, n)`` per
+    batch part -- probability of each tail bin, ``E[v]`` and ``E[v^2]`` per bin and row (``bins x rows``), and the
+    batch size; ``wa``: row weights; ``x_guess``: a location of the strongest bin (where the ``s`` grid starts
+    looking for its top end).  One grid in ``s`` serves every part (one kernel evaluation per grid point).
     """
-    mass = np.asarray(mass, dtype=float)
     s_e = math.sqrt(x_edge) * (1 + 1e-7)
+    cache = {}
 
-    def tail(s):
-        t = tau(s * s)
-        if t is None:
-            return 1.0
-        mq = vmean @ (wa * t)
-        var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
-        sd = psi * np.sqrt(var / N) + 1e-300
-        return float(mass @ special.ndtr((psi * mq - 1.0) / sd))
+    def tails(s):
+        if s not in cache:
+            t = tau(s * s)
+            out = []
+            for mass, vmean, vm2, _ in parts:
+                if t is None:
+                    out.append(1.0)
+                    continue
+                mq = vmean @ (wa * t)
+                var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
+                sd = psi * np.sqrt(var / N) + 1e-300
+                out.append(float(np.asarray(mass, dtype=float) @ special.ndtr((psi * mq - 1.0) / sd)))
+            cache[s] = np.array(out)
+        return cache[s]
 
+    nmax = max(p[3] for p in parts)
     s_t = max(math.sqrt(max(x_guess, x_edge)), s_e) * 1.2
     for _ in range(40):                                  # the top end: where P(S > s) is negligible
-        if tail(s_t) * n < 1e-3:
+        if tails(s_t).max() * nmax < 1e-3:
             break
         s_t = s_e + 1.5 * (s_t - s_e)
     grid = s_e + (s_t - s_e) * np.linspace(0.0, 1.0, S_GRID) ** 2
-    P = np.array([tail(s) for s in grid])
-    out = []
-    for k in range(1, ranks + 1):
-        F = stats.binom.sf(k - 1, n, np.clip(P, 0.0, 1.0))     # P(S_(k) > s), decreasing in s
-        if F[0] < 0.5:
-            break
-        j = int(np.searchsorted(-F, -0.5))                      # first grid point with F <= 0.5
-        j = min(max(j, 1), grid.size - 1)
-        f0, f1 = F[j - 1], F[j]
-        median = grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - 0.5) / (f0 - f1) if f0 > f1 else 0.0)
-        mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
-        out.append((mean, float(median)))
-    return out
+    P = np.array([tails(s) for s in grid])               # (grid, parts)
+    result = []
+    for ip, (_, _, _, n) in enumerate(parts):
+        out = []
+        for k in range(1, ranks + 1):
+            F = stats.binom.sf(k - 1, n, np.clip(P[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
+            if F[0] < 0.5:
+                break
+            j = int(np.searchsorted(-F, -0.5))                          # first grid point with F <= 0.5
+            j = min(max(j, 1), grid.size - 1)
+            f0, f1 = F[j - 1], F[j]
+            median = grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - 0.5) / (f0 - f1) if f0 > f1 else 0.0)
+            mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
+            out.append((mean, float(median)))
+        result.append(out)
+    return result

@@ -128,31 +128,30 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     sp = act.derivative(1, z)[:, None]                              # (A, 1)
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
-    thetas, rows = [], []
-    if lams is None:
-        lams = [y / phi_b for y in ys]
-    for y, zst, lam in zip(ys, zs, lams):
-        s = st.mus * zst
-        D = st.mu1 * s + st.tau_h * xi[None, :]                     # (1, B)
-        if which == "both":
-            D = D + y * sp / st.phi                                 # (A, B): the sample's own term
-        u = z[None, :, None] + t[:, None, None] * D[None]           # (Q, A, B)
-        s2 = act.derivative(1, u)
-        F = np.einsum("qab,ab->q", s2, W2)
-        h = np.zeros_like(s2)
-        if which in ("both", "first"):
-            h = h + eta1 * (sp[None] - st.mu1)
-        if which in ("both", "second"):
-            h = h + eta2 * (s2 - F[:, None, None])
-        eh2 = np.einsum("qab,ab->q", h * h, W2)                     # E[h^2 | g_q]
-        ezh = np.einsum("qab,a,b->q", h, wz * z, wx)                # E[z h | g_q]
-        kappa = y / (phi_b * math.sqrt(N))
-        kap_lin = lam / math.sqrt(N)                                # the linear part sees M's eigenvalue
-        ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)
-        thetas.append(float(N / d * (wg @ ex)))
-        rows.append(ex)
-        if moments is not None:   # the entry A = z (1 + kap_lin g c) + kappa g (h - c z): E[A^2], E[A^4] per row
-            A = (z[None, :, None] * (1 + kap_lin * g * ezh)[:, None, None]
-                 + (kappa * g)[:, None, None] * (h - ezh[:, None, None] * z[None, :, None]))
-            moments.append((np.einsum("qab,ab->q", A * A, W2), np.einsum("qab,ab->q", A**4, W2)))
-    return np.array(thetas), rows
+    ys = np.asarray(ys, dtype=float)
+    lams = ys / phi_b if lams is None else np.asarray(lams, dtype=float)
+    s = st.mus * np.asarray(zs, dtype=float)
+    D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]             # (S, 1, B)
+    if which == "both":
+        D = D + ys[:, None, None] * sp[None] / st.phi                           # (S, A, B): the sample's own term
+    u = z[None, None, :, None] + t[None, :, None, None] * D[:, None]            # (S, Q, A, B)
+    s2 = act.derivative(1, u)
+    F = np.einsum("sqab,ab->sq", s2, W2)
+    h = np.zeros_like(s2)
+    if which in ("both", "first"):
+        h = h + eta1 * (sp - st.mu1)
+    if which in ("both", "second"):
+        h = h + eta2 * (s2 - F[..., None, None])
+    eh2 = np.einsum("sqab,ab->sq", h * h, W2)                       # E[h^2 | g_q]
+    ezh = np.einsum("sqab,a,b->sq", h, wz * z, wx)                  # E[z h | g_q]
+    kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
+    kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
+    ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)   # (S, Q)
+    thetas = N / d * (ex @ wg)
+    rows = list(ex)
+    if moments is not None:   # the entry A = z (1 + kap_lin g c) + kappa g (h - c z): E[A^2], E[A^4] per row
+        A = (z[None, None, :, None] * (1 + kap_lin * g * ezh)[..., None, None]
+             + (kappa * g)[..., None, None] * (h - ezh[..., None, None] * z[None, None, :, None]))
+        A2 = A * A
+        moments.extend(zip(np.einsum("sqab,ab->sq", A2, W2), np.einsum("sqab,ab->sq", A2 * A2, W2)))
+    return np.asarray(thetas, dtype=float), rows

@@ -63,6 +63,17 @@ def test_quadratic_sigma_bulk_edge_equals_the_exact_variance_profile(monkeypatch
         assert not any(o.kind == "sample" for o in p.outliers)
 
 
+@pytest.mark.parametrize("eta1, eta2", [(30.0, 1e-7), (1e-7, 30.0)])
+def test_fresh_bulk_with_one_step_equals_the_one_batch_profile(eta1, eta2):
+    """With one of the two steps switched off, a fresh batch's bulk is that of one batch (one matrix M, exact
+    profile for the quadratic sigma): the fresh route's basis of that step's M must reproduce it
+    (docs/theory/two_step.md §8.2, fresh batches)."""
+    kw = dict(psi=1.0, phi=2.0, eta1=eta1, eta2=eta2, N=1000)
+    one = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", batch="reused", **kw).bulk_edge
+    fresh = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", batch="fresh", phi2=2.0, **kw).bulk_edge
+    assert one > 3.5 and abs(fresh - one) < 1e-6 * one
+
+
 def test_the_issue_case_is_no_longer_explosive():
     """tanh, z + He2/sqrt2, N = d = 1000, n = 2000, reused: simulation 15.4 (0.4, 0.2) and 11.7 (0.3, 0.3) with one
     outlier; the Taylor route gave 294.9 and spurious second outliers.  The bulk of a saturating sigma narrows

@@ -40,8 +40,9 @@ def test_order_statistics_against_direct_integration():
     vm2 = vmean**2 * (1 + 40.0)                              # relative row spread sqrt(40 / N) = 0.32
     tau = lambda x: np.array([1.0 / x])                      # Q_b(x) = v_b / x
     x_edge = 4.0
-    got = order_statistics(tau, x_edge, 9.0, mass=mass, vmean=vmean, vm2=vm2, n=n, N=N, psi=psi,
-                           wa=np.array([1.0]), ranks=4)
+    got, again = order_statistics(tau, x_edge, 9.0, [(mass, vmean, vm2, n), (mass, vmean, vm2, n)], N=N, psi=psi,
+                                  wa=np.array([1.0]), ranks=4)
+    assert got == again
 
     def tail(s):
         q = vmean[:, 0] / s**2
