@@ -83,11 +83,11 @@ def test_mp_bbp_simulation_matches_the_prediction_at_the_fluctuation_scale():
 def test_steps_prediction_is_two_step_at_this_N():
     from rmtfl.explore import _steps
 
-    p = _steps.params("hermite(0, 1, 0.5)", "hermite(0, 1, 0.7071067811865476)", 0.3, 0.45, "reused", 200, 0)
+    p = _steps.params("gelu", "hermite(0, 1, 0.7071067811865476)", 0.3, 0.45, "reused", 200, 0)
     v = _steps.theory(p)["values"]
-    pred = th.two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.7071067811865476)", psi=1.0, phi=2.0,
+    pred = th.two_step("gelu", "hermite(0, 1, 0.7071067811865476)", psi=1.0, phi=2.0,
                        eta1=200 ** 0.3, eta2=200 ** 0.45, N=200)
-    assert v["outliers"] == len(pred.outliers) >= 2   # two spikes of P, plus single-sample outliers (docs/theory/two_step.md §8.3)
+    assert v["outliers"] == len(pred.outliers) >= 2   # two spikes of P (docs/theory/two_step.md §8.2)
     assert [v["s1"], v["s2"]] == [o.singular_value for o in pred.outliers[:2]]
     assert v["Lambda"] == th.outlier_count(0.3, 0.45).count
 

@@ -8,7 +8,8 @@ widened bulk, ``v_ij`` the column's variance in row ``j``); over the rows the st
 
     P(S > s) = sum_b mass_b * Phi((Q_b(s^2) - 1) / sd_b(s^2))
 
-over bins ``b`` of the tail of the law of ``y``.  Then ``P(S_(k) > s) = P(Binomial(n, P(S > s)) >= k)``; the
+over bins ``b`` of the tail of the law of ``y`` whose mean strength is above 1 at the edge (isolated on average;
+below the threshold the spread moves the edge on the Tracy-Widom scale and makes no outlier).  Then ``P(S_(k) > s) = P(Binomial(n, P(S > s)) >= k)``; the
 prediction reports the mean of ``max(S_(k), edge)`` as the location and uses the median of ``S_(k)`` for the
 count (a median count of simulated draws sees the ``k``-th outlier when its median lies above the margin).
 Deterministic: no sampling, a fixed grid in ``s``.
@@ -37,19 +38,24 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     """
     s_e = math.sqrt(x_edge) * (1 + 1e-7)
     cache = {}
+    # only columns isolated on average can stand out: below the BBP threshold an O(N^-1/2) spread of the strength
+    # moves the edge on the Tracy-Widom scale, it does not make outliers (docs/theory/two_step.md §8.3)
+    t_e = tau(s_e * s_e)
+    above = [psi * (np.asarray(vmean) @ (wa * t_e)) > 1.0 if t_e is not None else np.zeros(len(m), bool)
+             for m, vmean, _, _ in parts]
 
     def tails(s):
         if s not in cache:
             t = tau(s * s)
             out = []
-            for mass, vmean, vm2, _ in parts:
+            for (mass, vmean, vm2, _), ok in zip(parts, above):
                 if t is None:
                     out.append(1.0)
                     continue
                 mq = vmean @ (wa * t)
                 var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
                 sd = psi * np.sqrt(var / N) + 1e-300
-                out.append(float(np.asarray(mass, dtype=float) @ special.ndtr((psi * mq - 1.0) / sd)))
+                out.append(float((np.asarray(mass, dtype=float) * ok) @ special.ndtr((psi * mq - 1.0) / sd)))
             cache[s] = np.array(out)
         return cache[s]
 
