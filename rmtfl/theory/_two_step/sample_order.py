@@ -21,7 +21,11 @@ import math
 import numpy as np
 from scipy import special, stats
 
-__all__ = ["order_statistics", "S_GRID"]
+from .bulk_edge import y_law
+from .sample_spikes import m_spike, sample_strengths, tail_bins, y_law_truncated
+from .widened_bulk import column_spike, row_functions
+
+__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
@@ -82,3 +86,53 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
             out.append((mean, float(median)))
         result.append(out)
     return result
+
+
+def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
+    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated)``.
+
+    Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
+    side) are binned, each bin's column profile computed, and the order statistics of the column locations over the
+    batch taken (:func:`order_statistics`), for the ``ranks`` most extreme samples per part; ``bulk``: the
+    :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
+    median above the edge.
+    """
+    d = N / psi
+    names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
+    k = ranks
+    if k == 0:
+        return (), {w: 0 for w, _ in names}
+    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
+    ymax = float(np.max(np.abs(yb)))
+    gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
+    parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
+    for which, phi_b in names:
+        n_b = max(int(round(phi_b * d)), 1)
+        ys, zs, mass = tail_bins(target, n_b, min(0.25, TAIL_MASS * k / n_b))
+        lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
+        mom = []
+        th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
+                                    which=which, lams=lams, moments=mom)
+        vmean = np.array([1.0 + r_rows + ex for ex in rws])
+        vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
+        parts.append((mass, vmean, vm2, n_b))
+        th2s.append(th2)
+        if guess is None or th2.max() > guess[0]:
+            guess = (float(th2.max()), rws[int(np.argmax(th2))])
+    top = column_spike(bulk, bulk.a, bulk.wa, guess[1])
+    per_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2,
+                                parts, N=N, psi=psi, wa=bulk.wa, ranks=k)
+    found, isolated = [], {}
+    for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
+        isolated[which] = len(stats_k)
+        order = np.argsort(-th2)
+        cum = np.cumsum(mass[order])
+        for rank, (mean, median) in enumerate(stats_k, 1):
+            b = order[min(int(np.searchsorted(cum, (rank - 0.3) / (n_b + 0.4))), order.size - 1)]
+            found.append((mean, math.sqrt(max(float(th2[b]), 0.0)), median))
+    return tuple(sorted(found, reverse=True)), isolated
+
+
+#: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.
+TAIL_MASS = 3.0

@@ -1,0 +1,192 @@
+"""The widened bulk of ``W_2 - P`` at finite width: a separable variance profile (docs/theory/two_step.md §8.2).
+
+Row ``j`` of the bulk is ``w_j^T ((1 + e_j) I + p_j M + q_j M^2)`` plus independent noise of relative variance ``r_j``
+(one batch; fresh batches: docs/theory/two_step.md §8.2, "Fresh batches"), with ``M = X^T diag(y) X / n``.  In the
+eigenbasis of ``M`` the profile ``S_jl = sum_k f_k(a_j) lambda_l^k`` is separable; the Hachem-Loubaton-Najim
+system then reduces to a few unknowns (:class:`~rmtfl.theory._two_step.bulk_edge.SeparableProfile`), its fold is the
+edge, and its resolvent kernels give outlier locations (:func:`column_spike`, :func:`master_eigs`).  Rows are the
+``N`` quantiles of the law of ``a``, columns the ``d`` quantiles of the weighted Marchenko-Pastur law of ``M``.
+Normalisation (docs/conventions.md §3-§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``psi = N/d``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from .._classical.targets import Target
+from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, weighted_mp_stieltjes, y_law
+from .sample_spikes import y_law_truncated
+
+__all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "M_GRID"]
+
+#: Grid points of the tabulated law of ``M``.
+M_GRID = 600
+
+def m_law_cdf(target: Target, phi: float, zrange=None):
+    """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached by the law of ``y``);
+    with ``zrange`` the samples ``z* in zrange`` only (docs/theory/two_step.md §8.3)."""
+    y, w = y_law(target) if zrange is None else y_law_truncated(target, zrange)
+    return _m_cdf_of(y.tobytes(), w.tobytes(), float(phi))
+
+
+@functools.lru_cache(maxsize=64)
+def _m_cdf_of(yb: bytes, wb: bytes, phi: float):
+    y, w = np.frombuffer(yb), np.frombuffer(wb)
+    c = 1.0 / phi
+    top = (1.0 + math.sqrt(c)) ** 2
+    x = np.linspace(top * min(y.min(), 0.0) - 1.0, top * max(y.max(), 0.0) + 1.0, M_GRID // 4)
+    for n_grid in (M_GRID // 2, M_GRID):   # find the numerical support, then resolve it
+        rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+        keep = np.nonzero(rho > 1e-10 * rho.max())[0]
+        x = np.linspace(x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)], n_grid)
+    rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+    F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
+    return x, F / F[-1]
+
+
+def row_functions(a, st, eta1, eta2, tn, rows, basis="second"):
+    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2).
+
+    Fresh batches: ``basis`` names the batch whose ``M`` gives the columns (its eigenvectors); the other ``M`` is
+    averaged over directions."""
+    cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
+    rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
+    ey_c = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])
+    phi2 = st.phi2 if st.batch == "fresh" else st.phi
+    # row j is w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)
+    e = eta2 * a * ey_c
+    one = 1 + e
+    p1, p2 = one * eta1 * a * st.mu2, eta2 * a * cbar
+    q = eta1 * eta2 * a * a * st.mu2 * cbar
+    r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
+        + (eta2 * a) ** 2 * st.ey2 * rem / phi2
+    if st.batch != "fresh":   # one batch: M_1 = M_2 = M, so w_j ((1 + e) + p M + q M^2)
+        p = p1 + p2
+        return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
+    zero = np.zeros_like(a)
+    m1 = st.ey1
+    if basis == "second":
+        # columns along the eigenvectors u of M_2 (eigenvalue l): C u = (1 + e + p2 l) u + (p1 + q l) M_1 u, with
+        # u^T M_1 u -> E y and |M_1 u|^2 -> E y^2 / phi_1 + (E y)^2 (docs/theory/two_step.md §8.2)
+        m2 = st.tau**2 + m1**2
+        return np.stack([one * one + p1 * p1 * m2 + 2 * one * p1 * m1,
+                         2 * one * p2 + 2 * p1 * q * m2 + 2 * (one * q + p1 * p2) * m1,
+                         p2 * p2 + q * q * m2 + 2 * p2 * q * m1, zero, zero, r], axis=1)
+    # columns along the eigenvectors of M_1 (eigenvalue l), M_2 averaged: (1 + al)^2 (b^2 + 2 b g E y)
+    # + g^2 |M_2 u|^2 (1 + 2 al E y + al^2 |M_1 u|^2) with al = eta1 a mu2, b = 1 + e, g = p2
+    al = eta1 * a * st.mu2
+    m2_2 = st.tau**2 * st.phi / st.phi2 + m1**2
+    B = one * one + 2 * one * p2 * m1
+    C = p2 * p2 * m2_2 * (1 + 2 * al * m1 + al * al * (st.tau**2 + m1**2))
+    return np.stack([B + C, 2 * al * B, al * al * B, zero, zero, r], axis=1)
+
+
+class WidenedBulk:
+    """The separable profile of ``W_2 - P`` at width ``N``: edge and resolvent kernels above it."""
+
+    def __init__(self, st, target, *, eta1, eta2, N, psi, tn, rows, second_layer, zrange=None, basis="second"):
+        d = max(int(round(N / psi)), 1)
+        Nn = int(round(N))
+        self.basis = basis
+        xg, Fm = m_law_cdf(target, st.phi2 if st.batch == "fresh" and basis == "second" else st.phi, zrange)
+        lam, wl = quantile_nodes(d, lambda p: np.interp(p, Fm, xg))
+        if second_layer == "gaussian":
+            a, wa = quantile_nodes(Nn, lambda p: special.ndtri(p) / math.sqrt(N))
+        else:
+            a, wa = np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5)
+        self.a, self.wa, self.zrange = a, wa, zrange
+        self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
+        colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
+        self.red = SeparableProfile(row_functions(a, st, eta1, eta2, tn, rows, basis), colh, Nn / d, wa, wl)
+        cmax = float(np.max(np.abs(self.red.rowf) @ np.abs(colh).max(0)))
+        self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
+        self.x_edge = fold_edge(self.red, self.x_start)
+        self.edge = math.sqrt(self.x_edge)
+        self._path = []   # (x, A, B) solved above the edge, x decreasing
+
+    def _solve_x(self, x, guess):
+        red, K = self.red, self.red.K
+
+        def res(v):
+            A, B = v[:K], v[K:]
+            _, _, t, tt = red.parts(A, B, x)
+            return np.concatenate([A - red.psi * (red.Pa.T @ t), B - red.Pl.T @ tt])
+
+        sol = optimize.root(res, guess, method="hybr", options={"xtol": 1e-12})
+        return sol.x if np.abs(res(sol.x)).max() < 1e-9 else None
+
+    def kernels(self, x):
+        """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``."""
+        if not self._path or x > self._path[0][0]:
+            xs = max(self.x_start, x)
+            v0 = np.concatenate([-self.red.psi * self.red.Pa.sum(0) / xs, -self.red.Pl.sum(0) / xs])
+            v = self._solve_x(xs, v0)
+            if v is None:
+                return None
+            self._path.insert(0, (xs, v))
+        best = min((p for p in self._path if p[0] >= x), key=lambda p: p[0])
+        xc, v = best
+        while xc > x:
+            xn = max(x, xc / 1.3, self.x_edge + 0.5 * (xc - self.x_edge))
+            if xc - x < 1e-12 * x:
+                xn = x
+            u = self._solve_x(xn, v)
+            if u is None:
+                return None
+            xc, v = xn, u
+            self._path.append((xc, v))
+        return v
+
+    def tau_rows(self, a, x):
+        """``-t(a)`` at rows ``a`` and ``<-tt>`` at ``x`` (docs/theory/two_step.md §8.2)."""
+        v = self.kernels(x)
+        if v is None:
+            return None, None
+        K = self.red.K
+        A, B = v[:K], v[K:]
+        f = row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        _, Dtt, _, _ = self.red.parts(A, B, x)
+        return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
+
+
+def column_spike(bulk: WidenedBulk, a, wa, excess):
+    """Singular value of the isolated column with per-row excess variance ``excess`` (docs/theory/two_step.md §8.3).
+
+    The column (a direction of the input space) has variance ``1 + r(a_j) + excess_j`` in row ``j`` (units of
+    ``1/d``); its isolated eigenvalue ``x = s^2`` of ``W^T W`` solves ``psi E_j[v_j (-t_j(x))] = 1`` above the edge
+    (the column denominator of the variance-profile equations).  ``None`` when it stays inside the bulk.
+    """
+    v = 1.0 + row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5] + excess
+    psi = bulk.red.psi
+
+    def f(x):
+        tq, _ = bulk.tau_rows(a, x)
+        return psi * float(wa @ (v * tq)) - 1.0 if tq is not None else -1.0
+
+    xe = bulk.x_edge * (1 + 1e-7)
+    if f(xe) <= 0:
+        return None
+    hi = 2 * xe
+    while f(hi) > 0 and hi < 1e12:
+        hi *= 2
+    return math.sqrt(optimize.brentq(f, xe, hi, xtol=1e-12 * hi))
+
+
+def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):
+    """Eigenvalues of ``Phi_A(s) Phi_B(s)`` (the master equation of docs/theory/two_step.md §8.1, with the profile).
+
+    ``G_U_w(tau)`` builds the ``N``-side Gram matrix with row weights ``tau`` at the nodes ``g``.
+    """
+    tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
+    if tq is None:
+        return None
+    GA = G_U_w(tq)
+    lu, Qu = np.linalg.eigh((GA + GA.T) / 2)
+    R = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    M = s * s * ttm * (R @ G_V @ R)
+    return np.sort(np.linalg.eigvalsh((M + M.T) / 2))[::-1]
+
+
