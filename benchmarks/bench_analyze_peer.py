@@ -16,14 +16,14 @@ WeightWatcher (optional, ``--ww /path/to/python``): ``WeightWatcher(model=DIR).a
 format -- a folder holding ``W.weight.npy`` and ``ww_config.json`` -- one thread; its count is ``num_spikes`` and its
 noise level ``sigma_mp^2 * mean(s^2) / max(1, N/d)`` (it rescales the eigenvalues to mean 1 before the fit).
 
-Reported per cell: the mean absolute outlier-count error (split into missed spikes and over-counts), the fraction of planted spikes found, the false-alarm
-rate (a matrix with more outliers than planted), the relative bias of the noise estimate, the time per matrix, and
-for rmtfl the coverage of the stated theta interval and the fraction judged MP-consistent.  The false-alarm rate of
-rmtfl on pure noise is measured separately over ``--fa-draws`` draws per ``psi``.  The verdict at the end compares
-what the two methods are built to do: rmtfl's missed spikes against WeightWatcher's count error in every cell, and
-rmtfl's over-counts against its level ``alpha`` (a test at level ``alpha`` over-counts at rate ``alpha`` by design;
-WeightWatcher's cut 9-10 Tracy-Widom units above the edge never over-counts on Gaussian noise, and misses most
-spikes below 1.3 theta_c in exchange).
+Reported per cell: the mean absolute outlier-count error (split into missed spikes and over-counts), the fraction of
+planted spikes found, the false-alarm rate (a matrix with more outliers than planted), the relative bias of the
+noise estimate, the time per matrix, and for rmtfl the coverage of the stated theta interval and the fraction judged
+MP-consistent.  The false-alarm rate of rmtfl on pure noise is measured separately over ``--fa-draws`` draws per
+``psi``.  The verdict at the end compares what the two methods are built to do: rmtfl's missed spikes against
+WeightWatcher's count error in every cell, and rmtfl's over-counts against its level ``alpha`` (a test at level
+``alpha`` over-counts at rate ``alpha`` by design; WeightWatcher's cut 9-10 Tracy-Widom units above the edge never
+over-counts on Gaussian noise, and misses most spikes below 1.3 theta_c in exchange).
 """
 from __future__ import annotations
 

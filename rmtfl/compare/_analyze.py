@@ -282,11 +282,11 @@ def analyze(W, *, alpha: float = 0.05, kind: str = "rectangular", top_k: int | N
 def _certificate_edge(s_sketch, sketch_shape, N, d, alpha, scan):
     """The edge handed to the top-k solver, so that ``complete`` is its certificate (docs/analyze.md §7).
 
-    The first test's threshold at a lower bound of the noise level: the sketch's robust fit less
-    ``CERT_TOL / min(sketch)`` relative (the fit's error is about ``1 / min(sketch)``).  Too high a bound cannot make
-    ``complete`` lie, only fail: :func:`_finish` checks the edge against the test's last threshold.  ``None`` (no certificate asked for)
-    when the sketch already shows a bulk that is not MP or the entries are heavy-tailed: there, values above an
-    edge may number in the hundreds, and the report is "not MP" whatever they are."""
+    The first test's threshold at a lower bound of the noise level: the sketch's robust fit less ``CERT_TOL /
+    min(sketch)`` relative (the fit's error is about ``1 / min(sketch)``).  Too high a bound cannot make
+    ``complete`` lie, only fail: :func:`_finish` checks the edge against the test's last threshold.  ``None`` (no
+    certificate asked for) when the sketch already shows a bulk that is not MP or the entries are heavy-tailed:
+    there, values above an edge may number in the hundreds, and the report is "not MP" whatever they are."""
     ns, ds = sketch_shape
     c = float(s_sketch[0])
     if not c > 0.0:

@@ -9,9 +9,10 @@ widened bulk, ``v_ij`` the column's variance in row ``j``); over the rows the st
     P(S > s) = sum_b mass_b * Phi((Q_b(s^2) - 1) / sd_b(s^2))
 
 over bins ``b`` of the tail of the law of ``y`` whose mean strength is above 1 at the edge (isolated on average;
-below the threshold the spread moves the edge on the Tracy-Widom scale and makes no outlier).  Then ``P(S_(k) > s) = P(Binomial(n, P(S > s)) >= k)``; the
-prediction reports the mean of ``max(S_(k), edge)`` as the location and uses the median of ``S_(k)`` for the
-count (a median count of simulated draws sees the ``k``-th outlier when its median lies above the margin).
+below the threshold the spread moves the edge on the Tracy-Widom scale and makes no outlier).  Then ``P(S_(k) > s) =
+P(Binomial(n, P(S > s)) >= k)``; the prediction reports the mean of ``max(S_(k), edge)`` as the location and uses
+the median of ``S_(k)`` for the count (a median count of simulated draws sees the ``k``-th outlier when its median
+lies above the margin).
 Deterministic: no sampling, a fixed grid in ``s``.
 """
 from __future__ import annotations
