@@ -16,6 +16,7 @@ Importing this package imports nothing of Bokeh: :func:`make_server` and :func:`
 """
 from __future__ import annotations
 
+import signal
 import socket
 
 __all__ = ["PAGES", "make_server", "serve", "free_port", "page_modules"]
@@ -134,11 +135,23 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", open_browser: bool = Fal
     print(f"rmtfl explore: serving {url} (Ctrl-C to stop)", flush=True)
     if open_browser:
         server.io_loop.add_callback(_open, url)
+    loop = server.io_loop
+    aloop = getattr(loop, "asyncio_loop", None)
     try:
-        server.io_loop.start()
+        # Ctrl-C stops the loop from inside it: a KeyboardInterrupt raised in the middle of a callback can leave the
+        # loop unable to shut down (where the platform has no asyncio signal handlers, that is the fallback)
+        aloop.add_signal_handler(signal.SIGINT, loop.stop)
+        handled = True
+    except (AttributeError, NotImplementedError, RuntimeError):
+        handled = False
+    try:
+        loop.start()
+        print("rmtfl explore: stopped", flush=True)
     except KeyboardInterrupt:
         print("rmtfl explore: stopped", flush=True)
     finally:
+        if handled:
+            aloop.remove_signal_handler(signal.SIGINT)
         server.stop()
     return 0
 
