@@ -16,6 +16,7 @@ Importing this package imports nothing of Bokeh: :func:`make_server` and :func:`
 """
 from __future__ import annotations
 
+import os
 import signal
 import socket
 
@@ -137,13 +138,11 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", open_browser: bool = Fal
         server.io_loop.add_callback(_open, url)
     loop = server.io_loop
     aloop = getattr(loop, "asyncio_loop", None)
-    try:
-        # Ctrl-C stops the loop from inside it: a KeyboardInterrupt raised in the middle of a callback can leave the
-        # loop unable to shut down (where the platform has no asyncio signal handlers, that is the fallback)
+    # Ctrl-C stops the loop from inside it: a KeyboardInterrupt raised in the middle of a callback can leave the
+    # loop unable to shut down.  Windows event loops have no signal handlers; there the KeyboardInterrupt remains.
+    handled = aloop is not None and os.name == "posix"
+    if handled:
         aloop.add_signal_handler(signal.SIGINT, loop.stop)
-        handled = True
-    except (AttributeError, NotImplementedError, RuntimeError):
-        handled = False
     try:
         loop.start()
         print("rmtfl explore: stopped", flush=True)
