@@ -159,14 +159,18 @@ def weighted_mp_stieltjes(x, y, w, phi, *, eps=1e-9):
     c = 1.0 / check_positive("phi", phi)
     z = x + 1j
     m = -1.0 / z
+    cy, wy, wcy2 = c * y, w * y, w * c * y * y
     for _ in range(25):
-        m = 1.0 / (-z + np.sum(w * y / (1.0 + c * y * m[:, None]), axis=1))
+        m = 1.0 / (-z + (1.0 / (1.0 + cy * m[:, None])) @ wy)
     for eta in np.geomspace(1.0, eps, 16):
         z = x + 1j * eta
         for _ in range(6):
-            D = 1.0 + c * y * m[:, None]
-            S = np.sum(w * y / D, axis=1)
-            m = m - (m * (S - z) - 1.0) / ((S - z) - m * np.sum(w * c * y ** 2 / D ** 2, axis=1))
+            iD = 1.0 / (1.0 + cy * m[:, None])
+            S = iD @ wy
+            step = (m * (S - z) - 1.0) / ((S - z) - m * ((iD * iD) @ wcy2))
+            m = m - step
+            if np.all(np.abs(step) <= 1e-14 * np.abs(m)):     # Newton has converged at this height
+                break
     return m
 
 
