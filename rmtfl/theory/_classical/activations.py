@@ -268,7 +268,12 @@ def _gelu() -> Activation:
     def deriv(k, z):
         if k == 1:
             return special.ndtr(z) + z * phi_deriv(0, z)
-        return z * phi_deriv(k - 1, z) + k * phi_deriv(k - 2, z)
+        # (z Phi)^(k) = z phi^(k-1) + k phi^(k-2) = (-1)^k phi (He_{k-2} - He_k): one exponential, He by recurrence
+        z = np.asarray(z, dtype=float)
+        he = [np.ones_like(z), z]
+        for m in range(2, k + 1):
+            he.append(z * he[-1] - (m - 1) * he[-2])
+        return (-1) ** k * np.exp(-np.square(z) / 2) / _SQRT2PI * (he[k - 2] - he[k])
 
     def exact(k):
         # mu_k(z Phi) = E[Phi He_{k+1}] + k E[Phi He_{k-1}]  (z He_k = He_{k+1} + k He_{k-1}),
