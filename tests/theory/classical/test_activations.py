@@ -23,6 +23,17 @@ def test_derivatives_match_finite_differences(name, k):
     np.testing.assert_allclose(act.derivative(k, z), fd, atol=5e-7, rtol=1e-7)
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
+def test_gelu_higher_derivatives_match_mpmath(k):
+    """(z Phi)^(k) = (-1)^k phi (He_{k-2} - He_k) against mpmath's numerical derivative at 30 digits."""
+    import mpmath as mp
+
+    mp.mp.dps = 30
+    z = np.linspace(-6.0, 6.0, 9)
+    ref = [float(mp.diff(lambda t: t * mp.ncdf(t), mp.mpf(float(v)), k)) for v in z]
+    np.testing.assert_allclose(get_activation("gelu").derivative(k, z), ref, rtol=1e-12, atol=1e-15)
+
+
 def test_values_and_flags():
     assert get_activation("relu^2").homogeneity == 2.0
     assert get_activation("relu").homogeneity == 1.0
