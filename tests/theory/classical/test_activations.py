@@ -28,9 +28,9 @@ def test_gelu_higher_derivatives_match_mpmath(k):
     """(z Phi)^(k) = (-1)^k phi (He_{k-2} - He_k) against mpmath's numerical derivative at 30 digits."""
     import mpmath as mp
 
-    mp.mp.dps = 30
     z = np.linspace(-6.0, 6.0, 9)
-    ref = [float(mp.diff(lambda t: t * mp.ncdf(t), mp.mpf(float(v)), k)) for v in z]
+    with mp.workdps(30):
+        ref = [float(mp.diff(lambda t: t * mp.ncdf(t), mp.mpf(float(v)), k)) for v in z]
     np.testing.assert_allclose(get_activation("gelu").derivative(k, z), ref, rtol=1e-12, atol=1e-15)
 
 
