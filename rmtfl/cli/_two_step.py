@@ -106,6 +106,9 @@ def _cmd_two_step(args) -> int:
                      f"cos^2 a = {o.cos2_second_layer:.6f}")
     if not p.outliers:
         lines.append("  no outlier above the bulk edge")
+    if p.count_range is not None and p.count_range[0] != p.count_range[1]:
+        lines.append(f"  count over batches: {p.count_range[0]} to {p.count_range[1]} (single extreme samples; "
+                     f"{len(p.outliers)} at the median, docs/theory/two_step.md §8.3)")
     if not p.reliable:
         lines.append("  UNRELIABLE at this N: see the notes below (docs/theory/two_step.md §8.2)")
     if p.outlier_count is not None:

@@ -32,12 +32,13 @@ def cell_edges(v) -> np.ndarray:
 
 
 def plot_count_map(alpha1, alpha2, values, *, ax=None, title: str = "", vmax=None, cmap="viridis",
-                   label: str = "outliers beyond the first", annotate: bool = False):
+                   label: str = "outliers beyond the first", annotate: bool = False, uncertain=None):
     """Colour map of ``values[i, j]`` at ``(alpha1[j], alpha2[i])`` (``alpha1`` on x, ``alpha2`` on y).
 
     ``values`` has shape ``(len(alpha2), len(alpha1))``; NaN cells stay blank; the colour bar
     extends when a value exceeds ``vmax``.  ``annotate`` writes each cell's value (for coarse
-    empirical grids).
+    empirical grids).  ``uncertain``: a boolean mask of the same shape; those cells are hatched (for a
+    finite-``N`` map: the count varies from batch to batch, docs/theory/two_step.md §8.3).
     """
     import matplotlib.pyplot as plt
 
@@ -52,6 +53,16 @@ def plot_count_map(alpha1, alpha2, values, *, ax=None, title: str = "", vmax=Non
     mesh = ax.pcolormesh(cell_edges(a1), cell_edges(a2), V, cmap=cmap, vmin=0, vmax=vmax, shading="flat")
     over = bool(np.any(V[np.isfinite(V)] > vmax))
     ax.figure.colorbar(mesh, ax=ax, label=label, extend="max" if over else "neither")
+    if uncertain is not None:
+        from matplotlib.patches import Rectangle
+
+        mask = np.asarray(uncertain, bool)
+        if mask.shape != V.shape:
+            raise ValueError(f"uncertain must have the shape of values {V.shape}, got {mask.shape}")
+        c1, c2 = cell_edges(a1), cell_edges(a2)
+        for i, j in zip(*np.nonzero(mask)):
+            ax.add_patch(Rectangle((c1[j], c2[i]), c1[j + 1] - c1[j], c2[i + 1] - c2[i], fill=False, hatch="///",
+                                   edgecolor="white", linewidth=0.0, alpha=0.7))
     if annotate:
         for i, y in enumerate(a2):
             for j, x in enumerate(a1):

@@ -208,7 +208,8 @@ class FiniteNResult(Result):
 
     ``spikes``: singular values of ``P``; ``locations``/``cos2_target``/``cos2_a``/``thetas``: per
     outlier above the widened bulk; ``edge``: its top; ``t_max``: ``eta_1 max_j |a_j|`` at the
-    quantile rows; ``notes``.
+    quantile rows; ``notes``; ``samples``: ``(mean, theta, median)`` of the single-sample outliers;
+    ``sample_band``: ``(low, high)`` per rank of them (docs/theory/two_step.md §8.3).
     """
 
     spikes: tuple
@@ -220,6 +221,7 @@ class FiniteNResult(Result):
     t_max: float
     notes: tuple
     samples: tuple = ()
+    sample_band: tuple = ()
 
 
 def _G_U_weighted(g, wg):
@@ -266,8 +268,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     notes = []
     # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own (docs/theory/two_step.md §8.3)
     bulk = bulk_without(sample_spikes.SAMPLE_RANKS)
-    samples, isolated = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
-                                        ranks=sample_spikes.SAMPLE_RANKS)
+    samples, isolated, band = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
+                                              ranks=sample_spikes.SAMPLE_RANKS)
     if sample_spikes.SAMPLE_RANKS and max(isolated.values()) >= sample_spikes.SAMPLE_RANKS:
         notes.append(f"all {sample_spikes.SAMPLE_RANKS} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
@@ -306,7 +308,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
-                         float(bulk.edge), t_max, tuple(notes), samples)
+                         float(bulk.edge), t_max, tuple(notes), samples, band)
 
 
 def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):

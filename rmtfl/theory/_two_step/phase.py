@@ -89,6 +89,9 @@ class FiniteNMap(Result):
         ``outliers[i][j]``: the predicted locations at ``(alpha1[j], alpha2[i])``, largest first.
     reliable : ndarray of bool, same shape
         ``False`` where :func:`~rmtfl.theory.two_step_finite_n` flags its prediction.
+    count_low, count_high : ndarray of int, same shape
+        The spread of the count from batch to batch (``TwoStepPrediction.count_range``): equal to ``count``
+        where no single extreme sample makes an outlier (docs/theory/two_step.md §8.3).
     """
 
     alpha1: np.ndarray
@@ -97,6 +100,8 @@ class FiniteNMap(Result):
     edge: np.ndarray
     outliers: tuple
     reliable: np.ndarray | None = None
+    count_low: np.ndarray | None = None
+    count_high: np.ndarray | None = None
 
 
 def _grid_axes(alpha1, alpha2):
@@ -235,7 +240,8 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     Returns
     -------
     FiniteNMap
-        ``reliable[i, j]`` is ``False`` where the prediction flags itself (docs/theory/two_step.md §8.2).
+        ``reliable[i, j]`` is ``False`` where the prediction flags itself (docs/theory/two_step.md §8.2);
+        ``count_low``/``count_high`` the batch-to-batch spread of the count (docs/theory/two_step.md §8.3).
 
     Examples
     --------
@@ -258,6 +264,7 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     act = get_activation(activation)
     t = make_target(target)
     count = np.zeros((a2.size, a1.size), dtype=int)
+    low, high = count.copy(), count.copy()
     edge = np.zeros((a2.size, a1.size))
     rel = np.ones((a2.size, a1.size), dtype=bool)
     locs = []
@@ -269,7 +276,8 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
             edge[i, j] = p.bulk_edge
             out = tuple(o.singular_value for o in p.outliers)
             count[i, j] = len(out)
+            low[i, j], high[i, j] = p.count_range
             rel[i, j] = p.reliable
             row.append(out)
         locs.append(tuple(row))
-    return FiniteNMap(a1, a2, count, edge, tuple(locs), rel)
+    return FiniteNMap(a1, a2, count, edge, tuple(locs), rel, low, high)

@@ -70,6 +70,11 @@ class TwoStepPrediction(Result):
     reliable : bool
         ``False`` where the route's own checks say the numbers cannot be trusted (reason in
         ``notes``); :func:`two_step_finite_n` sets it, the other routes leave it ``True``.
+    count_range : tuple of int or None
+        Finite-``N`` route: ``(low, high)``, the outlier counts the count rule sees with every single-sample
+        outlier at the location it exceeds in 90 % and in 10 % of batches (docs/theory/two_step.md §8.3): the
+        spread of the count from batch to batch (``len(outliers)`` is the count at the medians).  ``None`` on
+        the other routes.
     """
 
     outliers: tuple
@@ -84,3 +89,4 @@ class TwoStepPrediction(Result):
     bulk: str = "mp"
     bulk_top: float | None = None
     reliable: bool = True
+    count_range: tuple | None = None

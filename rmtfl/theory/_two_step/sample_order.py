@@ -26,13 +26,17 @@ from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS"]
+__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
 
+#: Fractions of batches of the band of a single-sample outlier: exceeded in 10 % and in 90 % of batches.
+BAND = (0.1, 0.9)
 
-def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, ranks: int):
+
+def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, ranks: int,
+                     with_bands: bool = False):
     """Per batch part, ``[(mean, median), ...]`` of the ``k``-th largest single-sample outlier, ``k = 1, 2, ...``,
     while its median lies above the edge (module docstring).
 
@@ -40,6 +44,9 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     batch part -- probability of each tail bin, ``E[v]`` and ``E[v^2]`` per bin and row (``bins x rows``), and the
     batch size; ``wa``: row weights; ``x_guess``: a location of the strongest bin (where the ``s`` grid starts
     looking for its top end).  One grid in ``s`` serves every part (one kernel evaluation per grid point).
+    ``with_bands``: also return, per part, ``(low, high)`` per rank -- the ``s`` exceeded by ``S_(k)`` in a
+    fraction ``BAND[1]`` and ``BAND[0]`` of batches (``None`` where that is below the edge) -- while
+    ``P(S_(k) > edge) >= BAND[0]``.
     """
     s_e = math.sqrt(x_edge) * (1 + 1e-7)
     cache = {}
@@ -72,37 +79,44 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
         s_t = s_e + 1.5 * (s_t - s_e)
     grid = s_e + (s_t - s_e) * np.linspace(0.0, 1.0, S_GRID) ** 2
     P = np.array([tails(s) for s in grid])               # (grid, parts)
-    result = []
+    def level(F, p):                                     # the s where P(S_(k) > s) = p (None below the edge)
+        if F[0] < p:
+            return None
+        j = min(max(int(np.searchsorted(-F, -p)), 1), grid.size - 1)   # first grid point with F <= p
+        f0, f1 = F[j - 1], F[j]
+        return float(grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - p) / (f0 - f1) if f0 > f1 else 0.0))
+
+    result, bands = [], []
     for ip, (_, _, _, n) in enumerate(parts):
-        out = []
+        out, band = [], []
         for k in range(1, ranks + 1):
             F = stats.binom.sf(k - 1, n, np.clip(P[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
-            if F[0] < 0.5:
+            if F[0] < BAND[0]:
                 break
-            j = int(np.searchsorted(-F, -0.5))                          # first grid point with F <= 0.5
-            j = min(max(j, 1), grid.size - 1)
-            f0, f1 = F[j - 1], F[j]
-            median = grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - 0.5) / (f0 - f1) if f0 > f1 else 0.0)
-            mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
-            out.append((mean, float(median)))
+            band.append((level(F, BAND[1]), level(F, BAND[0])))       # (low, high) quantiles of S_(k)
+            if F[0] >= 0.5:
+                mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
+                out.append((mean, level(F, 0.5)))
         result.append(out)
-    return result
+        bands.append(band)
+    return (result, bands) if with_bands else result
 
 
 def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
-    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated)``.
+    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
     side) are binned, each bin's column profile computed, and the order statistics of the column locations over the
     batch taken (:func:`order_statistics`), for the ``ranks`` most extreme samples per part; ``bulk``: the
     :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
-    median above the edge.
+    median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`order_statistics`), the
+    locations exceeded in 90 % and in 10 % of batches (``None``: below the edge).
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
-        return (), {w: 0 for w, _ in names}
+        return (), {w: 0 for w, _ in names}, ()
     r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
     ymax = float(np.max(np.abs(yb)))
@@ -122,8 +136,9 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
     top = column_spike(bulk, bulk.a, bulk.wa, guess[1])
-    per_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2,
-                                parts, N=N, psi=psi, wa=bulk.wa, ranks=k)
+    per_part, band_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge,
+                                           (top or bulk.edge) ** 2, parts, N=N, psi=psi, wa=bulk.wa, ranks=k,
+                                           with_bands=True)
     found, isolated = [], {}
     for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
         isolated[which] = len(stats_k)
@@ -132,7 +147,8 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         for rank, (mean, median) in enumerate(stats_k, 1):
             b = order[min(int(np.searchsorted(cum, (rank - 0.3) / (n_b + 0.4))), order.size - 1)]
             found.append((mean, math.sqrt(max(float(th2[b]), 0.0)), median))
-    return tuple(sorted(found, reverse=True)), isolated
+    band = tuple(b for part in band_part for b in part)
+    return tuple(sorted(found, reverse=True)), isolated, band
 
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.

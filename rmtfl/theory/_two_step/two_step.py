@@ -443,6 +443,9 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         notes.append(f"a root at {v:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
                      "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
+    # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
+    lo, hi = (predicted_count(sorted(list(r.locations) + [b[i] for b in r.sample_band if b[i] is not None],
+                                     reverse=True), r.edge, N=N, psi=plan.psi) for i in (0, 1))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
-                             bulk_top=r.edge, reliable=reliable)
+                             bulk_top=r.edge, reliable=reliable, count_range=(min(lo, count), max(hi, count)))

@@ -130,11 +130,17 @@ def test_against_simulation(act, tgt, a1, a2, batch):
     S = np.array(sims)
     fits = [edge_outlier_count(s, window=math.ceil(0.8 * math.sqrt(N))) for s in sims]
     checked = p.outliers
+    counts = np.array([f.count for f in fits])
     if (act, tgt, a1, a2, batch) in SAMPLE_LIMITED:
         checked = [o for o in p.outliers if o.kind == "spike"]
-        assert len(checked) <= int(np.median([f.count for f in fits]))
+        assert len(checked) <= int(np.median(counts))
     else:
-        assert len(p.outliers) == int(np.median([f.count for f in fits]))
+        assert len(p.outliers) == int(np.median(counts))
+    # the count's spread over batches (docs/theory/two_step.md §8.3) holds the median simulated count, except where
+    # the collective effect of several extreme samples lifts it further
+    # (gelu at (0.4, 0.4): 2-3 against 4, docs/theory/two_step.md §8.4)
+    if (act, tgt, a1, a2, batch) != ("gelu", QUAD, 0.4, 0.4, "reused"):
+        assert p.count_range[0] <= int(np.median(counts)) <= p.count_range[1], (p.count_range, counts)
     for i, o in enumerate(checked):
         m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(6)
         assert abs(o.singular_value - m) <= max(0.03 * m, 3 * se), (i, o.singular_value, m, se)

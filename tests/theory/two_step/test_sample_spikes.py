@@ -55,6 +55,21 @@ def test_order_statistics_against_direct_integration():
         ref_mean = s_e + integrate.quad(F, s_e, 8.0, limit=200)[0]
         ref_median = optimize.brentq(lambda s: F(s) - 0.5, s_e, 8.0)
         assert abs(mean - ref_mean) < 2e-3 * ref_mean and abs(median - ref_median) < 2e-3 * ref_median
+    # the band: the locations exceeded by S_(k) in 90 % and 10 % of batches, while P(S_(k) > edge) >= 10 %
+    (got2, _), (band, _) = order_statistics(tau, x_edge, 9.0, [(mass, vmean, vm2, n)] * 2, N=N, psi=psi,
+                                            wa=np.array([1.0]), ranks=8, with_bands=True)
+    assert got2[:len(got)] == got and len(band) >= len(got2)
+    for k, (low, high) in enumerate(band, 1):
+        F = lambda s: stats.binom.sf(k - 1, n, tail(s))
+        assert F(s_e * (1 + 1e-7)) >= 0.1
+        ref_high = optimize.brentq(lambda s: F(s) - 0.1, s_e * (1 + 1e-7), 8.0)
+        assert abs(high - ref_high) < 2e-3 * ref_high
+        if F(s_e * (1 + 1e-7)) < 0.9:
+            assert low is None
+        else:
+            ref_low = optimize.brentq(lambda s: F(s) - 0.9, s_e * (1 + 1e-7), 8.0)
+            assert abs(low - ref_low) < 2e-3 * ref_low
+    assert stats.binom.sf(len(band), n, tail(s_e * (1 + 1e-7))) < 0.1 or len(band) == 8
 
 
 def test_bulk_cut_and_truncated_rule():
@@ -102,6 +117,16 @@ def test_bounded_target_has_no_sample_outliers_and_heavy_one_does():
     samples = [o for o in heavy.outliers if o.kind == "sample"]
     assert samples and all(o.cos2_target == 0.0 and o.theta > 0 for o in samples)
     assert heavy.outliers[0].kind == "spike" and heavy.outliers[0].singular_value > 5 * samples[0].singular_value
+
+
+def test_count_range_brackets_the_median_count():
+    kw = dict(psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.2, N=1000)
+    light = two_step("tanh", "tanh", **kw)                 # bounded y: no single-sample outliers, no spread
+    assert light.count_range == (len(light.outliers),) * 2
+    heavy = two_step("gelu", "hermite(0, 1, 0, 0.4082482904638631)", **kw)
+    lo, hi = heavy.count_range
+    assert lo <= len(heavy.outliers) <= hi and lo < hi
+    assert two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=2.0, eta2=2.0).count_range is None   # N -> infinity
 
 
 def test_m_spike_is_the_isolated_eigenvalue_of_a_weighted_covariance():

@@ -1,0 +1,105 @@
+"""Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "What is still missing").
+
+Two measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
+
+1. ``--part m``: the top eigenvalues of ``M = X^T diag(y) X / n`` over simulated batches, against (a) the
+   single-sample poles ``lambda_i = y_i/phi + E[y / (1 - y/y_i)]`` at the median order statistics of ``y`` (the
+   expectation over the law without the ``top`` most extreme samples, as in the prediction) and
+   (b) the deterministic equivalent of ``M`` whose weights are those of a typical batch (``y`` at the ``n``
+   quantiles of its law; Silverstein's equation with ``n`` discrete weights, its ``k``-th value where the expected
+   number of eigenvalues above it is ``k - 1/2``).
+2. ``--part w2``: for the quadratic ``sigma = He1 + He2/2`` at ``(alpha1, alpha2) = (0.1, 0.2)``, where exactly
+   ``W_2 = H + (eta1 + eta2) a beta_hat^T + eta1 eta2 (a ⊙ a)(M beta_hat)^T``: the top singular values of
+   ``W_2``, of ``W_2`` without the last term, and of ``H`` alone, draw by draw.
+
+    python -m benchmarks.diag_sample_collective --part m     # about a minute on 2 cores
+    python -m benchmarks.diag_sample_collective --part w2
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+from scipy import special
+
+
+def _link(z):
+    return z + (z * z - 1) / 2
+
+
+def typical_batch_top(y, d, count, *, eps=1e-3, points=6000):
+    """Top ``count`` values of the deterministic equivalent of ``M`` with the discrete weights ``y``."""
+    n = y.size
+    c, w = d / n, np.full(n, 1.0 / n)
+    x = np.linspace(0.55 * y.max() * c, 1.3 * y.max() * c + 1.0, points)
+    z = x + 1j
+    m = -1.0 / z
+    cy, wy, wcy2 = c * y, w * y, w * c * y * y
+    for _ in range(50):
+        m = 1.0 / (-z + (1.0 / (1.0 + cy * m[:, None])) @ wy)
+    for eta in np.geomspace(1.0, eps, 30):
+        z = x + 1j * eta
+        for _ in range(20):
+            iD = 1.0 / (1.0 + cy * m[:, None])
+            S = iD @ wy
+            step = (m * (S - z) - 1.0) / ((S - z) - m * ((iD * iD) @ wcy2))
+            m = m - step
+            if np.all(np.abs(step) < 1e-13 * np.abs(m)):
+                break
+    rho = np.maximum(m.imag, 0.0) / np.pi
+    above = d * np.concatenate([np.cumsum(((rho[1:] + rho[:-1]) / 2 * np.diff(x))[::-1])[::-1], [0.0]])
+    return np.array([np.interp(-(k - 0.5), -above, x) for k in range(1, count + 1)])
+
+
+def part_m(draws=30, d=1000, n=2000, top=10):
+    from rmtfl.theory import make_target
+    from rmtfl.theory._two_step.sample_spikes import bulk_cut, m_spike, y_law_truncated
+
+    rng = np.random.default_rng(5)
+    sims, ys = [], []
+    for _ in range(draws):
+        X = rng.standard_normal((n, d))
+        y = _link(rng.standard_normal(n))
+        sims.append(np.linalg.eigvalsh((X.T * y) @ X / n)[::-1][:top])
+        ys.append(np.sort(y)[::-1][:top])
+    target = make_target("hermite(0, 1, 0.5)")
+    yb, wb = y_law_truncated(target, bulk_cut(target, n, ranks=top))      # the other samples: the law without the top
+    y_med = np.median(ys, axis=0)
+    poles = [m_spike(v, n / d, yb, wb) for v in y_med]
+    typical = typical_batch_top(_link(special.ndtri((np.arange(n) + 0.5) / n)), d, top)
+    S = np.array(sims)
+    print(f"top {top} eigenvalues of M, d={d}, n={n}, y = He1 + He2/2, {draws} draws")
+    for name, v in (("simulated mean", S.mean(0)), ("simulated median", np.median(S, 0)),
+                    ("single-sample poles", poles), ("typical-batch equivalent", typical)):
+        print(f"  {name:26s}" + " ".join(f"{x:6.3f}" for x in v))
+
+
+def part_w2(seeds=4, N=1000, n=2000, a1=0.1, a2=0.2):
+    e1, e2 = N**a1, N**a2
+    rng = np.random.default_rng(0)
+    print(f"quadratic sigma = He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: "
+          "top 3 singular values")
+    for s in range(seeds):
+        X = rng.standard_normal((n, N))
+        y = _link(X[:, 0])
+        W0 = rng.standard_normal((N, N)) / np.sqrt(N)
+        a = rng.standard_normal(N) / np.sqrt(N)
+        M, bh = (X.T * y) @ X / n, X.T @ y / n
+        H = W0 + (e1 + e2) * (a[:, None] * (W0 @ M)) + e1 * e2 * ((a * a)[:, None] * (W0 @ M @ M))
+        P1, P2 = (e1 + e2) * np.outer(a, bh), e1 * e2 * np.outer(a * a, M @ bh)
+        sv = [np.linalg.svd(A, compute_uv=False)[:3] for A in (H + P1 + P2, H + P1, H)]
+        print(f"  draw {s}: W2 {np.round(sv[0], 3)}  without (a⊙a)(M beta_hat)^T {np.round(sv[1], 3)}  "
+              f"H {np.round(sv[2], 3)}  |that term| {np.linalg.norm(P2, 2):.2f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=["m", "w2"], required=True)
+    a = ap.parse_args(argv)
+    part_m() if a.part == "m" else part_w2()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
