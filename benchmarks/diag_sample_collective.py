@@ -30,24 +30,11 @@ def _link(z):
 
 def typical_batch_top(y, d, count, *, eps=1e-3, points=6000):
     """Top ``count`` values of the deterministic equivalent of ``M`` with the discrete weights ``y``."""
+    from rmtfl.theory._two_step.bulk_edge import weighted_mp_stieltjes
+
     n = y.size
-    c, w = d / n, np.full(n, 1.0 / n)
-    x = np.linspace(0.55 * y.max() * c, 1.3 * y.max() * c + 1.0, points)
-    z = x + 1j
-    m = -1.0 / z
-    cy, wy, wcy2 = c * y, w * y, w * c * y * y
-    for _ in range(50):
-        m = 1.0 / (-z + (1.0 / (1.0 + cy * m[:, None])) @ wy)
-    for eta in np.geomspace(1.0, eps, 30):
-        z = x + 1j * eta
-        for _ in range(20):
-            iD = 1.0 / (1.0 + cy * m[:, None])
-            S = iD @ wy
-            step = (m * (S - z) - 1.0) / ((S - z) - m * ((iD * iD) @ wcy2))
-            m = m - step
-            if np.all(np.abs(step) < 1e-13 * np.abs(m)):
-                break
-    rho = np.maximum(m.imag, 0.0) / np.pi
+    x = np.linspace(0.55 * y.max() * d / n, 1.3 * y.max() * d / n + 1.0, points)
+    rho = np.maximum(weighted_mp_stieltjes(x, y, np.full(n, 1.0 / n), n / d, eps=eps).imag, 0.0) / np.pi
     above = d * np.concatenate([np.cumsum(((rho[1:] + rho[:-1]) / 2 * np.diff(x))[::-1])[::-1], [0.0]])
     return np.array([np.interp(-(k - 0.5), -above, x) for k in range(1, count + 1)])
 
