@@ -77,6 +77,9 @@ def theory(p: dict, cancel=None) -> dict:
     pd = _map(p["activation"], p["target"], p["batch"])
     count = th.outlier_count(p["alpha1"], p["alpha2"])
     values = {"outliers": len(pred.outliers)}
+    if pred.count_range is not None and pred.count_range[0] != pred.count_range[1]:
+        # single extreme samples: the count varies from batch to batch (docs/theory/two_step.md §8.3)
+        values["outliers_over_batches"] = f"{pred.count_range[0]}-{pred.count_range[1]}"
     for i, o in enumerate(pred.outliers[:4]):
         values[f"s{i + 1}"] = float(o.singular_value)
         values[f"cos2_target{i + 1}"] = float(o.cos2_target)

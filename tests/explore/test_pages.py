@@ -90,6 +90,8 @@ def test_steps_prediction_is_two_step_at_this_N():
     assert v["outliers"] == len(pred.outliers) >= 2   # two spikes of P (docs/theory/two_step.md §8.2)
     assert [v["s1"], v["s2"]] == [o.singular_value for o in pred.outliers[:2]]
     assert v["Lambda"] == th.outlier_count(0.3, 0.45).count
+    lo, hi = pred.count_range                    # shown only when the count varies between batches
+    assert v.get("outliers_over_batches") == (f"{lo}-{hi}" if lo != hi else None)
 
 
 def test_kernel_and_flow_predictions():
