@@ -209,7 +209,8 @@ class FiniteNResult(Result):
     ``spikes``: singular values of ``P``; ``locations``/``cos2_target``/``cos2_a``/``thetas``: per
     outlier above the widened bulk; ``edge``: its top; ``t_max``: ``eta_1 max_j |a_j|`` at the
     quantile rows; ``notes``; ``samples``: ``(mean, theta, median)`` of the single-sample outliers;
-    ``sample_band``: ``(low, high)`` per rank of them (docs/theory/two_step.md §8.3).
+    ``sample_band``: ``(low, high)`` per rank of them (docs/theory/two_step.md §8.3); ``bulk_top``: the bulk's
+    largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2).
     """
 
     spikes: tuple
@@ -222,6 +223,7 @@ class FiniteNResult(Result):
     notes: tuple
     samples: tuple = ()
     sample_band: tuple = ()
+    bulk_top: tuple = ()
 
 
 def _G_U_weighted(g, wg):
@@ -308,7 +310,13 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
-                         float(bulk.edge), t_max, tuple(notes), samples, band)
+                         float(bulk.edge), t_max, tuple(notes), samples, band,
+                         tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)))
+
+
+def count_window(N, psi) -> int:
+    """``J``: the number of bulk values the count rule fits at width ``N`` (docs/theory/two_step.md §9.2)."""
+    return max(12, math.ceil(0.8 * math.sqrt(max(int(round(min(N, N / psi))), 2))))
 
 
 def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):

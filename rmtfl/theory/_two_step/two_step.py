@@ -337,19 +337,25 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
 
 
-def predicted_count(roots, edge: float, *, N, psi) -> int:
+def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:
     """How many of the predicted ``roots`` (descending) the count rule sees (docs/theory/two_step.md §9.2).
 
     The rule :func:`~rmtfl.theory.edge_outlier_count` is applied to the predicted spectrum: the roots above
-    the bulk's mean top values ``edge - sigma x_j`` (``sigma`` Johnstone's Tracy–Widom scale of ``W_0`` at this
-    size times ``edge / (1 + sqrt(psi))``), so that a root too close to the edge to be told from it in a
-    simulation is not counted either.
+    the bulk's top values, so that a root too close to the edge to be told from it in a simulation is not
+    counted either.  ``bulk_top``: those values where the bulk's density puts them (finite-``N`` route); without
+    it, a square-root edge ``edge - sigma x_j`` (``sigma`` Johnstone's Tracy–Widom scale of ``W_0`` at this size
+    times ``edge / (1 + sqrt(psi))``).
     """
-    n_min = max(int(round(min(N, N / psi))), 2)
-    J = max(12, math.ceil(0.8 * math.sqrt(n_min)))
-    d = max(int(round(N / psi)), 1)
-    sigma = largest_sv_scaling(int(round(N)), d).scale * edge / (1.0 + math.sqrt(psi))
-    values = np.concatenate([np.asarray(roots, float), edge - sigma * edge_positions(J + 20)])
+    from .finite_n import count_window
+
+    J = count_window(N, psi)
+    if bulk_top is not None and len(bulk_top) >= J + 1:
+        bulk = np.asarray(bulk_top, float)
+    else:
+        d = max(int(round(N / psi)), 1)
+        sigma = largest_sv_scaling(int(round(N)), d).scale * edge / (1.0 + math.sqrt(psi))
+        bulk = edge - sigma * edge_positions(J + 20)
+    values = np.concatenate([np.asarray(roots, float), bulk])
     return min(edge_outlier_count(values, window=J).count, len(roots))
 
 
@@ -438,14 +444,14 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     seen = [(o.singular_value, o) for o in outs] + [(med, TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample"))
                                                     for s, th, med in r.samples]
     seen.sort(key=lambda v: -v[0])
-    count = predicted_count([v for v, _ in seen], r.edge, N=N, psi=plan.psi)
+    count = predicted_count([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     for v, o in seen[count:]:
         notes.append(f"a root at {v:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
                      "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
     lo, hi = (predicted_count(sorted(list(r.locations) + [b[i] for b in r.sample_band if b[i] is not None],
-                                     reverse=True), r.edge, N=N, psi=plan.psi) for i in (0, 1))
+                                     reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
                              bulk_top=r.edge, reliable=reliable, count_range=(min(lo, count), max(hi, count)))

@@ -103,10 +103,30 @@ def test_column_spike_is_the_spiked_covariance_location():
         assert F.column_spike(bulk, bulk.a, bulk.wa, np.full(bulk.a.size, below - 1.0)) is None
 
 
+def test_bulk_top_values_are_marchenko_pastur_quantiles():
+    """At vanishing steps the bulk's k-th value is where k - 1/2 of the N eigenvalues of W W^T lie above it:
+    Marchenko-Pastur with ratio psi, density sqrt((b - x)(x - a)) / (2 pi psi x) (scipy quad + brentq)."""
+    from scipy import integrate, optimize
+
+    N = 1000
+    for psi in (1.0, 0.5):
+        a, b = (1 - math.sqrt(psi)) ** 2, (1 + math.sqrt(psi)) ** 2
+        rho = lambda x: math.sqrt(max((b - x) * (x - a), 0.0)) / (2 * math.pi * psi * x)   # noqa: E731
+        above = lambda x: N * integrate.quad(rho, x, b)[0]                                   # noqa: E731
+        ref = [math.sqrt(optimize.brentq(lambda x: above(x) - (k - 0.5), a + 1e-9, b)) for k in range(1, 31)]
+        got = _mp_bulk(N, psi).top_values(30)
+        np.testing.assert_allclose(got, ref, rtol=2e-3)
+
+
 def test_predicted_count_drops_roots_at_the_edge():
     assert predicted_count([10.0, 3.0], 2.0, N=1000, psi=1.0) == 2
     assert predicted_count([10.0, 2.0005], 2.0, N=1000, psi=1.0) == 1
     assert predicted_count([], 2.0, N=1000, psi=1.0) == 0
+    # with the bulk's own top values: a long thin tail (values far below the edge) lets the rule see less of the edge
+    sharp = 2.0 - 0.01 * np.arange(1, 47) ** (2 / 3)
+    assert predicted_count([10.0, 2.05], 2.0, N=1000, psi=1.0, bulk_top=sharp) == 2
+    tail = np.linspace(2.0, 1.5, 46)                      # a tail as steep as the roots: 2.05 is part of it
+    assert predicted_count([10.0, 2.05], 2.0, N=1000, psi=1.0, bulk_top=tail) == 1
 
 
 def test_bounded_target_has_no_sample_outliers_and_heavy_one_does():
