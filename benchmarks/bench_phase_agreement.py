@@ -13,6 +13,9 @@ beside the finite-``N`` prediction (:func:`rmtfl.theory.finite_n_outlier_map`) a
             --N $N --seeds 3 --dtype float32 --store sweep_N$N.sqlite
     done
     python -m benchmarks.bench_phase_agreement --stores 'sweep_N{N}.sqlite' --N 500,1000,2000,4000
+
+After a change of the theory, ``--simulated-from figures/gallery/phase_agreement.png.json`` keeps the simulated
+counts of the last run and predicts again.
 """
 from __future__ import annotations
 
@@ -47,15 +50,27 @@ def simulated_counts(path: str, grid):
     return C, seeds
 
 
+def sidecar_counts(path: str) -> dict:
+    """``{N: (simulated counts, seeds)}`` from the JSON sidecar of an earlier run (the simulations are kept; the
+    predictions are made again)."""
+    with open(path) as f:
+        res = json.load(f)["params"]
+    if res["grid"] != GRID or res["model"] != MODEL:
+        raise SystemExit(f"{path}: its grid or model is not this benchmark's")
+    return {int(n): (np.asarray(r["simulated"], dtype=float), r["seeds"]) for n, r in res["N"].items()}
+
+
 def agreement(stores: dict, grid=GRID) -> dict:
-    """Per ``N``: the simulated, finite-``N`` and asymptotic count maps and the fractions that agree."""
+    """Per ``N``: the simulated, finite-``N`` and asymptotic count maps and the fractions that agree.
+
+    ``stores``: per ``N`` a sweep store's path, or ``(counts, seeds)`` already read (:func:`sidecar_counts`)."""
     from rmtfl.theory import finite_n_outlier_map, phase_diagram
 
     lam = np.asarray(phase_diagram(grid, grid, activation=MODEL["activation"], target=MODEL["target"],
                                    phi=MODEL["phi"]).effective).T + 1      # [alpha2, alpha1], total count
     out = {"grid": list(grid), "model": MODEL, "lambda_total": lam.tolist(), "N": {}}
     for N, path in sorted(stores.items()):
-        sim, seeds = simulated_counts(path, grid)
+        sim, seeds = simulated_counts(path, grid) if isinstance(path, str) else path
         fin = finite_n_outlier_map(grid, grid, N=N, **MODEL).count
         ok = ~np.isnan(sim)
         out["N"][N] = {"simulated": sim.tolist(), "finite_n": fin.tolist(), "seeds": seeds, "points": int(ok.sum()),
@@ -92,8 +107,13 @@ def main(argv=None) -> int:
     ap.add_argument("--N", default="500,1000,2000,4000")
     ap.add_argument("--out", default="figures/gallery/phase_agreement.png")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--simulated-from", default=None,
+                    help="the JSON sidecar of an earlier run: keep its simulated counts, predict again")
     a = ap.parse_args(argv)
-    stores = {int(n): a.stores.format(N=n) for n in a.N.split(",") if os.path.exists(a.stores.format(N=n))}
+    if a.simulated_from:
+        stores = sidecar_counts(a.simulated_from)
+    else:
+        stores = {int(n): a.stores.format(N=n) for n in a.N.split(",") if os.path.exists(a.stores.format(N=n))}
     if not stores:
         print("no sweep store found; run the sweeps of the module docstring first", file=sys.stderr)
         return 2

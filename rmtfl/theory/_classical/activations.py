@@ -92,6 +92,7 @@ class Activation:
     smooth: bool = True
     hermite_exact: Callable | None = field(default=None, repr=False, compare=False)
     herme: tuple | None = None
+    derivs: Callable | None = field(default=None, repr=False, compare=False)
 
     def __call__(self, z):
         return self.fn(z)
@@ -106,6 +107,13 @@ class Activation:
                 "from_callable(f, derivatives=[f', f'', ...]) or use a named activation"
             )
         return self.deriv(k, z)
+
+    def derivatives(self, ks, z):
+        """``[derivative(k, z) for k in ks]``, sharing work between orders where the activation can (gelu: one
+        exponential for all of them)."""
+        if self.derivs is not None and all(k >= 1 for k in ks):
+            return self.derivs(tuple(ks), z)
+        return [self.derivative(k, z) for k in ks]
 
 
 # ----------------------------------------------------------------- polynomials
@@ -229,8 +237,12 @@ def _poly_chain(p0, chain):
 
 def _tanh() -> Activation:
     get = _poly_chain([0.0, 1.0], [1.0, 0.0, -1.0])  # t' = 1 - t^2
+    def derivs(ks, z):   # one tanh for every order
+        t = np.tanh(z)
+        return [Pn.polyval(t, get(k)) for k in ks]
+
     return Activation("tanh", np.tanh, lambda k, z: Pn.polyval(np.tanh(z), get(k)),
-                      mp.tanh, parity=-1)
+                      mp.tanh, parity=-1, derivs=derivs)
 
 
 def _sigmoid() -> Activation:
@@ -262,18 +274,18 @@ def _erf() -> Activation:
 
 
 def _gelu() -> Activation:
-    def phi_deriv(m, z):  # m-th derivative of the standard normal density
-        return (-1) ** m * special.eval_hermitenorm(m, z) * np.exp(-np.square(z) / 2) / _SQRT2PI
+    def derivs(ks, z):
+        # (z Phi)' = Phi + z phi; for k >= 2, (z Phi)^(k) = z phi^(k-1) + k phi^(k-2) = (-1)^k phi (He_{k-2} - He_k):
+        # one exponential for every order, He by recurrence
+        z = np.asarray(z, dtype=float)
+        ph = np.exp(-np.square(z) / 2) / _SQRT2PI
+        he = [np.ones_like(z), z]
+        for m in range(2, max(ks) + 1):
+            he.append(z * he[-1] - (m - 1) * he[-2])
+        return [special.ndtr(z) + z * ph if k == 1 else (-1) ** k * ph * (he[k - 2] - he[k]) for k in ks]
 
     def deriv(k, z):
-        if k == 1:
-            return special.ndtr(z) + z * phi_deriv(0, z)
-        # (z Phi)^(k) = z phi^(k-1) + k phi^(k-2) = (-1)^k phi (He_{k-2} - He_k): one exponential, He by recurrence
-        z = np.asarray(z, dtype=float)
-        he = [np.ones_like(z), z]
-        for m in range(2, k + 1):
-            he.append(z * he[-1] - (m - 1) * he[-2])
-        return (-1) ** k * np.exp(-np.square(z) / 2) / _SQRT2PI * (he[k - 2] - he[k])
+        return derivs((k,), z)[0]
 
     def exact(k):
         # mu_k(z Phi) = E[Phi He_{k+1}] + k E[Phi He_{k-1}]  (z He_k = He_{k+1} + k He_{k-1}),
@@ -287,7 +299,7 @@ def _gelu() -> Activation:
         return float(val)
 
     return Activation("gelu", lambda z: z * special.ndtr(z), deriv,
-                      lambda z: z * mp.ncdf(z), parity=0, hermite_exact=exact)
+                      lambda z: z * mp.ncdf(z), parity=0, hermite_exact=exact, derivs=derivs)
 
 
 def _identity(name="identity") -> Activation:

@@ -76,9 +76,13 @@ __all__ = [
 
 #: Reference means (Bornemann 2010, Table 1) and standard deviations (square roots of the
 #: variances 1.6077810345810 and 0.8131947928329 of the same table); both re-derived by
-#: quadrature in tests/theory/test_tracy_widom.py.
+#: quadrature in tests/theory/classical/test_tracy_widom.py.
 TW_MEAN = {1: -1.2065335745820, 2: -1.7710868074116}
 TW_STD = {1: 1.2679830576550, 2: 0.9017731382116}
+#: The 0.99 quantiles (the level of the outlier count rule, docs/theory/two_step.md §9.2): this module's Fredholm
+#: solver at 64 nodes, tabulated so that a first count costs no root search; re-solved in
+#: tests/theory/classical/test_tracy_widom.py.
+TW_Q99 = {1: 2.023449281380193, 2: 0.4776360473908313}
 
 _NODES = 64
 
@@ -196,6 +200,12 @@ def _quantile_range(beta: int) -> tuple[float, float]:
 
 @functools.lru_cache(maxsize=256)
 def _quantile_scalar(q: float, beta: int) -> float:
+    if q == 0.99 and beta in TW_Q99:        # the count rule's level: tabulated, checked against the solver in the tests
+        return TW_Q99[beta]
+    return _solve_quantile(q, beta)
+
+
+def _solve_quantile(q: float, beta: int) -> float:
     nodes = 128 if q < 1e-6 else _NODES
     # a coarse root (24 nodes: within 1e-5 of the exact quantile for p in [1e-6, 1 - 1e-9]) starts the exact solve,
     # so the full-accuracy solve needs a few determinants of the large rule instead of about twenty

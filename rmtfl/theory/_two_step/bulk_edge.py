@@ -160,16 +160,23 @@ def weighted_mp_stieltjes(x, y, w, phi, *, eps=1e-9):
     z = x + 1j
     m = -1.0 / z
     cy, wy, wcy2 = c * y, w * y, w * c * y * y
-    for _ in range(25):
-        m = 1.0 / (-z + (1.0 / (1.0 + cy * m[:, None])) @ wy)
+    for it in range(25):
+        m_new = 1.0 / (-z + (1.0 / (1.0 + cy * m[:, None])) @ wy)
+        done = it >= 4 and np.all(np.abs(m_new - m) <= 1e-9 * np.abs(m_new))   # Newton takes it from here
+        m = m_new
+        if done:
+            break
     for eta in np.geomspace(1.0, eps, 16):
-        z = x + 1j * eta
-        for _ in range(6):
-            iD = 1.0 / (1.0 + cy * m[:, None])
+        zz = x + 1j * eta
+        act = np.arange(x.size)
+        for _ in range(6):           # Newton, on the points not yet converged at this height
+            mm, z = m[act], zz[act]
+            iD = 1.0 / (1.0 + cy * mm[:, None])
             S = iD @ wy
-            step = (m * (S - z) - 1.0) / ((S - z) - m * ((iD * iD) @ wcy2))
-            m = m - step
-            if np.all(np.abs(step) <= 1e-14 * np.abs(m)):     # Newton has converged at this height
+            step = (mm * (S - z) - 1.0) / ((S - z) - mm * ((iD * iD) @ wcy2))
+            m[act] = mm - step
+            act = act[np.abs(step) > 1e-14 * np.abs(m[act])]
+            if act.size == 0:
                 break
     return m
 
@@ -226,11 +233,28 @@ class SeparableProfile:
         _, _, t, tt = self.parts(A, B, x)
         return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
 
+    def jacobian(self, v, A0):
+        """Derivative of :meth:`residual` in ``v``: ``dt_j/dB_k = x t_j^2 f_jk``, ``dtt_l/dA_k = x tt_l^2 h_lk``,
+        ``dt/dx = -t/x``, ``dtt/dx = -tt/x``."""
+        K = self.K
+        A = np.concatenate([[A0], v[:K - 1]])
+        B, x = v[K - 1:2 * K - 1], v[-1]
+        _, _, t, tt = self.parts(A, B, x)
+        J = np.zeros((2 * K, 2 * K))
+        J[1:K, :K - 1] = np.eye(K - 1)
+        J[K:, K - 1:2 * K - 1] = np.eye(K)
+        J[:K, K - 1:2 * K - 1] = -self.psi * (self.Pa.T @ ((x * t * t)[:, None] * self.rowf))
+        J[K:, :K - 1] = -(self.Pl.T @ ((x * tt * tt)[:, None] * self.colh))[:, 1:]
+        J[:K, -1] = self.psi * (self.Pa.T @ t) / x
+        J[K:, -1] = (self.Pl.T @ tt) / x
+        return J
+
     def solve(self, m, guess):
         """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch."""
         K = self.K
         A0 = self.psi * m
-        sol = optimize.root(self.residual, guess, args=(A0,), method="hybr", options={"xtol": 1e-13})
+        sol = optimize.root(self.residual, guess, args=(A0,), jac=self.jacobian, method="hybr",
+                            options={"xtol": 1e-13})
         v = sol.x
         if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[-1])):
             return None
@@ -281,8 +305,9 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
         best[0] = min(best[0], u[-1])
         return u[-1]
 
+    # x(m) is quadratic at its minimum: log m to 1e-6 puts x there to about 1e-12
     optimize.minimize_scalar(xf, bounds=(math.log(-m_lo), math.log(-m_hi)), method="bounded",
-                             options={"xatol": 1e-10})
+                             options={"xatol": 1e-6})
     return float(best[0])
 
 

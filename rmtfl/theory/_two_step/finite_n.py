@@ -25,10 +25,13 @@ The bulk ``W_2 - P`` (docs/theory/two_step.md §8.2) has rows ``w_j^T (I + p_j M
 independent noise of relative variance ``r_j``, with ``p_j, q_j, r_j`` functions of ``a_j`` from
 ``c`` and the remainder variance; its edge is the fold of a separable variance-profile equation
 (:func:`rmtfl.theory._two_step.bulk_edge.separable_profile`), and the outliers solve the
-master equation with that profile (``N``-side weights ``-t(a)``), not the MP BGN formula.
+master equation with that profile (``N``-side weights ``-t(a)``), not the MP BGN formula.  The bulk leaves the
+most extreme samples of a typical batch out; their columns and the spikes of ``P`` are one problem
+(:mod:`rmtfl.theory._two_step.joint_roots`, docs/theory/two_step.md §8.3).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -40,6 +43,7 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from . import sample_spikes
+from .joint_roots import JointProblem, extreme_columns, spike_roots
 from .sample_order import sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .widened_bulk import WidenedBulk, column_spike, master_eigs
@@ -136,10 +140,10 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
     for q, tq in enumerate(t):
         u = z[None, :, None] + tq * base
-        v = act.derivative(1, u)
+        v, *d2 = act.derivatives((1, 2) if bulk else (1,), u)
         Fo[q] = np.einsum("iab,ab->i", v, wzx) - f0 + st.mu1
         if bulk:
-            Co[q] = np.einsum("iab,ab->i", act.derivative(2, u), wzx) - c0 + st.mu2
+            Co[q] = np.einsum("iab,ab->i", d2[0], wzx) - c0 + st.mu2
             So[q] = np.einsum("iab,ab->i", v * v, wzx)
     return Fo, Co, So
 
@@ -184,13 +188,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         gram[0, 1:] = gram[1:, 0] = cross
         gram[1:, 1:] = Gw
         basis_t = np.concatenate([[st.mus], m])
-    # coefficients: vbar_0 = eta1 mu1 beta_hat_1 (+ fresh: nothing else), vbar_q = eta2 v_q
-    nb = gram.shape[0]
-    C = np.zeros((Q + 1, nb))
-    C[0, 0] = eta1 * st.mu1
-    off = nb - Q
-    for q in range(Q):
-        C[q + 1, off + q] = eta2
+    C = _coefficients(st, eta1, eta2, Q)
     G_V = C @ gram @ C.T
     Mbar = (C @ basis_t)[:, None]
     rows = None
@@ -200,6 +198,16 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2,
                 Cq @ (y * w))     # E[y c]: the part of X^T diag(y c) X / n along the identity (docs/theory/two_step.md §8.2)
     return G_U, G_V, Mbar, t, g, wg, rows
+
+
+def _coefficients(st: FiniteNSetup, eta1, eta2, Q):
+    """``C``: ``Vbar = C @ basis``, the right vectors of ``P`` in the basis of the Gram matrix ``[beta_hat(_1),
+    (beta_hat_2,) v_1, ..., v_Q]`` -- ``vbar_0 = eta1 mu1 beta_hat_1``, ``vbar_q = eta2 v_q``."""
+    nb = Q + (2 if st.batch == "fresh" else 1)
+    C = np.zeros((Q + 1, nb))
+    C[0, 0] = eta1 * st.mu1
+    C[np.arange(1, Q + 1), nb - Q + np.arange(Q)] = eta2
+    return C
 
 
 @dataclass(frozen=True)
@@ -280,19 +288,38 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     se = bulk.edge * (1 + 1e-7)
     e0 = master_eigs(bulk, se, GUw, G_V, g, N)
     count = 0 if e0 is None else int(np.sum(e0 > 1.0))
+    # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
+    # (docs/theory/two_step.md §8.3)
+    joint = None
+    cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=sample_spikes.SAMPLE_RANKS,
+                           coupling=lambda ys, zs, which: _sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
+                                                                             which))
+    jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None
+    if jp is not None and jp.coupling(se) > COUPLING_TOL:
+        # each column at the mean location of its rank's single-sample outlier, or at most at the edge
+        d_e = jp.denominators(se)
+        rank_of = np.argsort(d_e)
+        shift = np.minimum(d_e, 0.0)
+        for k, smp in enumerate(samples[:len(rank_of)]):
+            shift[rank_of[k]] = jp.denominators(max(smp[0], se))[rank_of[k]]
+        joint = spike_roots(jp, se, max(2 * se, se + 2 * spikes[0]), shift, count, int(np.sum(keep)))
+        count = len(joint)
     locs, c2t, c2a, th = [], [], [], []
     for i in range(count):
-        def f(s, i=i):
-            e = master_eigs(bulk, s, GUw, G_V, g, N)
-            return (e[i] if e is not None else 2.0) - 1.0
-        hi = max(2 * se, se + 2 * spikes[i])
-        while f(hi) > 0 and hi < 1e8:
-            hi *= 2
-        try:
-            s = optimize.brentq(f, se, hi, xtol=1e-10 * hi)
-        except ValueError:
-            notes.append(f"outlier {i + 1}: no root of the master equation found")
-            break
+        if joint is not None:
+            s = joint[i][0]
+        else:
+            def f(s, i=i):
+                e = master_eigs(bulk, s, GUw, G_V, g, N)
+                return (e[i] if e is not None else 2.0) - 1.0
+            hi = max(2 * se, se + 2 * spikes[i])
+            while f(hi) > 0 and hi < 1e8:
+                hi *= 2
+            try:
+                s = optimize.brentq(f, se, hi, xtol=1e-10 * hi)
+            except ValueError:
+                notes.append(f"outlier {i + 1}: no root of the master equation found")
+                break
         # overlaps: the D-transform of the profile's bulk (docs/theory/two_step.md §2.2) at the root
         def Dfun(z):
             tq, ttm = bulk.tau_rows(bulk.a, z * z)
@@ -312,6 +339,28 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)))
+
+
+def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
+    """``U``: the components of the right vectors of ``P`` along the samples ``(ys, zs)``
+    (docs/theory/two_step.md §8.3).
+
+    Sample ``i`` enters ``beta_hat = X^T y / n`` with weight ``y_i`` and ``v(t) = X^T (y F(t)) / n`` with weight
+    ``y_i F(t; y_i, s_i)``, and ``<x_i, x_i / |x_i|> = sqrt(d)``.  Fresh batches: a sample of the first batch is in
+    ``beta_hat_1`` only, one of the second in ``beta_hat_2`` and the ``v(t)`` only.
+    """
+    ys, zs = np.asarray(ys, dtype=float), np.asarray(zs, dtype=float)
+    K = ys.size
+    C = _coefficients(st, eta1, eta2, np.size(tn))
+    phi_b = st.phi2 if which == "second" else st.phi
+    if which == "first":
+        vec = np.zeros((C.shape[1], K))
+        vec[0] = 1.0
+    else:
+        sti = dataclasses.replace(st, y=ys, s=st.mus * zs, zs=zs, zeta=np.zeros(K), w=np.full(K, 1.0 / K))
+        Fq = F_table(act, sti, tn, bulk=False)[0]
+        vec = np.vstack(([np.zeros(K)] if which == "second" else []) + [np.ones(K), Fq])
+    return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))
 
 
 def count_window(N, psi) -> int:
@@ -334,6 +383,9 @@ def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 1
         raise ValueError(f"target must have Hermite degree <= {MAX_TARGET_DEGREE} for the finite-N quadrature, "
                          f"got degree {deg}")
 
+
+#: Below this ``sum_i |R u_i|^2 / D_i`` at the edge the extreme samples cannot move the spikes of ``P`` (skipped).
+COUPLING_TOL = 1e-3
 
 #: ``eta_1 max_j |a_j|`` beyond which the finite-N route is flagged unreliable (largest value checked).
 T_MAX_CHECKED = 3.0

@@ -135,7 +135,7 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         th2s.append(th2)
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
-    top = column_spike(bulk, bulk.a, bulk.wa, guess[1])
+    top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-7)   # only where the s grid starts looking
     per_part, band_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge,
                                            (top or bulk.edge) ** 2, parts, N=N, psi=psi, wa=bulk.wa, ranks=k,
                                            with_bands=True)

@@ -30,8 +30,8 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 
-__all__ = ["tail_bins", "bulk_cut", "truncated_rule", "y_law_truncated", "sample_strengths", "m_spike",
-           "SAMPLE_RANKS"]
+__all__ = ["tail_bins", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated", "sample_strengths",
+           "m_spike", "SAMPLE_RANKS"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
@@ -65,6 +65,16 @@ def _dense_y(target: Target):
     y = np.asarray(target.links[0](z), dtype=float)
     w = np.exp(-0.5 * z * z)
     return z, y, w / w.sum()
+
+
+def typical_extremes(target: Target, n: int, K: int):
+    """``(y, z*)`` of the ``K`` most extreme ``|y|`` of a typical batch of ``n``: the ``(k - 1/2)/n`` quantiles of the law
+    of ``|y|``, ``k = 1..K`` (label noise left out, as in :func:`tail_bins`)."""
+    z, y, w = _dense_y(target)
+    order = np.argsort(-np.abs(y), kind="stable")
+    cum = np.cumsum(w[order])
+    idx = [order[min(int(np.searchsorted(cum, (k - 0.5) / n)), z.size - 1)] for k in range(1, K + 1)]
+    return y[idx], z[idx]
 
 
 def bulk_cut(target: Target, n: int, ranks: int | None = None):
@@ -134,14 +144,13 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]             # (S, 1, B)
     if which == "both":
         D = D + ys[:, None, None] * sp[None] / st.phi                           # (S, A, B): the sample's own term
-    u = z[None, None, :, None] + t[None, :, None, None] * D[:, None]            # (S, Q, A, B)
-    s2 = act.derivative(1, u)
-    F = np.einsum("sqab,ab->sq", s2, W2)
-    h = np.zeros_like(s2)
+    shape = (ys.size, t.size, z.size, xi.size)                                  # (S, Q, A, B)
+    h = np.zeros(shape)
     if which in ("both", "first"):
         h = h + eta1 * (sp - st.mu1)
-    if which in ("both", "second"):
-        h = h + eta2 * (s2 - F[..., None, None])
+    if which in ("both", "second"):     # the second step sees the moved pre-activation (a first-batch sample does not)
+        s2 = act.derivative(1, z[None, None, :, None] + t[None, :, None, None] * D[:, None])
+        h = h + eta2 * (s2 - np.einsum("sqab,ab->sq", s2, W2)[..., None, None])
     eh2 = np.einsum("sqab,ab->sq", h * h, W2)                       # E[h^2 | g_q]
     ezh = np.einsum("sqab,a,b->sq", h, wz * z, wx)                  # E[z h | g_q]
     kappa = (ys / (phi_b * math.sqrt(N)))[:, None]

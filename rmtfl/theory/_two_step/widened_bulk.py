@@ -106,6 +106,7 @@ class WidenedBulk:
         self.x_edge = fold_edge(self.red, self.x_start)
         self.edge = math.sqrt(self.x_edge)
         self._path = []   # (x, A, B) solved above the edge, x decreasing
+        self._rowf = {}   # row functions by rows
 
     def _solve_x(self, x, guess):
         red, K = self.red, self.red.K
@@ -115,7 +116,14 @@ class WidenedBulk:
             _, _, t, tt = red.parts(A, B, x)
             return np.concatenate([A - red.psi * (red.Pa.T @ t), B - red.Pl.T @ tt])
 
-        sol = optimize.root(res, guess, method="hybr", options={"xtol": 1e-12})
+        def jac(v):   # d t_j / d B_k = x t_j^2 rowf_jk, d tt_l / d A_k = x tt_l^2 colh_lk
+            _, _, t, tt = red.parts(v[:K], v[K:], x)
+            Jm = np.eye(2 * K)
+            Jm[:K, K:] = -red.psi * (red.Pa.T @ ((x * t * t)[:, None] * red.rowf))
+            Jm[K:, :K] = -(red.Pl.T @ ((x * tt * tt)[:, None] * red.colh))
+            return Jm
+
+        sol = optimize.root(res, guess, jac=jac, method="hybr", options={"xtol": 1e-12})
         return sol.x if np.abs(res(sol.x)).max() < 1e-9 else None
 
     def kernels(self, x):
@@ -179,17 +187,21 @@ class WidenedBulk:
             return None, None
         K = self.red.K
         A, B = v[:K], v[K:]
-        f = row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        key = np.asarray(a, dtype=float).tobytes()
+        f = self._rowf.get(key)
+        if f is None:        # the profile's row functions do not depend on x: one evaluation per set of rows
+            f = self._rowf[key] = row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
 
-def column_spike(bulk: WidenedBulk, a, wa, excess):
+def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
     """Singular value of the isolated column with per-row excess variance ``excess`` (docs/theory/two_step.md §8.3).
 
     The column (a direction of the input space) has variance ``1 + r(a_j) + excess_j`` in row ``j`` (units of
     ``1/d``); its isolated eigenvalue ``x = s^2`` of ``W^T W`` solves ``psi E_j[v_j (-t_j(x))] = 1`` above the edge
     (the column denominator of the variance-profile equations).  ``None`` when it stays inside the bulk.
+    ``rtol``: relative accuracy of ``x``.
     """
     v = 1.0 + row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5] + excess
     psi = bulk.red.psi
@@ -204,7 +216,7 @@ def column_spike(bulk: WidenedBulk, a, wa, excess):
     hi = 2 * xe
     while f(hi) > 0 and hi < 1e12:
         hi *= 2
-    return math.sqrt(optimize.brentq(f, xe, hi, xtol=1e-12 * hi))
+    return math.sqrt(optimize.brentq(f, xe, hi, xtol=rtol * hi))
 
 
 def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):

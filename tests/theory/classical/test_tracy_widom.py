@@ -6,7 +6,7 @@ import pytest
 from scipy import integrate
 
 from rmtfl.theory import edge_margin, largest_sv_scaling, tracy_widom_cdf, tracy_widom_pdf, tracy_widom_quantile
-from rmtfl.theory._classical.tracy_widom import TW_MEAN, TW_STD, tracy_widom_mean
+from rmtfl.theory._classical.tracy_widom import TW_MEAN, TW_Q99, TW_STD, _solve_quantile, tracy_widom_mean
 
 
 def test_f2_reference_value():
@@ -50,6 +50,13 @@ def test_quantiles():
     assert tracy_widom_quantile(0.99, beta=1) == pytest.approx(2.0234, abs=1e-3)
     assert tracy_widom_quantile(0.95, beta=2) == pytest.approx(-0.2325, abs=1e-3)
     assert tracy_widom_quantile(0.99, beta=2) == pytest.approx(0.4776, abs=1e-3)
+
+
+def test_tabulated_count_level_is_the_solved_quantile():
+    # TW_Q99 spares the first count a root search; it must be what the solver gives
+    for beta in (1, 2):
+        assert _solve_quantile(0.99, beta) == pytest.approx(TW_Q99[beta], abs=1e-12)
+        assert tracy_widom_cdf(TW_Q99[beta], beta=beta) == pytest.approx(0.99, abs=1e-12)
 
 
 def test_cdf_monotone_array():

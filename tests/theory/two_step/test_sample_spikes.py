@@ -10,10 +10,12 @@ import math
 import numpy as np
 from scipy import stats
 
-from rmtfl.theory import get_activation, make_target, two_step
+from rmtfl.theory import make_target, two_step
 from rmtfl.theory._two_step import finite_n as F
 from rmtfl.theory._two_step.sample_spikes import bulk_cut, tail_bins, truncated_rule
 from rmtfl.theory._two_step.two_step import predicted_count
+
+from .mp_bulk import mp_bulk
 
 
 def test_tail_bins_of_a_linear_target_are_gaussian_tails():
@@ -82,19 +84,9 @@ def test_bulk_cut_and_truncated_rule():
     assert bulk_cut(make_target("linear"), 1000, ranks=0) is None
 
 
-def _mp_bulk(N, psi=1.0):
-    """The finite-N bulk at vanishing steps: a Marchenko-Pastur profile."""
-    A, T = get_activation("tanh"), make_target("linear")
-    st = F.finite_n_setup(A, T, phi=2.0, batch="reused", phi2=None)
-    *_, tn, g, wg, rows = F.finite_n_grams(A, st, eta1=1e-9, eta2=1e-9, N=N, bulk=True)
-    o = np.argsort(tn)
-    return F.WidenedBulk(st, T, eta1=1e-9, eta2=1e-9, N=N, psi=psi, tn=tn[o], rows=tuple(r[o] for r in rows),
-                   second_layer="gaussian")
-
-
 def test_column_spike_is_the_spiked_covariance_location():
     for psi in (1.0, 0.5):
-        bulk = _mp_bulk(2000, psi)
+        bulk = mp_bulk(2000, psi)
         assert abs(bulk.edge - (1 + math.sqrt(psi))) < 1e-6
         for ell in (2.5, 4.0):
             s = F.column_spike(bulk, bulk.a, bulk.wa, np.full(bulk.a.size, ell - 1.0))
@@ -114,7 +106,7 @@ def test_bulk_top_values_are_marchenko_pastur_quantiles():
         rho = lambda x: math.sqrt(max((b - x) * (x - a), 0.0)) / (2 * math.pi * psi * x)   # noqa: E731
         above = lambda x: N * integrate.quad(rho, x, b)[0]                                   # noqa: E731
         ref = [math.sqrt(optimize.brentq(lambda x: above(x) - (k - 0.5), a + 1e-9, b)) for k in range(1, 31)]
-        got = _mp_bulk(N, psi).top_values(30)
+        got = mp_bulk(N, psi).top_values(30)
         np.testing.assert_allclose(got, ref, rtol=2e-3)
 
 

@@ -1,0 +1,169 @@
+"""The spikes of ``P`` coupled to the batch's most extreme samples (docs/theory/two_step.md §8.3, "Spikes of P and
+extreme samples together").
+
+The widened bulk of the finite-``N`` route leaves out the ``K`` most extreme samples of a typical batch; each of
+them is a column of ``W_2`` (the direction ``x_i / |x_i|``) with its own variance profile ``v_ij``.  The right vectors
+of ``P`` are sums over samples, ``X^T c / n``, so they have a component ``u_i = c_i sqrt(d) / n`` along each such
+column -- large, since ``c_i`` grows with ``y_i``.  Taken together, ``P`` and the ``K`` columns are one
+rank-``(r + K)`` perturbation of the bulk.  With ``R = Phi_A^{1/2}`` (the ``N``-side Gram of ``P`` weighted by the
+row kernel), ``G(x)`` the right Gram of ``P`` without those samples' share weighted by the mean column kernel, and
+``D_i(x) = 1 - psi E_j[v_ij tau_j(x)]`` the column denominator of sample ``i``, the outliers are the ``x = s^2``
+where the symmetric matrix
+
+    J(x) = [[I - x R G R,  R U],
+            [U^T R,        diag(D_i)]]
+
+is singular (Schur complement: ``det J = prod D_i det(I - x R (G + sum_i u_i u_i^T / (x D_i)) R)``).  Far above the
+bulk ``J -> I``; each eigenvalue that turns negative as ``x`` comes down is an outlier.  Its null vector says what
+it is: mostly in the first block, a spike of ``P`` (lifted by the samples it leans on); mostly in the second, a
+single-sample outlier (reported by the order statistics of :mod:`.sample_order` instead).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy import optimize
+
+from .sample_spikes import m_spike, sample_strengths, typical_extremes, y_law_truncated
+from .widened_bulk import row_functions
+
+__all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtremeColumns:
+    """The ``K`` most extreme samples of a typical batch as columns: variance ``V`` (``K x rows``) and the
+    components ``U`` (``(Q + 1) x K``) of the right vectors of ``P`` along them."""
+
+    V: np.ndarray
+    U: np.ndarray
+    y: np.ndarray
+
+
+def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -> ExtremeColumns | None:
+    """The ``K`` most extreme samples of a typical batch (each batch of a fresh pair), at the ``(k - 1/2)/n``
+    quantiles of the law of ``|y|``, ``k = 1..K``: their column variances in the rows of ``bulk`` and
+    ``U = coupling(ys, zs, which)`` (``which``: ``"both"``, ``"first"`` or ``"second"``, as in
+    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`); ``None`` when the bulk keeps every sample."""
+    if bulk.zrange is None or K == 0:
+        return None
+    d = N / psi
+    yb, wb = y_law_truncated(target, bulk.zrange)
+    ymax = float(np.max(np.abs(yb)))
+    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
+    V, U, Y = [], [], []
+    for which, phi_b in names:
+        ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
+        lams = [m_spike(v, phi_b, yb, wb) if abs(v) > ymax else v / phi_b for v in ys]
+        _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
+                                  wg=bulk.wa, which=which, lams=lams)
+        V.extend(1.0 + r_rows + ex for ex in rws)
+        U.append(np.asarray(coupling(ys, zs, which), dtype=float))
+        Y.extend(ys)
+    return ExtremeColumns(np.array(V), np.hstack(U), np.asarray(Y, dtype=float))
+
+
+class JointProblem:
+    """``J(x)`` of the module docstring, its ``x``-dependent blocks cached, for several calibrations of the columns."""
+
+    def __init__(self, bulk, cols: ExtremeColumns, G_U_w, G_V, g, N):
+        self.bulk, self.cols, self.G_U_w, self.G_V, self.g, self.N = bulk, cols, G_U_w, G_V, g, N
+        self.r = G_V.shape[0]
+        self._cache = {}
+
+    def blocks(self, s):
+        """``(A, B, D)`` at ``x = s^2``: ``A = I - x R G R``, ``B = R U``, ``D`` the column denominators."""
+        if s not in self._cache:
+            bulk, x = self.bulk, s * s
+            tq, ttm = bulk.tau_rows(self.g / math.sqrt(self.N), x)
+            if tq is None:
+                self._cache[s] = None
+                return None
+            GA = self.G_U_w(tq)
+            lu, Qu = np.linalg.eigh((GA + GA.T) / 2)
+            R = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+            ta, _ = bulk.tau_rows(bulk.a, x)
+            U = self.cols.U
+            A = np.eye(self.r) - x * ttm * (R @ (self.G_V - U @ U.T) @ R)
+            self._cache[s] = ((A + A.T) / 2, R @ U, 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa)
+        return self._cache[s]
+
+    def denominators(self, s):
+        b = self.blocks(s)
+        return None if b is None else b[2]
+
+    def eig(self, s, shift, vectors=False):
+        b = self.blocks(s)
+        if b is None:
+            return None
+        A, B, D = b
+        r, K = self.r, D.size
+        J = np.empty((r + K, r + K))
+        J[:r, :r], J[:r, r:], J[r:, :r] = A, B, B.T
+        J[r:, r:] = np.diag(D - shift)
+        return np.linalg.eigh(J) if vectors else np.linalg.eigvalsh(J)
+
+    def coupling(self, s):
+        """``sum_i |R u_i|^2 / D_i`` at ``x = s^2`` (``inf`` when a column is at or past its threshold there): how much
+        the extreme columns can move the spikes of ``P``."""
+        A, B, D = self.blocks(s)
+        return float(np.sum(np.sum(B * B, axis=0) / D)) if np.all(D > 0) else math.inf
+
+    def roots(self, s_lo, s_hi, shift, *, refine, points=10):
+        """``[(s, weight of P's block in the null vector), ...]`` of every root above ``s_lo``, largest first.
+
+        Roots are bracketed on a grid geometric in ``s - s_lo`` and placed by linear interpolation of the eigenvalue;
+        ``refine(roots)`` names the indices to solve to full precision (Brent)."""
+        hi = max(s_hi, 1.01 * s_lo)
+        for _ in range(40):
+            e = self.eig(hi, shift)
+            if e is not None and e[0] > 0:
+                break
+            hi *= 2
+        # roots closer to the edge than 1e-5 of it are far inside the count rule's margin at any width
+        grid = s_lo + (hi - s_lo) * np.geomspace(min(1e-5 * s_lo / (hi - s_lo), 0.1), 1.0, points)[::-1]
+        ev = np.array([self.eig(s, shift) for s in grid])
+        brackets = []
+        for k in range(ev.shape[1]):
+            neg = np.nonzero(~(ev[:, k] >= 0))[0]
+            if neg.size == 0 or neg[0] == 0:
+                break
+            j = neg[0]
+            e0, e1 = ev[j - 1, k], ev[j, k]
+            s0 = grid[j - 1] + (grid[j] - grid[j - 1]) * (e0 / (e0 - e1) if np.isfinite(e1) else 1.0)
+            brackets.append((k, grid[j], grid[j - 1], s0))
+
+        def weight(s):
+            lv, qv = self.eig(s, shift, vectors=True)
+            v = qv[:, int(np.argmin(np.abs(lv)))]
+            return float(v[:self.r] @ v[:self.r])
+        out = [(s0, weight(s0)) for _, _, _, s0 in brackets]
+        for i in refine(out):
+            k, lo, up, s0 = brackets[i]
+
+            def f(s, k=k):
+                e = self.eig(s, shift)
+                return e[k] if e is not None else -1.0
+            # the interpolated root is usually within a few per mille: try a narrow bracket around it first
+            a, b = max(lo, s0 * (1 - 3e-3)), min(up, s0 * (1 + 3e-3))
+            if a > lo and b < up and f(a) < 0 < f(b):
+                lo, up = a, b
+            s = optimize.brentq(f, lo, up, xtol=1e-10 * up)
+            out[i] = (float(s), weight(s))
+        return out
+
+
+def spike_roots(jp: JointProblem, s_lo: float, s_hi: float, shift, n_uncoupled: int, n_max: int):
+    """The roots of ``J`` that are spikes of ``P`` (module docstring): those whose null vector lies mostly in ``P``'s
+    block, topped up (largest weight there first) to the ``n_uncoupled`` spikes found without the coupling; at most
+    ``n_max``.
+    ``[(s, weight), ...]``, largest first, each solved to full precision."""
+    def pick(roots):
+        sel = [i for i, (_, w) in enumerate(roots) if w >= 0.5]
+        rest = sorted((i for i in range(len(roots)) if i not in sel), key=lambda i: -roots[i][1])
+        return sorted(sel + rest[:max(n_uncoupled - len(sel), 0)])[:n_max]
+    roots = jp.roots(s_lo, s_hi, shift, refine=pick)
+    return [roots[i] for i in pick(roots)]
