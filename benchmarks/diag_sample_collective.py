@@ -1,6 +1,6 @@
-"""Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "What is still missing").
+"""Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "Several extreme samples").
 
-Two measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
+Three measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
 
 1. ``--part m``: the top eigenvalues of ``M = X^T diag(y) X / n`` over simulated batches, against (a) the
    single-sample poles ``lambda_i = y_i/phi + E[y / (1 - y/y_i)]`` at the median order statistics of ``y`` (the
@@ -11,9 +11,15 @@ Two measurements behind the text of that section, at ``d = N = 1000``, ``n = 200
 2. ``--part w2``: for the quadratic ``sigma = He1 + He2/2`` at ``(alpha1, alpha2) = (0.1, 0.2)``, where exactly
    ``W_2 = H + (eta1 + eta2) a beta_hat^T + eta1 eta2 (a ⊙ a)(M beta_hat)^T``: the top singular values of
    ``W_2``, of ``W_2`` without the last term, and of ``H`` alone, draw by draw.
+3. ``--part columns``: the same ``sigma`` at ``(0, 0.3)``.  In the eigenbasis of ``M`` the columns of ``H`` are
+   independent, so ``H = [H_b, C]`` with ``C`` the ``K = 12`` columns of ``M``'s top eigenvectors, and the outliers
+   of ``H`` are the ``x = s^2`` where ``T(x) = C^T (x - H_b H_b^T)^{-1} C`` has an eigenvalue 1 (Schur complement).
+   Draw by draw: the top singular values of ``H``, the roots from the whole ``T``, and from its diagonal alone (each
+   column by itself, as the single-sample prediction treats them).
 
     python -m benchmarks.diag_sample_collective --part m     # about a minute on 2 cores
     python -m benchmarks.diag_sample_collective --part w2
+    python -m benchmarks.diag_sample_collective --part columns
 """
 from __future__ import annotations
 
@@ -80,11 +86,46 @@ def part_w2(seeds=4, N=1000, n=2000, a1=0.1, a2=0.2):
               f"H {np.round(sv[2], 3)}  |that term| {np.linalg.norm(P2, 2):.2f}")
 
 
+def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
+    from scipy import optimize
+
+    e1, e2 = N**a1, N**a2
+    rng = np.random.default_rng(5)
+    print(f"quadratic sigma = He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 singular "
+          f"values of H, and the roots of det(I - T(x)) with the {K} columns of M's top eigenvectors")
+    for s in range(seeds):
+        X = rng.standard_normal((n, N))
+        y = _link(X[:, 0])
+        W0 = rng.standard_normal((N, N)) / np.sqrt(N)
+        a = rng.standard_normal(N) / np.sqrt(N)
+        M = (X.T * y) @ X / n
+        U = np.linalg.eigh(M)[1][:, ::-1]
+        WM = W0 @ M
+        H = W0 + (e1 + e2) * (a[:, None] * WM) + e1 * e2 * ((a * a)[:, None] * (WM @ M))
+        Hr = H @ U                      # the columns of H along M's eigenvectors, most extreme first
+        ev, Q = np.linalg.eigh(Hr[:, K:] @ Hr[:, K:].T)
+        CQ = Q.T @ Hr[:, :K]
+        T = lambda x: CQ.T @ (CQ / (x - ev)[:, None])      # noqa: E731
+
+        def roots(f):
+            xs = np.linspace(ev.max() * (1 + 1e-4), 3 * ev.max(), 400)
+            out = []
+            for k in range(3):
+                g = [f(x)[k] - 1.0 for x in xs]
+                i = max((i for i in range(1, xs.size) if g[i - 1] > 0 >= g[i]), default=None)
+                out.append(np.sqrt(optimize.brentq(lambda x: f(x)[k] - 1.0, xs[i - 1], xs[i])) if i else np.nan)
+            return np.array(out)
+        full = roots(lambda x: np.sort(np.linalg.eigvalsh(T(x)))[::-1])
+        diag = roots(lambda x: np.sort(np.diag(T(x)))[::-1])
+        print(f"  draw {s}: H {np.round(np.linalg.svd(H, compute_uv=False)[:3], 3)}  whole T {np.round(full, 3)}  "
+              f"diagonal of T {np.round(diag, 3)}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["m", "w2"], required=True)
+    ap.add_argument("--part", choices=["m", "w2", "columns"], required=True)
     a = ap.parse_args(argv)
-    part_m() if a.part == "m" else part_w2()
+    {"m": part_m, "w2": part_w2, "columns": part_columns}[a.part]()
     return 0
 
 
