@@ -226,28 +226,30 @@ class SeparableProfile:
         Dtt = 1.0 + self.colh @ A
         return Dt, Dtt, -1.0 / (x * Dt), -1.0 / (x * Dtt)
 
-    def residual(self, v, A0):
-        K = self.K
-        A = np.concatenate([[A0], v[:K - 1]])
-        B, x = v[K - 1:2 * K - 1], v[-1]
+    def equations(self, A, B, x):
+        """The reduced equations ``(A - psi Pa^T t, B - Pl^T tt)`` at ``(A, B, x)``."""
         _, _, t, tt = self.parts(A, B, x)
         return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
 
-    def jacobian(self, v, A0):
-        """Derivative of :meth:`residual` in ``v``: ``dt_j/dB_k = x t_j^2 f_jk``, ``dtt_l/dA_k = x tt_l^2 h_lk``,
-        ``dt/dx = -t/x``, ``dtt/dx = -tt/x``."""
+    def derivatives(self, A, B, x):
+        """Derivatives of :meth:`equations` in ``(A, B)`` (a ``2K x 2K`` matrix) and in ``x``:
+        ``dt_j/dB_k = x t_j^2 f_jk``, ``dtt_l/dA_k = x tt_l^2 h_lk``, ``dt/dx = -t/x``, ``dtt/dx = -tt/x``."""
         K = self.K
-        A = np.concatenate([[A0], v[:K - 1]])
-        B, x = v[K - 1:2 * K - 1], v[-1]
         _, _, t, tt = self.parts(A, B, x)
-        J = np.zeros((2 * K, 2 * K))
-        J[1:K, :K - 1] = np.eye(K - 1)
-        J[K:, K - 1:2 * K - 1] = np.eye(K)
-        J[:K, K - 1:2 * K - 1] = -self.psi * (self.Pa.T @ ((x * t * t)[:, None] * self.rowf))
-        J[K:, :K - 1] = -(self.Pl.T @ ((x * tt * tt)[:, None] * self.colh))[:, 1:]
-        J[:K, -1] = self.psi * (self.Pa.T @ t) / x
-        J[K:, -1] = (self.Pl.T @ tt) / x
-        return J
+        J = np.eye(2 * K)
+        J[:K, K:] = -self.psi * (self.Pa.T @ ((x * t * t)[:, None] * self.rowf))
+        J[K:, :K] = -(self.Pl.T @ ((x * tt * tt)[:, None] * self.colh))
+        return J, np.concatenate([self.psi * (self.Pa.T @ t), self.Pl.T @ tt]) / x
+
+    def residual(self, v, A0):
+        K = self.K
+        return self.equations(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
+
+    def jacobian(self, v, A0):
+        """Derivative of :meth:`residual` in ``v = (A_1.., B_0.., x)``."""
+        K = self.K
+        J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
+        return np.column_stack([J[:, 1:], dx])
 
     def solve(self, m, guess):
         """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch."""

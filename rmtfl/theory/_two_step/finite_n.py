@@ -31,9 +31,8 @@ most extreme samples of a typical batch out; their columns and the spikes of ``P
 """
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize, special
@@ -46,7 +45,7 @@ from . import sample_spikes
 from .joint_roots import JointProblem, extreme_columns, spike_roots
 from .sample_order import sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
-from .widened_bulk import WidenedBulk, column_spike, master_eigs
+from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
            "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike", "WidenedBulk"]
@@ -268,8 +267,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         # fresh batches: each basis keeps one M's direction structure and averages the other, so each edge
         # falls short of the true one; the larger is kept (docs/theory/two_step.md §8.2)
         return max(bulks, key=lambda b: b.edge)
-    lu, Qu = np.linalg.eigh(G_U)
-    Rm = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    Rm = psd_sqrt(G_U)
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
     idx = np.argsort(ev)[::-1]
     ev, qv = np.clip(ev[idx], 0.0, None), qv[:, idx]
@@ -357,7 +355,7 @@ def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
         vec = np.zeros((C.shape[1], K))
         vec[0] = 1.0
     else:
-        sti = dataclasses.replace(st, y=ys, s=st.mus * zs, zs=zs, zeta=np.zeros(K), w=np.full(K, 1.0 / K))
+        sti = replace(st, y=ys, s=st.mus * zs, zs=zs, zeta=np.zeros(K), w=np.full(K, 1.0 / K))
         Fq = F_table(act, sti, tn, bulk=False)[0]
         vec = np.vstack(([np.zeros(K)] if which == "second" else []) + [np.ones(K), Fq])
     return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))

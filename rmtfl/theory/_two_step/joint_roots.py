@@ -27,7 +27,7 @@ import numpy as np
 from scipy import optimize
 
 from .sample_spikes import m_spike, sample_strengths, typical_extremes, y_law_truncated
-from .widened_bulk import row_functions
+from .widened_bulk import psd_sqrt, row_functions
 
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots"]
 
@@ -39,7 +39,6 @@ class ExtremeColumns:
 
     V: np.ndarray
     U: np.ndarray
-    y: np.ndarray
 
 
 def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -> ExtremeColumns | None:
@@ -54,7 +53,7 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -
     ymax = float(np.max(np.abs(yb)))
     r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
-    V, U, Y = [], [], []
+    V, U = [], []
     for which, phi_b in names:
         ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
         lams = [m_spike(v, phi_b, yb, wb) if abs(v) > ymax else v / phi_b for v in ys]
@@ -62,8 +61,7 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -
                                   wg=bulk.wa, which=which, lams=lams)
         V.extend(1.0 + r_rows + ex for ex in rws)
         U.append(np.asarray(coupling(ys, zs, which), dtype=float))
-        Y.extend(ys)
-    return ExtremeColumns(np.array(V), np.hstack(U), np.asarray(Y, dtype=float))
+    return ExtremeColumns(np.array(V), np.hstack(U))
 
 
 class JointProblem:
@@ -82,9 +80,7 @@ class JointProblem:
             if tq is None:
                 self._cache[s] = None
                 return None
-            GA = self.G_U_w(tq)
-            lu, Qu = np.linalg.eigh((GA + GA.T) / 2)
-            R = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+            R = psd_sqrt(self.G_U_w(tq))
             ta, _ = bulk.tau_rows(bulk.a, x)
             U = self.cols.U
             A = np.eye(self.r) - x * ttm * (R @ (self.G_V - U @ U.T) @ R)

@@ -20,7 +20,7 @@ from .._classical.targets import Target
 from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, weighted_mp_stieltjes, y_law
 from .sample_spikes import y_law_truncated
 
-__all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "M_GRID"]
+__all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
@@ -112,16 +112,10 @@ class WidenedBulk:
         red, K = self.red, self.red.K
 
         def res(v):
-            A, B = v[:K], v[K:]
-            _, _, t, tt = red.parts(A, B, x)
-            return np.concatenate([A - red.psi * (red.Pa.T @ t), B - red.Pl.T @ tt])
+            return red.equations(v[:K], v[K:], x)
 
-        def jac(v):   # d t_j / d B_k = x t_j^2 rowf_jk, d tt_l / d A_k = x tt_l^2 colh_lk
-            _, _, t, tt = red.parts(v[:K], v[K:], x)
-            Jm = np.eye(2 * K)
-            Jm[:K, K:] = -red.psi * (red.Pa.T @ ((x * t * t)[:, None] * red.rowf))
-            Jm[K:, :K] = -(red.Pl.T @ ((x * tt * tt)[:, None] * red.colh))
-            return Jm
+        def jac(v):
+            return red.derivatives(v[:K], v[K:], x)[0]
 
         sol = optimize.root(res, guess, jac=jac, method="hybr", options={"xtol": 1e-12})
         return sol.x if np.abs(res(sol.x)).max() < 1e-9 else None
@@ -219,6 +213,12 @@ def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
     return math.sqrt(optimize.brentq(f, xe, hi, xtol=rtol * hi))
 
 
+def psd_sqrt(G):
+    """The symmetric square root of a positive semi-definite matrix (negative rounding clipped)."""
+    lu, Qu = np.linalg.eigh((G + G.T) / 2)
+    return (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+
+
 def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):
     """Eigenvalues of ``Phi_A(s) Phi_B(s)`` (the master equation of docs/theory/two_step.md §8.1, with the profile).
 
@@ -227,9 +227,7 @@ def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):
     tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
     if tq is None:
         return None
-    GA = G_U_w(tq)
-    lu, Qu = np.linalg.eigh((GA + GA.T) / 2)
-    R = (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    R = psd_sqrt(G_U_w(tq))
     M = s * s * ttm * (R @ G_V @ R)
     return np.sort(np.linalg.eigvalsh((M + M.T) / 2))[::-1]
 

@@ -24,7 +24,7 @@ def _problem(bulk, N, theta, ell, c):
     ``ell / d``: P's Gram matrices (one direction) and that column."""
     g, wg = gauss_hermite_rule(16)
     G_U_w = lambda tau: np.array([[wg @ (g * g * tau)]])  # noqa: E731
-    cols = ExtremeColumns(V=np.full((1, bulk.a.size), ell), U=np.array([[theta * c]]), y=np.array([0.0]))
+    cols = ExtremeColumns(V=np.full((1, bulk.a.size), ell), U=np.array([[theta * c]]))
     return JointProblem(bulk, cols, G_U_w, np.array([[theta**2]]), g, N)
 
 
