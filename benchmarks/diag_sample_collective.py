@@ -1,6 +1,6 @@
 """Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "Several extreme samples").
 
-Three measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
+Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
 
 1. ``--part m``: the top eigenvalues of ``M = X^T diag(y) X / n`` over simulated batches, against (a) the
    single-sample poles ``lambda_i = y_i/phi + E[y / (1 - y/y_i)]`` at the median order statistics of ``y`` (the
@@ -17,9 +17,14 @@ Three measurements behind the text of that section, at ``d = N = 1000``, ``n = 2
    Draw by draw: the top singular values of ``H``, the roots from the whole ``T``, and from its diagonal alone (each
    column by itself, as the single-sample prediction treats them).
 
+4. ``--part samples``: any ``sigma`` (gelu at ``(0, 0.4)`` by default), ``H`` = ``W_2`` with ``beta_hat`` and ``a``
+   projected out, and ``C`` the columns along the ``K = 12`` most extreme samples' inputs: the top values of ``H``,
+   of ``H_b`` (without those directions), and the roots of the whole ``T`` and of its diagonal.
+
     python -m benchmarks.diag_sample_collective --part m     # about a minute on 2 cores
     python -m benchmarks.diag_sample_collective --part w2
     python -m benchmarks.diag_sample_collective --part columns
+    python -m benchmarks.diag_sample_collective --part samples
 """
 from __future__ import annotations
 
@@ -86,9 +91,19 @@ def part_w2(seeds=4, N=1000, n=2000, a1=0.1, a2=0.2):
               f"H {np.round(sv[2], 3)}  |that term| {np.linalg.norm(P2, 2):.2f}")
 
 
-def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
+def _top_roots(f, xs, count=3):
+    """``sqrt(x)`` at the largest root of ``f(x)[k] = 1`` on the grid ``xs`` (refined by brentq), ``k < count``."""
     from scipy import optimize
 
+    out = []
+    for k in range(count):
+        g = [f(x)[k] - 1.0 for x in xs]
+        i = max((i for i in range(1, xs.size) if g[i - 1] > 0 >= g[i]), default=None)
+        out.append(np.sqrt(optimize.brentq(lambda x: f(x)[k] - 1.0, xs[i - 1], xs[i])) if i else np.nan)
+    return np.array(out)
+
+
+def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
     e1, e2 = N**a1, N**a2
     rng = np.random.default_rng(5)
     print(f"quadratic sigma = He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 singular "
@@ -107,25 +122,49 @@ def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
         CQ = Q.T @ Hr[:, :K]
         T = lambda x: CQ.T @ (CQ / (x - ev)[:, None])      # noqa: E731
 
-        def roots(f):
-            xs = np.linspace(ev.max() * (1 + 1e-4), 3 * ev.max(), 400)
-            out = []
-            for k in range(3):
-                g = [f(x)[k] - 1.0 for x in xs]
-                i = max((i for i in range(1, xs.size) if g[i - 1] > 0 >= g[i]), default=None)
-                out.append(np.sqrt(optimize.brentq(lambda x: f(x)[k] - 1.0, xs[i - 1], xs[i])) if i else np.nan)
-            return np.array(out)
-        full = roots(lambda x: np.sort(np.linalg.eigvalsh(T(x)))[::-1])
-        diag = roots(lambda x: np.sort(np.diag(T(x)))[::-1])
+        xs = np.linspace(ev.max() * (1 + 1e-4), 3 * ev.max(), 400)
+        full = _top_roots(lambda x: np.sort(np.linalg.eigvalsh(T(x)))[::-1], xs)
+        diag = _top_roots(lambda x: np.sort(np.diag(T(x)))[::-1], xs)
         print(f"  draw {s}: H {np.round(np.linalg.svd(H, compute_uv=False)[:3], 3)}  whole T {np.round(full, 3)}  "
               f"diagonal of T {np.round(diag, 3)}")
 
 
+def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12):
+    """Any sigma: ``H`` is ``W_2`` with ``beta_hat`` and ``a`` projected out (the rank-one part of ``P``), and its
+    outliers are the roots of ``det(I - T(x))`` with the ``K`` columns ``H x_i / |x_i|`` of the most extreme ``|y_i|``
+    (exactly: ``H H^T = H_b H_b^T + C C^T`` with ``C = H Q``, ``Q`` an orthonormal basis of those ``x_i``)."""
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+
+    print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 "
+          f"singular values of H, of H without the {K} most extreme samples' directions (H_b), and the roots of "
+          f"det(I - T(x)) with their columns")
+    for s in range(seeds):
+        rng = np.random.default_rng(100 + s)
+        W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
+        X = sample_inputs(n, N, rng=rng)
+        y = sample_targets(X, target="hermite(0, 1, 0.5)", rng=rng)
+        W2 = gd_steps(activation, W0, a, (X, y), etas=[N**a1, N**a2])
+        bh, an = X.T @ y, a / np.linalg.norm(a)
+        bh /= np.linalg.norm(bh)
+        H = W2 - np.outer(W2 @ bh, bh)
+        H -= np.outer(an, an @ H)
+        Q = np.linalg.qr(X[np.argsort(-np.abs(y))[:K]].T)[0]
+        C = H @ Q
+        ev, V = np.linalg.eigh((H - C @ Q.T) @ (H - C @ Q.T).T)
+        CQ = V.T @ C
+        T = lambda x: CQ.T @ (CQ / (x - ev)[:, None])      # noqa: E731
+        xs = np.linspace(ev.max() * (1 + 1e-6), ev.max() + 3.0, 1500)
+        full = _top_roots(lambda x: np.sort(np.linalg.eigvalsh(T(x)))[::-1], xs)
+        diag = _top_roots(lambda x: np.sort(np.diag(T(x)))[::-1], xs)
+        print(f"  draw {s}: H {np.round(np.linalg.svd(H, compute_uv=False)[:3], 3)}  H_b "
+              f"{np.round(np.sqrt(ev[::-1][:3]), 3)}  whole T {np.round(full, 3)}  diagonal of T {np.round(diag, 3)}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["m", "w2", "columns"], required=True)
+    ap.add_argument("--part", choices=["m", "w2", "columns", "samples"], required=True)
     a = ap.parse_args(argv)
-    {"m": part_m, "w2": part_w2, "columns": part_columns}[a.part]()
+    {"m": part_m, "w2": part_w2, "columns": part_columns, "samples": part_samples}[a.part]()
     return 0
 
 

@@ -259,9 +259,22 @@ def _softplus() -> Activation:
 
 
 def _erf() -> Activation:
+    def derivs(ks, z):
+        # erf^(k)(z) = 2/sqrt(pi) (-1)^(k-1) H_{k-1}(z) exp(-z^2)  (physicists' H): one exponential for every
+        # order, H by recurrence H_{m+1} = 2 z H_m - 2 m H_{m-1}
+        z = np.asarray(z, dtype=float)
+        e = np.exp(-np.square(z))
+        e *= 2 / math.sqrt(math.pi)
+        top = max(ks) - 1
+        H = [None] * (top + 1)
+        if top >= 1:
+            H[0], H[1] = np.ones_like(z), 2 * z
+            for m in range(1, top):
+                H[m + 1] = 2 * z * H[m] - 2 * m * H[m - 1]
+        return [e if k == 1 else (-1) ** (k - 1) * H[k - 1] * e for k in ks]
+
     def deriv(k, z):
-        # erf^(k)(z) = 2/sqrt(pi) (-1)^(k-1) H_{k-1}(z) exp(-z^2)  (physicists' H)
-        return 2 / math.sqrt(math.pi) * (-1) ** (k - 1) * special.eval_hermite(k - 1, z) * np.exp(-np.square(z))
+        return derivs((k,), z)[0]
 
     def exact(k):
         # E[exp(-z^2) H_{2j}(z)] = (2j)!/j! (-1/3)^j / sqrt(3)
@@ -270,7 +283,7 @@ def _erf() -> Activation:
         j = (k - 1) // 2
         return 2 / math.sqrt(3 * math.pi) * math.factorial(2 * j) / math.factorial(j) * (-1 / 3) ** j
 
-    return Activation("erf", special.erf, deriv, mp.erf, parity=-1, hermite_exact=exact)
+    return Activation("erf", special.erf, deriv, mp.erf, parity=-1, hermite_exact=exact, derivs=derivs)
 
 
 def _gelu() -> Activation:

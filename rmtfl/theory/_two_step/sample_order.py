@@ -23,10 +23,10 @@ import numpy as np
 from scipy import special, stats
 
 from .bulk_edge import y_law
-from .sample_spikes import m_spike, sample_strengths, tail_bins, y_law_truncated
+from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS", "BAND"]
+__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
@@ -106,7 +106,8 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
-    side) are binned, each bin's column profile computed, and the order statistics of the column locations over the
+    side) are binned (``TAIL_BINS`` per side), each bin's column profile computed and interpolated onto ``TAIL_SUB``
+    sub-bins per bin, and the order statistics of the column locations over the
     batch taken (:func:`order_statistics`), for the ``ranks`` most extreme samples per part; ``bulk``: the
     :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
     median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`order_statistics`), the
@@ -124,15 +125,17 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
     parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
     for which, phi_b in names:
         n_b = max(int(round(phi_b * d)), 1)
-        ys, zs, mass = tail_bins(target, n_b, min(0.25, TAIL_MASS * k / n_b))
+        p_tail = min(0.25, TAIL_MASS * k / n_b)
+        ys, zs, mass = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
         lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
         mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
                                     which=which, lams=lams, moments=mom)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
-        parts.append((mass, vmean, vm2, n_b))
-        th2s.append(th2)
+        R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
+        parts.append((mass_f, R @ vmean, R @ vm2, n_b))
+        th2s.append(R @ th2)
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
     top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-7)   # only where the s grid starts looking
@@ -153,3 +156,10 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.
 TAIL_MASS = 3.0
+
+#: Tail bins per side whose samples' strengths are computed (:func:`~rmtfl.theory._two_step.sample_spikes.tail_bins`).
+TAIL_BINS = 24
+
+#: Each tail bin is cut into this many sub-bins, their strengths interpolated in the log tail probability
+#: (:func:`~rmtfl.theory._two_step.sample_spikes.tail_refinement`; docs/theory/two_step.md §8.3, "A smooth tail").
+TAIL_SUB = 8

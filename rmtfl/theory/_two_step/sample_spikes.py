@@ -30,12 +30,20 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 
-__all__ = ["tail_bins", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated", "sample_strengths",
-           "m_spike", "SAMPLE_RANKS"]
+__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated",
+           "sample_strengths", "m_spike", "SAMPLE_RANKS", "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
+
+#: The outermost tail bin holds the samples of tail probability below ``TAIL_START / n``.
+TAIL_START = 0.05
 _Z_GRID = 40001
+
+
+def _tail_edges(n: int, p_max: float, bins: int):
+    """Tail probabilities bounding the bins of one side: 0, then geometric from ``TAIL_START / n`` to ``p_max``."""
+    return np.concatenate([[0.0], np.geomspace(min(TAIL_START / n, 0.5 * p_max), p_max, bins)])
 
 
 def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
@@ -46,7 +54,7 @@ def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
     tails (it is Gaussian and small beside a polynomial link's tail).
     """
     z, y, w = _dense_y(target)
-    edges = np.concatenate([[0.0], np.geomspace(min(0.05 / n, 0.5 * p_max), p_max, bins)])
+    edges = _tail_edges(n, p_max, bins)
     ys, zs, ms = [], [], []
     for sign in (1.0, -1.0):
         order = np.argsort(-sign * y, kind="stable")           # the most extreme of this sign first
@@ -58,6 +66,34 @@ def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
             zs.append(z[i])
             ms.append(hi - lo)
     return np.array(ys), np.array(zs), np.array(ms)
+
+
+def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
+    """``(R, mass)``: sub-bins of :func:`tail_bins` (each bin but the outermost cut into ``sub`` geometric pieces)
+    and the weights ``R`` (sub-bins x bins) that interpolate a quantity known at the bins' representative samples
+    linearly in the log tail probability (flat beyond the outermost representatives), per side
+    (docs/theory/two_step.md §8.3).
+
+    The strength of a column varies smoothly along the tail; one representative per bin would give every sample
+    of a bin the same strength and bunch their order statistics.
+    """
+    edges = _tail_edges(n, p_max, bins)
+    rep = np.log([math.sqrt(lo * hi) if lo > 0 else 0.5 * hi for lo, hi in zip(edges[:-1], edges[1:])])
+    centres, mass = [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        cuts = np.geomspace(lo, hi, sub + 1) if lo > 0 else np.array([lo, hi])
+        centres += [math.sqrt(a * b) if a > 0 else 0.5 * b for a, b in zip(cuts[:-1], cuts[1:])]
+        mass += list(np.diff(cuts))
+    u = np.log(centres)
+    R1 = np.zeros((u.size, bins))
+    j = np.clip(np.searchsorted(rep, u) - 1, 0, bins - 2)
+    f = np.clip((u - rep[j]) / (rep[j + 1] - rep[j]), 0.0, 1.0)
+    R1[np.arange(u.size), j] = 1.0 - f
+    R1[np.arange(u.size), j + 1] += f
+    R = np.zeros((2 * u.size, 2 * bins))
+    R[:u.size, :bins] = R1
+    R[u.size:, bins:] = R1
+    return R, np.concatenate([mass, mass])
 
 
 def _dense_y(target: Target):
@@ -134,33 +170,50 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     """
     z, wz = gauss_hermite_rule(20)
     xi, wx = gauss_hermite_rule(6)
-    W2 = np.outer(wz, wx)                                           # (A, B)
-    sp = act.derivative(1, z)[:, None]                              # (A, 1)
+    W2 = np.outer(wz, wx).ravel()                                   # (A B,)
+    zb = np.repeat(z, xi.size)                                      # z at the (A B) nodes
+    sp = act.derivative(1, z)                                       # (A,)
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
     ys = np.asarray(ys, dtype=float)
     lams = ys / phi_b if lams is None else np.asarray(lams, dtype=float)
-    s = st.mus * np.asarray(zs, dtype=float)
-    D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]             # (S, 1, B)
-    if which == "both":
-        D = D + ys[:, None, None] * sp[None] / st.phi                           # (S, A, B): the sample's own term
-    shape = (ys.size, t.size, z.size, xi.size)                                  # (S, Q, A, B)
-    h = np.zeros(shape)
+    S, Q, AB = ys.size, t.size, W2.size
+    h = np.zeros((1, AB))
     if which in ("both", "first"):
-        h = h + eta1 * (sp - st.mu1)
+        h = h + eta1 * (np.repeat(sp, xi.size) - st.mu1)
     if which in ("both", "second"):     # the second step sees the moved pre-activation (a first-batch sample does not)
-        s2 = act.derivative(1, z[None, None, :, None] + t[None, :, None, None] * D[:, None])
-        h = h + eta2 * (s2 - np.einsum("sqab,ab->sq", s2, W2)[..., None, None])
-    eh2 = np.einsum("sqab,ab->sq", h * h, W2)                       # E[h^2 | g_q]
-    ezh = np.einsum("sqab,a,b->sq", h, wz * z, wx)                  # E[z h | g_q]
+        s = st.mus * np.asarray(zs, dtype=float)
+        D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]         # (S, 1, B)
+        if which == "both":
+            D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
+        arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
+        s2 = act.derivative(1, arg).reshape(S * Q, AB)
+        s2 -= (s2 @ W2)[:, None]
+        s2 *= eta2
+        h = s2 + h
+    # Gaussian expectations over the (A B) nodes as products with weight vectors: E[z^k h^m | sample, row]
+    h2 = h * h
+    eh2 = h2 @ W2                                                   # E[h^2 | g_q]
+    ezh = h @ (W2 * zb)                                             # E[z h | g_q]
+    if h.shape[0] == 1:                                             # no dependence on the sample or the row
+        eh2, ezh = np.full((S, Q), eh2[0]), np.full((S, Q), ezh[0])
+    else:
+        eh2, ezh = eh2.reshape(S, Q), ezh.reshape(S, Q)
     kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
     kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
     ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)   # (S, Q)
     thetas = N / d * (ex @ wg)
     rows = list(ex)
-    if moments is not None:   # the entry A = z (1 + kap_lin g c) + kappa g (h - c z): E[A^2], E[A^4] per row
-        A = (z[None, None, :, None] * (1 + kap_lin * g * ezh)[..., None, None]
-             + (kappa * g)[..., None, None] * (h - ezh[..., None, None] * z[None, None, :, None]))
-        A2 = A * A
-        moments.extend(zip(np.einsum("sqab,ab->sq", A2, W2), np.einsum("sqab,ab->sq", A2 * A2, W2)))
+    if moments is not None:
+        # the entry A = z (1 + kap_lin g c) + kappa g (h - c z) = p z + q h, c = E[z h] (so E[z (h - c z)] = 0):
+        # E[A^2] = (1 + kap_lin g c)^2 + (kappa g)^2 (E[h^2] - c^2); E[A^4] from the moments E[z^k h^(4-k)]
+        alpha, beta = 1 + kap_lin * g * ezh, kappa * g
+        pz = alpha - beta * ezh
+        Wk = np.stack([W2 * zb**k for k in range(5)], axis=1)       # (A B, 5)
+        m = [h2 * h2 @ Wk[:, 0], h2 * h @ Wk[:, 1], h2 @ Wk[:, 2], h @ Wk[:, 3]]
+        m = [np.broadcast_to(v, (S * Q,)).reshape(S, Q) if v.size == 1 else v.reshape(S, Q) for v in m]
+        e4 = (beta**4 * m[0] + 4 * beta**3 * pz * m[1] + 6 * beta**2 * pz**2 * m[2] + 4 * beta * pz**3 * m[3]
+              + pz**4 * float(Wk[:, 4].sum()))
+        e2 = alpha**2 + beta**2 * (eh2 - ezh**2)
+        moments.extend(zip(e2, e4))
     return np.asarray(thetas, dtype=float), rows
