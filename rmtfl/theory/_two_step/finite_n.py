@@ -274,12 +274,13 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     spikes = np.sqrt(ev)
     keep = spikes > 1e-9 * max(spikes[0], 1.0)
     notes = []
-    # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own (docs/theory/two_step.md §8.3)
-    bulk = bulk_without(sample_spikes.SAMPLE_RANKS)
-    samples, isolated, band = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
-                                              ranks=sample_spikes.SAMPLE_RANKS)
-    if sample_spikes.SAMPLE_RANKS and max(isolated.values()) >= sample_spikes.SAMPLE_RANKS:
-        notes.append(f"all {sample_spikes.SAMPLE_RANKS} most extreme samples of a batch give outliers; less extreme ones may "
+    # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own
+    # (docs/theory/two_step.md §8.3); a tiny batch keeps at least three quarters of its samples in the bulk
+    K = min(sample_spikes.SAMPLE_RANKS, min(n_bulk, int(round(phi * N / psi))) // 4)
+    bulk = bulk_without(K)
+    samples, isolated, band = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K)
+    if K and max(isolated.values()) >= K:
+        notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
     t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     GUw = _G_U_weighted(g, wg)
@@ -289,7 +290,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
     joint = None
-    cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=sample_spikes.SAMPLE_RANKS,
+    cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K,
                            coupling=lambda ys, zs, which: _sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
                                                                              which))
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None

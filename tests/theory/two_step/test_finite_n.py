@@ -102,6 +102,20 @@ def test_deterministic_and_bad_input():
     assert not big.reliable and any("exceeds" in n for n in big.notes)
 
 
+@pytest.mark.parametrize("N", [2, 3, 7, 23])
+@pytest.mark.parametrize("batch", ["reused", "fresh"])
+def test_tiny_widths_keep_most_samples_in_the_bulk(N, batch):
+    """A batch smaller than the extreme samples the bulk leaves out (12 at n >= 48) keeps three quarters of its
+    samples in the bulk (docs/theory/two_step.md §8.3): a finite prediction, not an error from an empty bulk."""
+    for tgt in ("hermite(0, 1, 0, 0.4082482904638631)", QUAD):
+        p = two_step_finite_n("gelu", tgt, psi=1.0, phi=2.0, eta1=N**0.3, eta2=N**0.3, N=N, batch=batch,
+                              phi2=2.0 if batch == "fresh" else None)
+        assert math.isfinite(p.bulk_edge) and p.bulk_edge > 0
+        assert p.outliers and all(math.isfinite(o.singular_value) and o.singular_value > p.bulk_edge
+                                  for o in p.outliers)
+        assert p.count_range[0] <= len(p.outliers) <= p.count_range[1]
+
+
 #: Cells of the acceptance grid checked here (docs/theory/two_step.md §8.4 has the whole grid): sigma, target,
 #: (alpha1, alpha2), batch.  HE3 = He1 + He3/sqrt6 (heavy tails: single-sample outliers, docs/theory/two_step.md §8.3).
 HE3 = "hermite(0, 1, 0, 0.4082482904638631)"
