@@ -279,6 +279,10 @@ class _Reduced(SeparableProfile):
         super().__init__(a[:, None] ** k * e, lam[:, None] ** k, psi)
 
 
+#: Continuation steps of :func:`fold_edge` before it gives up (a typical profile needs about 50).
+FOLD_MAX_SOLVES = 400
+
+
 def fold_edge(red: SeparableProfile, x_start: float) -> float:
     """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``)."""
     m = -1.0 / x_start
@@ -287,7 +291,9 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
         raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
     pts = [(m, v)]
     step = 1.2
-    while step > 1 + 1e-7:
+    for _ in range(FOLD_MAX_SOLVES):
+        if step <= 1 + 1e-7:
+            break
         m_new = pts[-1][0] * step
         u = red.solve(m_new, pts[-1][1])
         if u is None or u[-1] >= pts[-1][1][-1]:
@@ -295,6 +301,8 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
             continue
         pts.append((m_new, u))
         step = min(1 + 1.5 * (step - 1), 1.2)
+    else:
+        raise RuntimeError(f"two_step_bulk_edge: no fold of the profile within {FOLD_MAX_SOLVES} continuation steps")
     # polish: minimise x(m) between the last accepted points and the first refused one
     m_lo, v_lo = pts[-2] if len(pts) > 1 else pts[-1]
     m_hi = pts[-1][0] * (1 + 4 * (step - 1) + 1e-6)

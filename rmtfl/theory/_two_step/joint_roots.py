@@ -105,7 +105,10 @@ class JointProblem:
     def coupling(self, s):
         """``sum_i |R u_i|^2 / D_i`` at ``x = s^2`` (``inf`` when a column is at or past its threshold there): how much
         the extreme columns can move the spikes of ``P``."""
-        A, B, D = self.blocks(s)
+        b = self.blocks(s)
+        if b is None:
+            raise RuntimeError(f"no resolvent kernel of the finite-N bulk at s = {s:.6g}")
+        _, B, D = b
         return float(np.sum(np.sum(B * B, axis=0) / D)) if np.all(D > 0) else math.inf
 
     def roots(self, s_lo, s_hi, shift, *, refine, points=10):

@@ -69,7 +69,8 @@ class TwoStepPrediction(Result):
         :func:`two_step_finite_n`); else ``None``.
     reliable : bool
         ``False`` where the route's own checks say the numbers cannot be trusted (reason in
-        ``notes``); :func:`two_step_finite_n` sets it, the other routes leave it ``True``.
+        ``notes``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
+        but finds no bulk (the Taylor fallback is no better there); the other routes leave it ``True``.
     count_range : tuple of int or None
         Finite-``N`` route: ``(low, high)``, the outlier counts the count rule sees with every single-sample
         outlier at the location it exceeds in 90 % and in 10 % of batches (docs/theory/two_step.md §8.3): the

@@ -166,12 +166,17 @@ def _coefficients(K, batch, mu1, eta1, eta2):
     return C
 
 
+#: The largest Taylor index chosen by default: ``Lambda + 2 <= 11`` for every ``alpha <= 0.45``; steps closer to
+#: ``N^(1/2)`` are beyond the Taylor route anyway (its ``taylor_parameter`` says so).
+MAX_DEFAULT_K = 12
+
+
 def _default_K(act, eta1, eta2, N):
     if N is None:
         return 0, None
     lam = outlier_count(inferred_alpha(eta1, N), inferred_alpha(eta2, N),
                         degree=act.degree if act.degree is not None else None)
-    K = int(lam.count) + 2
+    K = min(int(lam.count) + 2, MAX_DEFAULT_K)
     if act.degree is not None:
         K = min(K, act.degree - 1)
     if not act.smooth:
@@ -314,8 +319,10 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     (2, 'finite-N')
     """
     act, tgt = get_activation(activation), make_target(target)
-    plan = plan_two_step(act, tgt, psi=psi, phi=phi, eta1=eta1, eta2=eta2,
-                         batch=batch, phi2=phi2, noise=noise, N=N, K=K, second_layer=second_layer, order=order)
+    kw = dict(psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise, N=N,
+              second_layer=second_layer, order=order)
+    # the inputs checked once, without the Taylor tables the finite-N route does not use
+    plan = plan_two_step(act, tgt, K=0 if N is not None and K is None else K, **kw)
     notes = []
     if N is not None:
         why = _finite_n_blocker(act, tgt, N, K, order)
@@ -331,10 +338,14 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         if why is not None:
             notes.append(f"Taylor route in t_j = eta1*a_j (analytic, docs/theory/two_step.md §8): the finite-N "
                          f"route does not apply ({why})")
+            if K is None:
+                plan = plan_two_step(act, tgt, K=K, **kw)
     if plan.K > 0 and plan.act.degree is None and plan.lam is not None and int(plan.lam.count) > 0:
         notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
-    return predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
+    p = predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
+    # where the finite-N route applies but found no bulk, the Taylor route is no better: say so
+    return replace(p, reliable=False) if any("two_step_finite_n failed" in n for n in notes) else p
 
 
 def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:

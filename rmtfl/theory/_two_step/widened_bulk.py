@@ -210,6 +210,8 @@ def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
     hi = 2 * xe
     while f(hi) > 0 and hi < 1e12:
         hi *= 2
+    if f(hi) > 0:
+        raise RuntimeError(f"a column of the finite-N bulk has no outlier location below x = {hi:.3g}")
     return math.sqrt(optimize.brentq(f, xe, hi, xtol=rtol * hi))
 
 

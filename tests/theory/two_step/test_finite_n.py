@@ -162,3 +162,36 @@ def test_against_simulation(act, tgt, a1, a2, batch):
         assert abs(o.singular_value - m) <= max(0.03 * m, 3 * se), (i, o.singular_value, m, se)
     e = np.array([f.edge for f in fits])
     assert abs(p.bulk_edge - e.mean()) <= 3 * e.std(ddof=1) / math.sqrt(6) + 3 * N ** (-2 / 3) * e.mean()
+
+
+#: Inputs far beyond the checked range, found by probing random inputs (docs/theory/two_step.md §9, "Steps far
+#: beyond the checked range"): each once took minutes or ended in an obscure numerical exception.
+EXTREME = [
+    ("hermite(0, 1, 0.5)", "he2", dict(psi=0.1, phi=0.5, eta1=100.0, eta2=10.0, N=10)),        # no fold reached
+    ("he3", "tanh", dict(psi=0.1, phi=1.0, eta1=10.0, eta2=100.0, N=1000, batch="fresh", phi2=0.3)),  # no kernel
+    ("he3", "hermite(0, 0, 0, 0, 1)", dict(psi=0.5, phi=1.0, eta1=100.0, eta2=100.0, N=3000)),  # no column root
+]
+
+
+@pytest.mark.parametrize("act,tgt,kw", EXTREME)
+def test_steps_beyond_the_checked_range_say_so(act, tgt, kw):
+    import time
+    import warnings
+
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = two_step(act, tgt, **kw)
+    assert time.perf_counter() - t0 < 30
+    assert not p.reliable and any("two_step_finite_n failed" in n for n in p.notes)
+
+
+def test_the_default_taylor_index_is_capped():
+    """eta = 100 at N = 2 would ask for Lambda + 2 ~ 190 Taylor terms (Hermite tables overflow): at most 12."""
+    from rmtfl.theory._two_step.two_step import MAX_DEFAULT_K, plan_two_step
+
+    plan = plan_two_step(get_activation("softplus"), make_target("hermite(0, 1, 0.5)"), psi=1.0, phi=8.0,
+                         eta1=10.0, eta2=100.0, N=2)
+    assert plan.K == MAX_DEFAULT_K
+    p = two_step("softplus", "hermite(0, 1, 0.5)", psi=1.0, phi=8.0, eta1=10.0, eta2=100.0, N=2)
+    assert not p.reliable
