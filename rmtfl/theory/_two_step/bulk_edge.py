@@ -67,7 +67,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from rmtfl._validate import check_choice, check_in_range, check_int, check_nonnegative, check_positive
+from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import get_activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
