@@ -213,7 +213,6 @@ def band_lanczos(apply, m: int, dt, k: int, e2, tol: float, kmax: int, g, block:
             rho = np.linalg.norm(R.astype(np.float64), axis=0)
             s = np.sqrt(th[:nc])
             s1 = max(float(s[0]), np.finfo(np.float64).tiny)
-            res_s = rho[:n_ret] / np.where(s[:n_ret] > 0, s[:n_ret], 1.0)
             # converged: residual tol * s_1 * s_i, or at rounding level (a value at zero has no better)
             ok = bool(np.all(rho[:n_ret] <= np.maximum(tol * s1 * s[:n_ret], 100 * eps * float(th[0]))))
             # the whole space is spanned (K = m): every eigenvalue is a Ritz value, nothing is hidden

@@ -36,8 +36,7 @@ import numpy as np
 from numpy.polynomial import hermite_e as H
 from scipy import special
 
-from rmtfl._validate import (check_array, check_int, check_no_overflow, check_points, check_memory,
-                             check_real, check_size, check_tol)
+from rmtfl._validate import check_int, check_memory, check_no_overflow, check_points, check_real, check_tol
 from .activations import Activation, double_factorial, from_callable, get_activation
 
 __all__ = [

@@ -60,7 +60,7 @@ import numpy as np
 from scipy import optimize, special
 
 from rmtfl._results import Result
-from rmtfl._validate import check_array, check_in_range, check_int, check_positive
+from rmtfl._validate import check_array, check_in_range, check_int
 
 __all__ = [
     "EdgeScaling",

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from rmtfl._results import Result
-from rmtfl._validate import check_choice, check_finite_array, check_in_range, check_int, check_positive
+from rmtfl._validate import check_choice, check_finite_array, check_in_range, check_int
 from .escape import blowup_time, growth_amplitude
 from .kkt import kkt_from_problem, newton_polish
 from .problem import RESTARTS_MAX, FlowProblem, check_direction, make_problem
