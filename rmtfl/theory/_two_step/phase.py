@@ -272,7 +272,12 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
         row = []
         for j, al1 in enumerate(a1):
             e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
-            p = two_step_finite_n(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N, batch=batch, phi2=phi2)
+            try:
+                p = two_step_finite_n(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N, batch=batch, phi2=phi2)
+            except RuntimeError as err:
+                raise ValueError(f"c1, c2: no finite-N bulk at (alpha1, alpha2) = ({al1:g}, {al2:g}), eta = ({e1:.3g}, "
+                                 f"{e2:.3g}) at N = {N}: steps far beyond the range the finite-N route handles "
+                                 f"(docs/theory/two_step.md §9); lower c1, c2 or the exponents ({err})") from err
             edge[i, j] = p.bulk_edge
             out = tuple(o.singular_value for o in p.outliers)
             count[i, j] = len(out)

@@ -421,6 +421,14 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         ``mode="analytic"``, ``bulk="finite-N"``, ``bulk_edge`` and ``bulk_top`` the finite-``N``
         bulk edge, ``K=-1`` (no Taylor truncation), ``reliable`` with the reason in ``notes``.
 
+    Raises
+    ------
+    ValueError
+        Bad input (each names its parameter).
+    RuntimeError
+        No finite-``N`` bulk found: steps far beyond the checked range (docs/theory/two_step.md §9);
+        :func:`two_step` then falls back to the Taylor route with ``reliable=False``.
+
     Examples
     --------
     >>> p = two_step_finite_n("tanh", "hermite(0, 1, 0.7071)", psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.2,

@@ -36,3 +36,17 @@ def test_finite_n_outlier_map_any_sigma_and_bad_input():
         finite_n_outlier_map([0.1], [-0.1], N=100, **kw)
     with pytest.raises(ValueError, match="N must"):
         finite_n_outlier_map([0.1], [0.1], N=1, **kw)
+
+
+def test_finite_n_outlier_map_names_the_steps_it_cannot_handle():
+    """A grid point whose steps are far beyond the checked range (no finite-N bulk, docs/theory/two_step.md §9)
+    is a ValueError naming c1, c2 and the point, not a RuntimeError from inside."""
+    import warnings
+
+    from rmtfl.theory import finite_n_outlier_map
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"c1, c2: no finite-N bulk at \(alpha1, alpha2\) = \(0, 0.45\)"):
+            finite_n_outlier_map([0.0], [0.45], activation="hermite(0, 1, 0.5)", target="he2", psi=0.1, phi=0.5,
+                                 N=10, c1=50.0)
