@@ -124,7 +124,10 @@ class JointProblem:
             hi *= 2
         # roots closer to the edge than 1e-5 of it are far inside the count rule's margin at any width
         grid = s_lo + (hi - s_lo) * np.geomspace(min(1e-5 * s_lo / (hi - s_lo), 0.1), 1.0, points)[::-1]
-        ev = np.array([self.eig(s, shift) for s in grid])
+        ev = [self.eig(s, shift) for s in grid]
+        if any(e is None for e in ev):
+            raise RuntimeError("no resolvent kernel of the finite-N bulk between its edge and the spikes of P")
+        ev = np.array(ev)
         brackets = []
         for k in range(ev.shape[1]):
             neg = np.nonzero(~(ev[:, k] >= 0))[0]
@@ -136,7 +139,10 @@ class JointProblem:
             brackets.append((k, grid[j], grid[j - 1], s0))
 
         def weight(s):
-            lv, qv = self.eig(s, shift, vectors=True)
+            e = self.eig(s, shift, vectors=True)
+            if e is None:
+                raise RuntimeError(f"no resolvent kernel of the finite-N bulk at s = {s:.6g}")
+            lv, qv = e
             v = qv[:, int(np.argmin(np.abs(lv)))]
             return float(v[:self.r] @ v[:self.r])
         out = [(s0, weight(s0)) for _, _, _, s0 in brackets]

@@ -454,6 +454,10 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         reliable = False
         notes.append(f"eta1*max|a_j| ~ {r.t_max:.2f} exceeds {T_MAX_CHECKED}, the largest value checked against "
                      "simulation (docs/theory/two_step.md §8.2)")
+    if max(abs(plan.eta1), abs(plan.eta2)) >= math.sqrt(N):
+        reliable = False
+        notes.append(f"a step of at least N^(1/2) = {math.sqrt(N):.3g}: beyond the exponents alpha < 1/2 the route "
+                     "was derived and checked for (docs/theory/two_step.md §8.2)")
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")

@@ -25,6 +25,9 @@ __all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
 
+#: Shorter continuation steps tried when one step of :meth:`WidenedBulk.kernels` fails (each a quarter of the last).
+KERNEL_RETRIES = 6
+
 def m_law_cdf(target: Target, phi: float, zrange=None):
     """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached by the law of ``y``);
     with ``zrange`` the samples ``z* in zrange`` only (docs/theory/two_step.md §8.3)."""
@@ -136,6 +139,11 @@ class WidenedBulk:
             if xc - x < 1e-12 * x:
                 xn = x
             u = self._solve_x(xn, v)
+            for _ in range(KERNEL_RETRIES):      # a failed step near the fold: shorter steps from the same point
+                if u is not None:
+                    break
+                xn = xc - 0.25 * (xc - xn)
+                u = self._solve_x(xn, v)
             if u is None:
                 return None
             xc, v = xn, u
