@@ -323,7 +323,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
               second_layer=second_layer, order=order)
     # the inputs checked once, without the Taylor tables the finite-N route does not use
     plan = plan_two_step(act, tgt, K=0 if N is not None and K is None else K, **kw)
-    notes = []
+    notes, failed = [], False
     if N is not None:
         why = _finite_n_blocker(act, tgt, N, K, order)
         if why is None:                                  # docs/theory/two_step.md §8.2: non-perturbative in t_j
@@ -332,6 +332,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
                                       phi2=phi2, noise=noise, second_layer=second_layer)
             except RuntimeError as e:                    # e.g. no finite-N bulk edge found: keep the Taylor route
                 why = f"two_step_finite_n failed: {e}"
+                failed = True
             else:
                 return replace(p, mode="finite-N",
                                notes=("finite-N route (two_step_finite_n, docs/theory/two_step.md §8.2)",) + p.notes)
@@ -345,7 +346,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     p = predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
     # where the finite-N route applies but found no bulk, the Taylor route is no better: say so
-    return replace(p, reliable=False) if any("two_step_finite_n failed" in n for n in notes) else p
+    return replace(p, reliable=False) if failed else p
 
 
 def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:

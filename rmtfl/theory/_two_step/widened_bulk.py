@@ -28,6 +28,7 @@ M_GRID = 600
 #: Shorter continuation steps tried when one step of :meth:`WidenedBulk.kernels` fails (each a quarter of the last).
 KERNEL_RETRIES = 6
 
+
 def m_law_cdf(target: Target, phi: float, zrange=None):
     """Grid and CDF of the weighted Marchenko–Pastur law of ``M = X^T diag(y) X / n`` (cached by the law of ``y``);
     with ``zrange`` the samples ``z* in zrange`` only (docs/theory/two_step.md §8.3)."""
