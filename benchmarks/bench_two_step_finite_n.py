@@ -7,15 +7,17 @@ float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_s
 * each predicted outlier against the simulated value of the same rank (mean over seeds): within 3 % or
   3 standard errors, whichever is larger;
 * the predicted count against the simulated count (median over seeds of
-  :func:`rmtfl.numerics.edge_outlier_count`, docs/theory/two_step.md §9.2); reported beside it: whether the
-  predicted spread of the count over batches (``count_range``, docs/theory/two_step.md §8.3) holds the median,
-  and how many single draws it holds;
+  :func:`rmtfl.numerics.edge_outlier_count`, docs/theory/two_step.md §9.2; 13 seeds by default, an odd number
+  so that the median is one count; for an even number either middle value is accepted); reported beside it:
+  whether the predicted spread of the count over batches (``count_range``, docs/theory/two_step.md §8.3) holds
+  the median, how many single draws it holds, and a sign test of the predicted count against the draws (the
+  probability, were the prediction a median of the count's law, of at least as many draws on one side of it);
 * the predicted bulk edge against the simulated one (mean of the fitted edges): within 3 standard errors
   plus three Tracy–Widom scales ``3 N^(-2/3) edge``.
 
 Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
-Markdown table.  The whole grid at ``N = 1000`` (4 activations x 2 targets x 25 points x 2 batches x 6 seeds)
-takes about an hour on 2 cores::
+Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
+(25 reused + 9 fresh) points x 13 seeds) takes about 45 minutes in one process::
 
     python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
         --out docs/benchmarks/two_step_finite_n.md
@@ -41,12 +43,12 @@ def _key(act, tgt, batch, a1, a2, N):
     return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}"
 
 
-def simulate_cell(act, tgt, batch, a1, a2, N, seeds):
-    """Top 80 singular values and the top 3 target alignments of ``W_2`` for each seed."""
+def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0):
+    """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``start .. seeds - 1``."""
     from rmtfl.numerics import simulate_two_step
 
     rows = []
-    for s in range(seeds):
+    for s in range(start, seeds):
         kw = dict(batch="fresh", n2=2 * N) if batch == "fresh" else {}
         r = simulate_two_step(act, tgt, N=N, d=N, n=2 * N, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
                               dtype="float32", n_vectors=3, **kw)
@@ -67,7 +69,8 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows):
     S = np.array([r["sv"] for r in rows])
     fits = [edge_outlier_count(np.array(r["sv"]), window=math.ceil(0.8 * math.sqrt(N))) for r in rows]
     counts = np.array([f.count for f in fits])
-    sim_count = int(np.median(counts))
+    mid = middle_counts(counts)
+    sim_count = mid[0]
     pred = [o.singular_value for o in p.outliers]
     ok_vals, worst = True, 0.0
     for i, v in enumerate(pred[:sim_count] if sim_count else pred[:1]):
@@ -81,11 +84,38 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows):
     return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, mode=p.mode, reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
                 sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
-                count_range=list(p.count_range), count_in_range=bool(p.count_range[0] <= sim_count <= p.count_range[1]),
+                count_range=list(p.count_range),
+                count_in_range=bool(p.count_range[0] <= mid[1] and mid[0] <= p.count_range[1]),
                 draws_in_range=int(np.sum((counts >= p.count_range[0]) & (counts <= p.count_range[1]))),
-                draws=int(counts.size),
-                values_ok=bool(ok_vals), worst_rel=worst, count_ok=len(pred) == sim_count,
+                draws=int(counts.size), count_p=sign_test(counts, len(pred)),
+                values_ok=bool(ok_vals), worst_rel=worst, count_ok=bool(mid[0] <= len(pred) <= mid[1]),
+                sim_count_high=int(mid[1]),
                 edge_pred=p.bulk_edge, edge_sim=float(e_m), edge_ok=bool(e_ok), seconds=dt)
+
+
+def middle_counts(counts) -> tuple[int, int]:
+    """The sample median of the simulated counts as ``(low, high)``: one value for an odd number of draws, the two
+    middle values for an even number (every count between them is a median of the sample)."""
+    c = np.sort(np.asarray(counts))
+    return int(c[(c.size - 1) // 2]), int(c[c.size // 2])
+
+
+def sign_test(counts, predicted) -> float:
+    """Two-sided sign test of ``predicted`` as a median of the law of ``counts``: twice the probability that a
+    Binomial(draws, 1/2) reaches the larger number of draws strictly on one side (conservative with ties)."""
+    from scipy.stats import binom
+
+    side = max(int(np.sum(counts > predicted)), int(np.sum(counts < predicted)))
+    return float(min(1.0, 2.0 * binom.sf(side - 1, counts.size, 0.5)))
+
+
+def _points(k: int) -> str:
+    return f"{k} point{'s' * (k != 1)}"
+
+
+def _sim_count(r) -> str:
+    lo, hi = r["sim_count"], r.get("sim_count_high", r["sim_count"])
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
 
 
 def markdown(results) -> str:
@@ -97,13 +127,16 @@ def markdown(results) -> str:
         lines.append(
             f"| {r['N']} | {r['batch']} | {short.get(r['act'], r['act'])} | {short.get(r['tgt'], r['tgt'])} | "
             f"({r['a1']}, {r['a2']}) | {', '.join(f'{v:.3f}' for v in r['pred'])} | "
-            f"{', '.join(f'{v:.3f}' for v in r['sim'])} | {r['pred_count']}/{r['sim_count']} | "
+            f"{', '.join(f'{v:.3f}' for v in r['sim'])} | "
+            f"{r['pred_count']}/{_sim_count(r)}{'†' * (r['count_p'] < 0.05)} | "
             f"{r['count_range'][0]}–{r['count_range'][1]} / {r['count_spread'][0]}–{r['count_spread'][1]} | "
             f"{r['edge_pred']:.3f}/{r['edge_sim']:.3f} | {'yes' if ok else 'NO'} |")
     n = len(results)
     passed = sum(r["values_ok"] and r["count_ok"] and r["edge_ok"] for r in results)
     head = (f"{passed} of {n} grid points pass all three criteria (values {sum(r['values_ok'] for r in results)}, "
             f"counts {sum(r['count_ok'] for r in results)}, edges {sum(r['edge_ok'] for r in results)}); "
+            f"the count differs significantly from the draws (sign test, 5 %, † in the table) at "
+            f"{_points(sum(r['count_p'] < 0.05 for r in results))}; "
             f"the predicted count range holds the median simulated count at {sum(r['count_in_range'] for r in results)}"
             f" points and {sum(r['draws_in_range'] for r in results)} of {sum(r['draws'] for r in results)} single "
             f"draws; prediction time median {np.median([r['seconds'] for r in results]):.3f} s, "
@@ -115,7 +148,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--grid", default=",".join(map(str, GRID)))
-    ap.add_argument("--seeds", type=int, default=6)
+    ap.add_argument("--seeds", type=int, default=13)
     ap.add_argument("--batches", default="reused,fresh")
     ap.add_argument("--activations", default=";".join(ACTIVATIONS))
     ap.add_argument("--targets", default=";".join(TARGETS))
@@ -132,14 +165,15 @@ def main(argv=None) -> int:
     results = []
     for batch, act, tgt, a1, a2 in cells:
         k = _key(act, tgt, batch, a1, a2, a.N)
-        if k not in cache:
-            cache[k] = simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds)
+        have = len(cache.get(k, []))
+        if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
+            cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have)
             tmp = a.cache + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(cache, f)
             os.replace(tmp, a.cache)
         if not a.simulate_only:
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k])
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds])
             results.append(r)
             print(json.dumps(r), flush=True)
     if results:

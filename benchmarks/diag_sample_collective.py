@@ -17,14 +17,16 @@ Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 20
    Draw by draw: the top singular values of ``H``, the roots from the whole ``T``, and from its diagonal alone (each
    column by itself, as the single-sample prediction treats them).
 
-4. ``--part samples``: any ``sigma`` (gelu at ``(0, 0.4)`` by default), ``H`` = ``W_2`` with ``beta_hat`` and ``a``
-   projected out, and ``C`` the columns along the ``K = 12`` most extreme samples' inputs: the top values of ``H``,
-   of ``H_b`` (without those directions), and the roots of the whole ``T`` and of its diagonal.
+4. ``--part samples``: any ``sigma`` (gelu at ``(0, 0.4)`` by default; ``--activation``, ``--alphas``), ``H`` = ``W_2``
+   with ``beta_hat`` and ``a`` projected out (and any spike of ``P`` left above the bulk), and ``C`` the columns
+   along the ``K = 12`` most extreme samples' inputs: the top values of ``H``, of ``H_b`` (without those
+   directions), and the roots of the whole ``T`` and of its diagonal.
 
     python -m benchmarks.diag_sample_collective --part m     # about a minute on 2 cores
     python -m benchmarks.diag_sample_collective --part w2
     python -m benchmarks.diag_sample_collective --part columns
-    python -m benchmarks.diag_sample_collective --part samples
+    python -m benchmarks.diag_sample_collective --part samples                    # gelu, (0, 0.4)
+    python -m benchmarks.diag_sample_collective --part samples --alphas 0.4,0.4
 """
 from __future__ import annotations
 
@@ -132,7 +134,10 @@ def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
 def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12):
     """Any sigma: ``H`` is ``W_2`` with ``beta_hat`` and ``a`` projected out (the rank-one part of ``P``), and its
     outliers are the roots of ``det(I - T(x))`` with the ``K`` columns ``H x_i / |x_i|`` of the most extreme ``|y_i|``
-    (exactly: ``H H^T = H_b H_b^T + C C^T`` with ``C = H Q``, ``Q`` an orthonormal basis of those ``x_i``)."""
+    (exactly: ``H H^T = H_b H_b^T + C C^T`` with ``C = H Q``, ``Q`` an orthonormal basis of those ``x_i``).  A spike
+    of ``P`` that stays in ``H_b`` (a value above 1.3 times its sixth) is projected out of ``H`` first, so that the
+    roots near the bulk are the extreme samples' own.  At the top root: the diagonal of ``T`` and the spread of its
+    off-diagonal entries, beside the semicircle radius ``2 rms sqrt(K)`` of independent couplings of that size."""
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
 
     print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 "
@@ -149,22 +154,37 @@ def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=1
         H = W2 - np.outer(W2 @ bh, bh)
         H -= np.outer(an, an @ H)
         Q = np.linalg.qr(X[np.argsort(-np.abs(y))[:K]].T)[0]
+        U, S, _ = np.linalg.svd(H - (H @ Q) @ Q.T)
+        m = int(np.sum(S > 1.3 * S[5]))         # spikes of P left in H_b
+        H -= U[:, :m] @ (U[:, :m].T @ H)
         C = H @ Q
         ev, V = np.linalg.eigh((H - C @ Q.T) @ (H - C @ Q.T).T)
         CQ = V.T @ C
         T = lambda x: CQ.T @ (CQ / (x - ev)[:, None])      # noqa: E731
-        xs = np.linspace(ev.max() * (1 + 1e-6), ev.max() + 3.0, 1500)
+        top = np.linalg.svd(H, compute_uv=False)[:3]
+        xs = np.linspace(ev.max() * (1 + 1e-6), max(ev.max() + 3.0, 1.2 * top[0] ** 2), 2000)
         full = _top_roots(lambda x: np.sort(np.linalg.eigvalsh(T(x)))[::-1], xs)
         diag = _top_roots(lambda x: np.sort(np.diag(T(x)))[::-1], xs)
-        print(f"  draw {s}: H {np.round(np.linalg.svd(H, compute_uv=False)[:3], 3)}  H_b "
-              f"{np.round(np.sqrt(ev[::-1][:3]), 3)}  whole T {np.round(full, 3)}  diagonal of T {np.round(diag, 3)}")
+        E = T(full[0] ** 2)
+        E -= np.diag(np.diag(E))
+        rms = np.sqrt(np.sum(E**2) / (K * (K - 1)))
+        print(f"  draw {s}: H {np.round(top, 3)}  H_b {np.round(np.sqrt(ev[::-1][:3]), 3)}  whole T "
+              f"{np.round(full, 3)}  diagonal of T {np.round(diag, 3)}  (spikes of P removed: {np.round(S[:m], 3)}; "
+              f"couplings at the top root: rms {rms:.3f}, top eigenvalue {np.linalg.eigvalsh(E)[-1]:.3f} against "
+              f"2 rms sqrt(K) = {2 * rms * np.sqrt(K):.3f})")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["m", "w2", "columns", "samples"], required=True)
+    ap.add_argument("--activation", default="gelu", help="sigma of --part samples")
+    ap.add_argument("--alphas", default="0,0.4", help="alpha1,alpha2 of --part samples")
     a = ap.parse_args(argv)
-    {"m": part_m, "w2": part_w2, "columns": part_columns, "samples": part_samples}[a.part]()
+    if a.part == "samples":
+        a1, a2 = (float(v) for v in a.alphas.split(","))
+        part_samples(activation=a.activation, a1=a1, a2=a2)
+    else:
+        {"m": part_m, "w2": part_w2, "columns": part_columns}[a.part]()
     return 0
 
 

@@ -470,7 +470,8 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     seen.sort(key=lambda v: -v[0])
     count = predicted_count([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     for v, o in seen[count:]:
-        notes.append(f"a root at {v:.4g} ({o.kind}) is too close to the bulk edge {r.edge:.4g} to be "
+        p = next((p for p in range(4, 9) if f"{v:.{p}g}" != f"{r.edge:.{p}g}"), 9)   # digits that tell them apart
+        notes.append(f"a root at {v:#.{p}g} ({o.kind}) is too close to the bulk edge {r.edge:#.{p}g} to be "
                      "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
