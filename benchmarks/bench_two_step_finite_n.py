@@ -11,7 +11,9 @@ float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_s
   so that the median is one count; for an even number either middle value is accepted); reported beside it:
   whether the predicted spread of the count over batches (``count_range``, docs/theory/two_step.md §8.3) holds
   the median, how many single draws it holds, and a sign test of the predicted count against the draws (the
-  probability, were the prediction a median of the count's law, of at least as many draws on one side of it);
+  probability, were the prediction a median of the count's law, of at least as many draws on one side of it),
+  and the criterion's noise floor (``median_miss``: how often the median of as many draws misses the median of
+  the draws' own law);
 * the predicted bulk edge against the simulated one (mean of the fitted edges): within 3 standard errors
   plus three Tracy–Widom scales ``3 N^(-2/3) edge``.
 
@@ -87,7 +89,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows):
                 count_range=list(p.count_range),
                 count_in_range=bool(p.count_range[0] <= mid[1] and mid[0] <= p.count_range[1]),
                 draws_in_range=int(np.sum((counts >= p.count_range[0]) & (counts <= p.count_range[1]))),
-                draws=int(counts.size), count_p=sign_test(counts, len(pred)),
+                draws=int(counts.size), count_p=sign_test(counts, len(pred)), median_miss=median_miss(counts),
                 values_ok=bool(ok_vals), worst_rel=worst, count_ok=bool(mid[0] <= len(pred) <= mid[1]),
                 sim_count_high=int(mid[1]),
                 edge_pred=p.bulk_edge, edge_sim=float(e_m), edge_ok=bool(e_ok), seconds=dt)
@@ -107,6 +109,24 @@ def sign_test(counts, predicted) -> float:
 
     side = max(int(np.sum(counts > predicted)), int(np.sum(counts < predicted)))
     return float(min(1.0, 2.0 * binom.sf(side - 1, counts.size, 0.5)))
+
+
+def median_miss(counts) -> float:
+    """How often the median of as many draws misses the median of ``counts``, were ``counts`` the law itself.
+
+    With ``F`` the empirical distribution and ``m`` its median, the median of ``n`` draws (``n`` odd) is at most
+    ``k`` when at least ``(n + 1) / 2`` draws are: ``P(med <= k) = P(Binomial(n, F(k)) >= (n + 1) / 2)``, so the
+    miss is ``1 - P(med <= m) + P(med <= m - 1)``.  Summed over a grid it is the number of points at which even a
+    prediction of each point's true median count would differ from the simulated median (the criterion's noise
+    floor).
+    """
+    from scipy.stats import binom
+
+    c = np.sort(np.asarray(counts))
+    n, m = c.size, c[(c.size - 1) // 2]
+    need = (n + 1) // 2
+    at_most = [binom.sf(need - 1, n, np.mean(c <= k)) for k in (m, m - 1)]
+    return float(1.0 - at_most[0] + at_most[1])
 
 
 def _points(k: int) -> str:
@@ -136,7 +156,9 @@ def markdown(results) -> str:
     head = (f"{passed} of {n} grid points pass all three criteria (values {sum(r['values_ok'] for r in results)}, "
             f"counts {sum(r['count_ok'] for r in results)}, edges {sum(r['edge_ok'] for r in results)}); "
             f"the count differs significantly from the draws (sign test, 5 %, † in the table) at "
-            f"{_points(sum(r['count_p'] < 0.05 for r in results))}; "
+            f"{_points(sum(r['count_p'] < 0.05 for r in results))}, and a prediction of each point's true median "
+            f"count would itself miss the simulated median at about {sum(r['median_miss'] for r in results):.0f} "
+            f"points (the draws' spread, docs/theory/two_step.md §8.4); "
             f"the predicted count range holds the median simulated count at {sum(r['count_in_range'] for r in results)}"
             f" points and {sum(r['draws_in_range'] for r in results)} of {sum(r['draws'] for r in results)} single "
             f"draws; prediction time median {np.median([r['seconds'] for r in results]):.3f} s, "
