@@ -1,0 +1,96 @@
+"""Where the finite-N bulk of ``W_2`` goes wrong: its separable form on a simulated draw (docs/theory/two_step.md §8.4).
+
+The widened bulk of docs/theory/two_step.md §8.2 says that, for a reused batch, row ``j`` of ``W_2 - P`` is
+``w_j ((1 + e_j) I + p_j M + q_j M^2)`` plus independent noise of variance ``r_j / d`` per entry, with
+``M = X^T diag(y) X / n`` and row coefficients that depend on ``t_j = eta1 a_j``.  This script builds that matrix
+from a simulated draw's own ``W_0``, ``a``, ``X`` and ``y`` (the ``K = 12`` most extreme samples left out of ``M``,
+as in the prediction) and sets its top singular values beside those of the simulated ``W_2`` with ``beta_hat`` and
+``a`` projected out, any spike of ``P`` removed, and the same samples' directions projected out (``H_b``, as in
+``diag_sample_collective --part samples``).  Both are taken on the same draw, so a gap is the form's, not the
+deterministic equivalent's.
+
+    python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
+    python -m benchmarks.diag_bulk_structure --activation tanh --alphas 0.4,0.4
+    python -m benchmarks.diag_bulk_structure --activation "hermite(0, 1, 0.5)" --alphas 0.2,0.3
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+TARGET = "hermite(0, 1, 0.5)"
+
+
+def run(activation, a1, a2, *, N=1000, draws=3, K=12):
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
+    from rmtfl.theory._two_step.sample_spikes import bulk_cut, truncated_rule
+
+    act, tgt = get_activation(activation), make_target(TARGET)
+    eta1, eta2, n = N**a1, N**a2, 2 * N
+    st = finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
+    tn = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=False)[3]
+    order = np.argsort(tn)
+    st_b = finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None, zs_rule=truncated_rule(*bulk_cut(tgt, n, K)),
+                          ey2_ref=st.ey2)
+    rows = [r[order] for r in finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, bulk=True)[6]]
+    pred = predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused", N=float(N))
+    print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}; "
+          f"predicted bulk: edge {pred.edge:.3f}, top values {np.round(pred.bulk_top[:3], 3)}")
+
+    def top(A):                         # top values past any spike (a value above 1.3 times the sixth)
+        s = np.linalg.svd(A, compute_uv=False)
+        m = int(np.sum(s > 1.3 * s[5]))
+        return s[m:m + 3]
+
+    for k in range(draws):
+        rng = np.random.default_rng(300 + k)
+        W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
+        X = sample_inputs(n, N, rng=rng)
+        y = sample_targets(X, target=TARGET, rng=rng)
+        W2 = gd_steps(activation, W0, a, (X, y), etas=[eta1, eta2])
+        bh, an = X.T @ y, a / np.linalg.norm(a)
+        bh /= np.linalg.norm(bh)
+
+        def project(A):
+            A = A - np.outer(A @ bh, bh)
+            return A - np.outer(an, an @ A)
+
+        extreme = np.argsort(-np.abs(y))
+        Q = np.linalg.qr(X[extreme[:K]].T)[0]
+        H = project(W2)
+        H_b = H - (H @ Q) @ Q.T
+        # the separable form (docs/theory/two_step.md §8.2), row coefficients at this draw's t_j = eta1 a_j
+        t = eta1 * a
+        cbar, rem, ey_c = (np.interp(t, tn[order], r) for r in rows)
+        one = 1 + eta2 * a * ey_c
+        p = one * t * st_b.mu2 + eta2 * a * cbar
+        q = t * eta2 * a * st_b.mu2 * cbar
+        r = t**2 * st_b.ey2 * max(st_b.sp2 - st_b.mu1**2 - st_b.mu2**2, 0.0) / st_b.phi \
+            + (eta2 * a) ** 2 * st_b.ey2 * rem / st_b.phi
+        Xb, yb = X[extreme[K:]], y[extreme[K:]]
+        WM = W0 @ ((Xb.T * yb) @ Xb / n)
+        form = one[:, None] * W0 + p[:, None] * WM + q[:, None] * (WM @ ((Xb.T * yb) @ Xb / n)) \
+            + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
+        print(f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw "
+              f"{np.round(top(project(form)), 3)}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--activation", default="gelu")
+    ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--draws", type=int, default=3)
+    a = ap.parse_args(argv)
+    a1, a2 = (float(v) for v in a.alphas.split(","))
+    run(a.activation, a1, a2, N=a.N, draws=a.draws)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
