@@ -10,6 +10,7 @@ as in the prediction) and sets its top singular values beside those of the simul
 deterministic equivalent's.
 
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
+    python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --without-m2
     python -m benchmarks.diag_bulk_structure --activation tanh --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation "hermite(0, 1, 0.5)" --alphas 0.2,0.3
 """
@@ -24,7 +25,7 @@ import numpy as np
 TARGET = "hermite(0, 1, 0.5)"
 
 
-def run(activation, a1, a2, *, N=1000, draws=3, K=12):
+def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True):
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
@@ -69,7 +70,7 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12):
         cbar, rem, ey_c = (np.interp(t, tn[order], r) for r in rows)
         one = 1 + eta2 * a * ey_c
         p = one * t * st_b.mu2 + eta2 * a * cbar
-        q = t * eta2 * a * st_b.mu2 * cbar
+        q = t * eta2 * a * st_b.mu2 * cbar if m2 else np.zeros_like(t)
         r = t**2 * st_b.ey2 * max(st_b.sp2 - st_b.mu1**2 - st_b.mu2**2, 0.0) / st_b.phi \
             + (eta2 * a) ** 2 * st_b.ey2 * rem / st_b.phi
         Xb, yb = X[extreme[K:]], y[extreme[K:]]
@@ -86,9 +87,10 @@ def main(argv=None) -> int:
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=3)
+    ap.add_argument("--without-m2", action="store_true", help="the form without its q M^2 term")
     a = ap.parse_args(argv)
     a1, a2 = (float(v) for v in a.alphas.split(","))
-    run(a.activation, a1, a2, N=a.N, draws=a.draws)
+    run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2)
     return 0
 
 
