@@ -7,10 +7,13 @@ from a simulated draw's own ``W_0``, ``a``, ``X`` and ``y`` (the ``K = 12`` most
 as in the prediction) and sets its top singular values beside those of the simulated ``W_2`` with ``beta_hat`` and
 ``a`` projected out, any spike of ``P`` removed, and the same samples' directions projected out (``H_b``, as in
 ``diag_sample_collective --part samples``).  Both are taken on the same draw, so a gap is the form's, not the
-deterministic equivalent's.
+deterministic equivalent's.  ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme
+samples' directions projected out on the right) is fitted by least squares to ``(w_j, w_j M, w_j M^2)``, and the
+fitted coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the form's ``(1 + e_j, p_j, q_j)``.
 
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --without-m2
+    python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --regress --draws 1
     python -m benchmarks.diag_bulk_structure --activation tanh --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation "hermite(0, 1, 0.5)" --alphas 0.2,0.3
 """
@@ -25,7 +28,7 @@ import numpy as np
 TARGET = "hermite(0, 1, 0.5)"
 
 
-def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True):
+def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False):
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
@@ -79,6 +82,26 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True):
             + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
         print(f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw "
               f"{np.round(top(project(form)), 3)}")
+        if regress and k == 0:
+            _regress(W0, W2, Xb.T @ (yb[:, None] * Xb) / n, np.column_stack([bh, X[extreme[:K]].T]),
+                     a * math.sqrt(N), np.column_stack([one, p, q]))
+
+
+def _regress(W0, W2, M, right, g, model):
+    """Row-wise least squares of ``W_2`` on ``(w_j, w_j M, w_j M^2)``, all with ``right`` projected out."""
+    Q = np.linalg.qr(right)[0]
+
+    def proj(A):
+        return A - (A @ Q) @ Q.T
+
+    H, B = proj(W2), [proj(W0), proj(W0 @ M), proj(W0 @ M @ M)]
+    fit = np.array([np.linalg.lstsq(np.column_stack([b[j] for b in B]), H[j], rcond=None)[0]
+                    for j in range(H.shape[0])])
+    print("  rows of W_2 fitted to (w_j, w_j M, w_j M^2), mean coefficients by sqrt(N) a_j: fitted | form")
+    for lo, hi in [(-4, -2), (-2, -1), (-1, 0), (0, 1), (1, 2), (2, 4)]:
+        m = (g >= lo) & (g < hi)
+        print(f"    [{lo:+d}, {hi:+d}) {int(m.sum()):4d} rows: 1+e, p, q = {np.round(fit[m].mean(0), 3)} | "
+              f"{np.round(model[m].mean(0), 3)}")
 
 
 def main(argv=None) -> int:
@@ -88,9 +111,10 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=3)
     ap.add_argument("--without-m2", action="store_true", help="the form without its q M^2 term")
+    ap.add_argument("--regress", action="store_true", help="fit the rows of W_2 to (w, w M, w M^2) (first draw)")
     a = ap.parse_args(argv)
     a1, a2 = (float(v) for v in a.alphas.split(","))
-    run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2)
+    run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2, regress=a.regress)
     return 0
 
 
