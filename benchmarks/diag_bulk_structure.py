@@ -77,13 +77,14 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False):
         r = t**2 * st_b.ey2 * max(st_b.sp2 - st_b.mu1**2 - st_b.mu2**2, 0.0) / st_b.phi \
             + (eta2 * a) ** 2 * st_b.ey2 * rem / st_b.phi
         Xb, yb = X[extreme[K:]], y[extreme[K:]]
-        WM = W0 @ ((Xb.T * yb) @ Xb / n)
-        form = one[:, None] * W0 + p[:, None] * WM + q[:, None] * (WM @ ((Xb.T * yb) @ Xb / n)) \
+        M = (Xb.T * yb) @ Xb / n
+        WM = W0 @ M
+        form = one[:, None] * W0 + p[:, None] * WM + q[:, None] * (WM @ M) \
             + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
         print(f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw "
               f"{np.round(top(project(form)), 3)}")
         if regress and k == 0:
-            _regress(W0, W2, Xb.T @ (yb[:, None] * Xb) / n, np.column_stack([bh, X[extreme[:K]].T]),
+            _regress(W0, W2, M, np.column_stack([bh, X[extreme[:K]].T]),
                      a * math.sqrt(N), np.column_stack([one, p, q]))
 
 
