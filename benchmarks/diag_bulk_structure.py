@@ -7,13 +7,16 @@ from a simulated draw's own ``W_0``, ``a``, ``X`` and ``y`` (the ``K = 12`` most
 as in the prediction) and sets its top singular values beside those of the simulated ``W_2`` with ``beta_hat`` and
 ``a`` projected out, any spike of ``P`` removed, and the same samples' directions projected out (``H_b``, as in
 ``diag_sample_collective --part samples``).  Both are taken on the same draw, so a gap is the form's, not the
-deterministic equivalent's.  ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme
+deterministic equivalent's.  ``--sample-weighted``: the form with the second step's matrix as it is, ``X^T diag(y c) X / n`` with each
+sample's own ``c = E sigma''(z + t_j (y sigma'(z) / phi + mu_1 s + xi))`` (rows grouped by ``t_j`` on 25 nodes), in
+place of ``cbar(t_j) M`` and the identity part ``e_j``.  ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme
 samples' directions projected out on the right) is fitted by least squares to ``(w_j, w_j M, w_j M^2)``, and the
 fitted coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the form's ``(1 + e_j, p_j, q_j)``.
 
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --without-m2
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --regress --draws 1
+    python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --sample-weighted
     python -m benchmarks.diag_bulk_structure --activation tanh --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation "hermite(0, 1, 0.5)" --alphas 0.2,0.3
 """
@@ -28,7 +31,7 @@ import numpy as np
 TARGET = "hermite(0, 1, 0.5)"
 
 
-def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False):
+def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, weighted=False):
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
@@ -81,11 +84,32 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False):
         WM = W0 @ M
         form = one[:, None] * W0 + p[:, None] * WM + q[:, None] * (WM @ M) \
             + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
-        print(f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw "
-              f"{np.round(top(project(form)), 3)}")
+        line = f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw " \
+            f"{np.round(top(project(form)), 3)}"
+        if weighted:
+            s_b = Xb @ (X.T @ y / n) - yb * np.sum(Xb * Xb, axis=1) / n     # each sample's non-self beta_hat part
+            W1 = W0 + (t * st_b.mu2)[:, None] * WM
+            wform = W1 + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
+            nodes = np.linspace(t.min(), t.max(), 25)
+            group = np.abs(t[:, None] - nodes[None, :]).argmin(axis=1)
+            for g in np.unique(group):
+                c = _sample_c(act, st_b, nodes[g], yb, s_b)
+                rows_g = group == g
+                wform[rows_g] += (eta2 * a[rows_g])[:, None] * (W1[rows_g] @ ((Xb.T * (yb * c)) @ Xb / n))
+            line += f"  sample-weighted {np.round(top(project(wform)), 3)}"
+        print(line)
         if regress and k == 0:
             _regress(W0, W2, M, np.column_stack([bh, X[extreme[:K]].T]),
                      a * math.sqrt(N), np.column_stack([one, p, q]))
+
+
+def _sample_c(act, st, t, y, s):
+    """``E sigma''(z + t (y sigma'(z) / phi + mu_1 s + xi))`` per sample, ``z ~ N(0, 1)``, ``xi ~ N(0, tau_h^2)``."""
+    z, wz = np.polynomial.hermite_e.hermegauss(40)
+    xi, wx = np.polynomial.hermite_e.hermegauss(12)
+    u = z[None, :, None] + t * ((y[:, None] * act.derivative(1, z)[None, :] / st.phi)[:, :, None]
+                                + st.mu1 * s[:, None, None] + st.tau_h * xi[None, None, :])
+    return np.einsum("iab,a,b->i", act.derivative(2, u), wz / wz.sum(), wx / wx.sum())
 
 
 def _regress(W0, W2, M, right, g, model):
@@ -113,9 +137,11 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=3)
     ap.add_argument("--without-m2", action="store_true", help="the form without its q M^2 term")
     ap.add_argument("--regress", action="store_true", help="fit the rows of W_2 to (w, w M, w M^2) (first draw)")
+    ap.add_argument("--sample-weighted", action="store_true", help="also the form with each sample's own c")
     a = ap.parse_args(argv)
     a1, a2 = (float(v) for v in a.alphas.split(","))
-    run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2, regress=a.regress)
+    run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2, regress=a.regress,
+        weighted=a.sample_weighted)
     return 0
 
 
