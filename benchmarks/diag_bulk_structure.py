@@ -1,4 +1,4 @@
-"""Where the finite-N bulk of ``W_2`` goes wrong: its separable form on a simulated draw (docs/theory/two_step.md §8.4).
+"""The finite-N bulk of ``W_2`` against its separable form on a simulated draw (docs/theory/two_step.md §8.4).
 
 The widened bulk of docs/theory/two_step.md §8.2 says that, for a reused batch, row ``j`` of ``W_2 - P`` is
 ``w_j ((1 + e_j) I + p_j M + q_j M^2)`` plus independent noise of variance ``r_j / d`` per entry, with
@@ -6,12 +6,13 @@ The widened bulk of docs/theory/two_step.md §8.2 says that, for a reused batch,
 from a simulated draw's own ``W_0``, ``a``, ``X`` and ``y`` (the ``K = 12`` most extreme samples left out of ``M``,
 as in the prediction) and sets its top singular values beside those of the simulated ``W_2`` with ``beta_hat`` and
 ``a`` projected out, any spike of ``P`` removed, and the same samples' directions projected out (``H_b``, as in
-``diag_sample_collective --part samples``).  Both are taken on the same draw, so a gap is the form's, not the
-deterministic equivalent's.  ``--sample-weighted``: the form with the second step's matrix as it is, ``X^T diag(y c) X / n`` with each
-sample's own ``c = E sigma''(z + t_j (y sigma'(z) / phi + mu_1 s + xi))`` (rows grouped by ``t_j`` on 25 nodes), in
-place of ``cbar(t_j) M`` and the identity part ``e_j``.  ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme
-samples' directions projected out on the right) is fitted by least squares to ``(w_j, w_j M, w_j M^2)``, and the
-fitted coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the form's ``(1 + e_j, p_j, q_j)``.
+``diag_sample_collective --part samples``). Both are taken on the same draw, so a gap is the form's, not the
+deterministic equivalent's. Target He1 + He2/2 unless ``--target`` says otherwise. ``--sample-weighted``: the form
+with the second step's matrix as it is, ``X^T diag(y c) X / n`` with each sample's own ``c = E sigma''(z + t_j (y
+sigma'(z) / phi + mu_1 s + xi))`` (rows grouped by ``t_j`` on 25 nodes), in place of ``cbar(t_j) M`` and the
+identity part ``e_j``. ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme samples'
+directions projected out on the right) is fitted by least squares to ``(w_j, w_j M, w_j M^2)``, and the fitted
+coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the form's ``(1 + e_j, p_j, q_j)``.
 
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --without-m2
@@ -31,13 +32,13 @@ import numpy as np
 TARGET = "hermite(0, 1, 0.5)"
 
 
-def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, weighted=False):
+def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, weighted=False, target=TARGET):
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
     from rmtfl.theory._two_step.sample_spikes import bulk_cut, truncated_rule
 
-    act, tgt = get_activation(activation), make_target(TARGET)
+    act, tgt = get_activation(activation), make_target(target)
     eta1, eta2, n = N**a1, N**a2, 2 * N
     st = finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
     tn = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=False)[3]
@@ -46,7 +47,7 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
                           ey2_ref=st.ey2)
     rows = [r[order] for r in finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, bulk=True)[6]]
     pred = predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused", N=float(N))
-    print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}; "
+    print(f"sigma = {activation}, target {target}, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}; "
           f"predicted bulk: edge {pred.edge:.3f}, top values {np.round(pred.bulk_top[:3], 3)}")
 
     def top(A):                         # top values past any spike (a value above 1.3 times the sixth)
@@ -58,7 +59,7 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         rng = np.random.default_rng(300 + k)
         W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
         X = sample_inputs(n, N, rng=rng)
-        y = sample_targets(X, target=TARGET, rng=rng)
+        y = sample_targets(X, target=target, rng=rng)
         W2 = gd_steps(activation, W0, a, (X, y), etas=[eta1, eta2])
         bh, an = X.T @ y, a / np.linalg.norm(a)
         bh /= np.linalg.norm(bh)
@@ -73,7 +74,7 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         H_b = H - (H @ Q) @ Q.T
         # the separable form (docs/theory/two_step.md §8.2), row coefficients at this draw's t_j = eta1 a_j
         t = eta1 * a
-        cbar, rem, ey_c = (np.interp(t, tn[order], r) for r in rows)
+        cbar, rem, ey_c = (np.interp(t, tn[order], r) for r in rows[:3])
         one = 1 + eta2 * a * ey_c
         p = one * t * st_b.mu2 + eta2 * a * cbar
         q = t * eta2 * a * st_b.mu2 * cbar if m2 else np.zeros_like(t)
@@ -133,6 +134,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--activation", default="gelu")
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2")
+    ap.add_argument("--target", default=TARGET)
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=3)
     ap.add_argument("--without-m2", action="store_true", help="the form without its q M^2 term")
@@ -141,7 +143,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     a1, a2 = (float(v) for v in a.alphas.split(","))
     run(a.activation, a1, a2, N=a.N, draws=a.draws, m2=not a.without_m2, regress=a.regress,
-        weighted=a.sample_weighted)
+        weighted=a.sample_weighted, target=a.target)
     return 0
 
 
