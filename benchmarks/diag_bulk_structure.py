@@ -9,10 +9,11 @@ as in the prediction) and sets its top singular values beside those of the simul
 ``diag_sample_collective --part samples``). Both are taken on the same draw, so a gap is the form's, not the
 deterministic equivalent's. Target He1 + He2/2 unless ``--target`` says otherwise. ``--sample-weighted``: the form
 with the second step's matrix as it is, ``X^T diag(y c) X / n`` with each sample's own ``c = E sigma''(z + t_j (y
-sigma'(z) / phi + mu_1 s + xi))`` (rows grouped by ``t_j`` on 25 nodes), in place of ``cbar(t_j) M`` and the
-identity part ``e_j``. ``--regress``: on the first draw, each row of ``W_2`` (``beta_hat`` and the extreme samples'
-directions projected out on the right) is fitted by least squares to ``(w_j, w_j M, w_j M^2)``, and the fitted
-coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the form's ``(1 + e_j, p_j, q_j)``.
+sigma'(z) / phi + mu_1 s + xi))`` (``F_table`` at this draw's samples; rows grouped by ``t_j`` on 25 nodes), in
+place of ``cbar(t_j) M`` and the identity part ``e_j``. ``--regress``: on the first draw, each row of ``W_2``
+(``beta_hat`` and the extreme samples' directions projected out on the right) is fitted by least squares to ``(w_j,
+w_j M, w_j M^2)``, and the fitted coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the
+form's ``(1 + e_j, p_j, q_j)``.
 
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4
     python -m benchmarks.diag_bulk_structure --activation gelu --alphas 0.4,0.4 --without-m2
@@ -24,18 +25,20 @@ coefficients, averaged over rows binned by ``sqrt(N) a_j``, are set beside the f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 
 import numpy as np
 
+from benchmarks.diag_sample_collective import simulated_draw
+
 TARGET = "hermite(0, 1, 0.5)"
 
 
 def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, weighted=False, target=TARGET):
-    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
-    from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, predict_finite_n
+    from rmtfl.theory._two_step.finite_n import F_table, finite_n_grams, finite_n_setup, predict_finite_n
     from rmtfl.theory._two_step.sample_spikes import bulk_cut, truncated_rule
 
     act, tgt = get_activation(activation), make_target(target)
@@ -56,18 +59,8 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         return s[m:m + 3]
 
     for k in range(draws):
-        rng = np.random.default_rng(300 + k)
-        W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
-        X = sample_inputs(n, N, rng=rng)
-        y = sample_targets(X, target=target, rng=rng)
-        W2 = gd_steps(activation, W0, a, (X, y), etas=[eta1, eta2])
-        bh, an = X.T @ y, a / np.linalg.norm(a)
-        bh /= np.linalg.norm(bh)
-
-        def project(A):
-            A = A - np.outer(A @ bh, bh)
-            return A - np.outer(an, an @ A)
-
+        rng, W0, a, X, y, W2, bh, project = simulated_draw(activation, eta1, eta2, N=N, n=n, seed=300 + k,
+                                                           target=target)
         extreme = np.argsort(-np.abs(y))
         Q = np.linalg.qr(X[extreme[:K]].T)[0]
         H = project(W2)
@@ -88,13 +81,14 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         line = f"  draw {k}: simulated H_b {np.round(top(H_b), 3)}  separable form on the same draw " \
             f"{np.round(top(project(form)), 3)}"
         if weighted:
-            s_b = Xb @ (X.T @ y / n) - yb * np.sum(Xb * Xb, axis=1) / n     # each sample's non-self beta_hat part
+            # c per kept sample (F_table on this draw's samples: y and the non-self part of <x, X^T y / n>)
+            st_draw = dataclasses.replace(st_b, y=yb, s=Xb @ (X.T @ y / n) - yb * np.sum(Xb * Xb, axis=1) / n)
             W1 = W0 + (t * st_b.mu2)[:, None] * WM
             wform = W1 + np.sqrt(r)[:, None] * rng.standard_normal((N, N)) / math.sqrt(N)
             nodes = np.linspace(t.min(), t.max(), 25)
             group = np.abs(t[:, None] - nodes[None, :]).argmin(axis=1)
             for g in np.unique(group):
-                c = _sample_c(act, st_b, nodes[g], yb, s_b)
+                c = F_table(act, st_draw, [nodes[g]])[1][0]
                 rows_g = group == g
                 wform[rows_g] += (eta2 * a[rows_g])[:, None] * (W1[rows_g] @ ((Xb.T * (yb * c)) @ Xb / n))
             line += f"  sample-weighted {np.round(top(project(wform)), 3)}"
@@ -102,15 +96,6 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         if regress and k == 0:
             _regress(W0, W2, M, np.column_stack([bh, X[extreme[:K]].T]),
                      a * math.sqrt(N), np.column_stack([one, p, q]))
-
-
-def _sample_c(act, st, t, y, s):
-    """``E sigma''(z + t (y sigma'(z) / phi + mu_1 s + xi))`` per sample, ``z ~ N(0, 1)``, ``xi ~ N(0, tau_h^2)``."""
-    z, wz = np.polynomial.hermite_e.hermegauss(40)
-    xi, wx = np.polynomial.hermite_e.hermegauss(12)
-    u = z[None, :, None] + t * ((y[:, None] * act.derivative(1, z)[None, :] / st.phi)[:, :, None]
-                                + st.mu1 * s[:, None, None] + st.tau_h * xi[None, None, :])
-    return np.einsum("iab,a,b->i", act.derivative(2, u), wz / wz.sum(), wx / wx.sum())
 
 
 def _regress(W0, W2, M, right, g, model):

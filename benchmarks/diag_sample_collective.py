@@ -131,6 +131,26 @@ def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
               f"diagonal of T {np.round(diag, 3)}")
 
 
+def simulated_draw(activation, eta1, eta2, *, N, n, seed, target="hermite(0, 1, 0.5)"):
+    """One simulated two-step draw (``d = N``): ``(rng, W0, a, X, y, W2, beta_hat, project)``, ``project`` taking
+    ``beta_hat`` out on the right and ``a`` on the left (the rank-one part of ``P``); ``rng`` continues the draw's."""
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+
+    rng = np.random.default_rng(seed)
+    W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
+    X = sample_inputs(n, N, rng=rng)
+    y = sample_targets(X, target=target, rng=rng)
+    W2 = gd_steps(activation, W0, a, (X, y), etas=[eta1, eta2])
+    bh, an = X.T @ y, a / np.linalg.norm(a)
+    bh /= np.linalg.norm(bh)
+
+    def project(A):
+        A = A - np.outer(A @ bh, bh)
+        return A - np.outer(an, an @ A)
+
+    return rng, W0, a, X, y, W2, bh, project
+
+
 def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12):
     """Any sigma: ``H`` is ``W_2`` with ``beta_hat`` and ``a`` projected out (the rank-one part of ``P``), and its
     outliers are the roots of ``det(I - T(x))`` with the ``K`` columns ``H x_i / |x_i|`` of the most extreme ``|y_i|``
@@ -138,21 +158,12 @@ def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=1
     of ``P`` that stays in ``H_b`` (a value above 1.3 times its sixth) is projected out of ``H`` first, so that the
     roots near the bulk are the extreme samples' own.  At the top root: the diagonal of ``T`` and the spread of its
     off-diagonal entries, beside the semicircle radius ``2 rms sqrt(K)`` of independent couplings of that size."""
-    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
-
     print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 "
           f"singular values of H, of H without the {K} most extreme samples' directions (H_b), and the roots of "
           f"det(I - T(x)) with their columns")
     for s in range(seeds):
-        rng = np.random.default_rng(100 + s)
-        W0, a = init_first_layer(N, N, rng=rng), init_second_layer(N, rng=rng)
-        X = sample_inputs(n, N, rng=rng)
-        y = sample_targets(X, target="hermite(0, 1, 0.5)", rng=rng)
-        W2 = gd_steps(activation, W0, a, (X, y), etas=[N**a1, N**a2])
-        bh, an = X.T @ y, a / np.linalg.norm(a)
-        bh /= np.linalg.norm(bh)
-        H = W2 - np.outer(W2 @ bh, bh)
-        H -= np.outer(an, an @ H)
+        _, _, _, X, y, W2, _, project = simulated_draw(activation, N**a1, N**a2, N=N, n=n, seed=100 + s)
+        H = project(W2)
         Q = np.linalg.qr(X[np.argsort(-np.abs(y))[:K]].T)[0]
         U, S, _ = np.linalg.svd(H - (H @ Q) @ Q.T)
         m = int(np.sum(S > 1.3 * S[5]))         # spikes of P left in H_b
