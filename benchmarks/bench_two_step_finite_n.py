@@ -7,7 +7,7 @@ float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_s
 * each predicted outlier against the simulated value of the same rank (mean over seeds): within 3 % or
   3 standard errors, whichever is larger;
 * the predicted count against the simulated count (median over seeds of
-  :func:`rmtfl.numerics.edge_outlier_count`, docs/theory/two_step.md §9.2; 13 seeds by default, an odd number
+  :func:`rmtfl.numerics.edge_outlier_count`, docs/theory/two_step.md §9.2; 25 seeds by default, an odd number
   so that the median is one count; for an even number either middle value is accepted); reported beside it:
   whether the predicted spread of the count over batches (``count_range``, docs/theory/two_step.md §8.3) holds
   the median, how many single draws it holds, and a sign test of the predicted count against the draws (the
@@ -19,7 +19,7 @@ float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_s
 
 Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
 Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
-(25 reused + 9 fresh) points x 13 seeds) takes about 45 minutes in one process::
+(25 reused + 9 fresh) points x 25 seeds) takes about 70 minutes in one process::
 
     python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
         --out docs/benchmarks/two_step_finite_n.md
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--grid", default=",".join(map(str, GRID)))
-    ap.add_argument("--seeds", type=int, default=13)
+    ap.add_argument("--seeds", type=int, default=25)
     ap.add_argument("--batches", default="reused,fresh")
     ap.add_argument("--activations", default=";".join(ACTIVATIONS))
     ap.add_argument("--targets", default=";".join(TARGETS))

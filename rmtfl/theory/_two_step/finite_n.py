@@ -43,7 +43,7 @@ from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_co
 from .._classical.targets import Target
 from . import sample_spikes
 from .joint_roots import JointProblem, extreme_columns, spike_roots
-from .sample_order import sample_outliers
+from .sample_order import ranked_values, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
 
@@ -217,7 +217,10 @@ class FiniteNResult(Result):
     outlier above the widened bulk; ``edge``: its top; ``t_max``: ``eta_1 max_j |a_j|`` at the
     quantile rows; ``notes``; ``samples``: ``(mean, theta, median)`` of the single-sample outliers;
     ``sample_band``: ``(low, high)`` per rank of them (docs/theory/two_step.md §8.3); ``bulk_top``: the bulk's
-    largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2).
+    largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2);
+    ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it).
+    Where single-sample outliers are predicted, ``locations`` and the samples' means and medians are those of
+    their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked values").
     """
 
     spikes: tuple
@@ -231,6 +234,7 @@ class FiniteNResult(Result):
     samples: tuple = ()
     sample_band: tuple = ()
     bulk_top: tuple = ()
+    spike_medians: tuple = ()
 
 
 def _G_U_weighted(g, wg):
@@ -278,7 +282,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # (docs/theory/two_step.md §8.3); a tiny batch keeps at least three quarters of its samples in the bulk
     K = min(sample_spikes.SAMPLE_RANKS, min(n_bulk, int(round(phi * N / psi))) // 4)
     bulk = bulk_without(K)
-    samples, isolated, band = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K)
+    samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
+                                                   ranks=K)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
@@ -335,9 +340,31 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         th.append(theta)
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
+    locs, spike_medians, samples = _ranked(law, locs, samples)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
-                         tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)))
+                         tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians))
+
+
+def _ranked(law, locs, samples):
+    """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
+    (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples)``.
+
+    Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
+    sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
+    """
+    if law is None or not samples:
+        return list(locs), list(locs), samples
+    items = sorted([(v, "P", i) for i, v in enumerate(locs)] + [(m, "S", i) for i, (_, _, m) in enumerate(samples)],
+                   key=lambda t: -t[0])
+    ranked = ranked_values(law, locs, len(items))
+    new_locs, medians, new_samples = list(locs), list(locs), list(samples)
+    for (mean, med), (_, kind, i) in zip(ranked, items):
+        if kind == "P":
+            new_locs[i], medians[i] = mean, med
+        else:
+            new_samples[i] = (mean, samples[i][1], med)
+    return new_locs, medians, tuple(new_samples)
 
 
 def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):

@@ -18,7 +18,9 @@ class TwoStepOutlier(Result):
     right singular vector on the target subspace (per direction in ``cos2_targets``);
     ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.  ``kind`` is ``"spike"``
     (a singular value of ``P``) or ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
-    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).
+    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).  Where the finite-``N``
+    route predicts single-sample outliers, ``singular_value`` is the mean over batches of the singular value of
+    this outlier's rank (docs/theory/two_step.md §8.3, "Ranked values").
     """
 
     singular_value: float

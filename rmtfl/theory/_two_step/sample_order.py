@@ -12,12 +12,14 @@ over bins ``b`` of the tail of the law of ``y`` whose mean strength is above 1 a
 below the threshold the spread moves the edge on the Tracy-Widom scale and makes no outlier).  Then ``P(S_(k) > s) =
 P(Binomial(n, P(S > s)) >= k)``; the prediction reports the mean of ``max(S_(k), edge)`` as the location and uses
 the median of ``S_(k)`` for the count (a median count of simulated draws sees the ``k``-th outlier when its median
-lies above the margin).
+lies above the margin).  Both are taken over the outlier's rank among the spikes of ``P`` as well
+(:func:`ranked_values`): where a sample can pass a spike, the two share their ranks from batch to batch.
 Deterministic: no sampling, a fixed grid in ``s``.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
@@ -26,7 +28,8 @@ from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["order_statistics", "sample_outliers", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
+__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "sample_outliers", "S_GRID",
+           "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
@@ -35,18 +38,23 @@ S_GRID = 48
 BAND = (0.1, 0.9)
 
 
-def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, ranks: int,
-                     with_bands: bool = False):
-    """Per batch part, ``[(mean, median), ...]`` of the ``k``-th largest single-sample outlier, ``k = 1, 2, ...``,
-    while its median lies above the edge (module docstring).
+@dataclass(frozen=True)
+class SampleLaw:
+    """The law of the single-sample outlier locations over batches (module docstring): ``tails[i, b] = P(S > grid[i])``
+    for a sample of batch part ``b`` (``sizes[b]`` samples), on a grid in ``s`` from just above the edge."""
+
+    grid: np.ndarray
+    tails: np.ndarray
+    sizes: tuple
+
+
+def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa) -> SampleLaw:
+    """``P(S > s)`` per batch part on a grid from the edge to where it is negligible (module docstring).
 
     ``tau(x)``: the row kernel at ``x = s^2`` (``None`` inside the bulk); ``parts``: ``(mass, vmean, vm2, n)`` per
     batch part -- probability of each tail bin, ``E[v]`` and ``E[v^2]`` per bin and row (``bins x rows``), and the
     batch size; ``wa``: row weights; ``x_guess``: a location of the strongest bin (where the ``s`` grid starts
     looking for its top end).  One grid in ``s`` serves every part (one kernel evaluation per grid point).
-    ``with_bands``: also return, per part, ``(low, high)`` per rank -- the ``s`` exceeded by ``S_(k)`` in a
-    fraction ``BAND[1]`` and ``BAND[0]`` of batches (``None`` where that is below the edge) -- while
-    ``P(S_(k) > edge) >= BAND[0]``.
     """
     s_e = math.sqrt(x_edge) * (1 + 1e-7)
     cache = {}
@@ -78,46 +86,105 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
             break
         s_t = s_e + 1.5 * (s_t - s_e)
     grid = s_e + (s_t - s_e) * np.linspace(0.0, 1.0, S_GRID) ** 2
-    P = np.array([tails(s) for s in grid])               # (grid, parts)
-    def level(F, p):                                     # the s where P(S_(k) > s) = p (None below the edge)
-        if F[0] < p:
-            return None
-        j = min(max(int(np.searchsorted(-F, -p)), 1), grid.size - 1)   # first grid point with F <= p
-        f0, f1 = F[j - 1], F[j]
-        return float(grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - p) / (f0 - f1) if f0 > f1 else 0.0))
+    return SampleLaw(grid, np.array([tails(s) for s in grid]), tuple(int(p[3]) for p in parts))
 
+
+def _level(grid, F, p):
+    """The ``s`` where the decreasing ``F`` (on ``grid``) falls to ``p``; ``None`` if it starts below ``p``."""
+    if F[0] < p:
+        return None
+    j = min(max(int(np.searchsorted(-F, -p)), 1), grid.size - 1)   # first grid point with F <= p
+    f0, f1 = F[j - 1], F[j]
+    return float(grid[j - 1] + (grid[j] - grid[j - 1]) * ((f0 - p) / (f0 - f1) if f0 > f1 else 0.0))
+
+
+def ranks_of(law: SampleLaw, ranks: int, *, with_bands: bool = False):
+    """Per batch part, ``[(mean, median), ...]`` of the ``k``-th largest single-sample outlier, ``k = 1, 2, ...``,
+    while its median lies above the edge (module docstring).
+
+    ``with_bands``: also return, per part, ``(low, high)`` per rank -- the ``s`` exceeded by ``S_(k)`` in a
+    fraction ``BAND[1]`` and ``BAND[0]`` of batches (``None`` where that is below the edge) -- while
+    ``P(S_(k) > edge) >= BAND[0]``.
+    """
+    grid, s_e = law.grid, float(law.grid[0])
     result, bands = [], []
-    for ip, (_, _, _, n) in enumerate(parts):
+    for ip, n in enumerate(law.sizes):
         out, band = [], []
         for k in range(1, ranks + 1):
-            F = stats.binom.sf(k - 1, n, np.clip(P[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
+            F = stats.binom.sf(k - 1, n, np.clip(law.tails[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
             if F[0] < BAND[0]:
                 break
-            band.append((level(F, BAND[1]), level(F, BAND[0])))       # (low, high) quantiles of S_(k)
+            band.append((_level(grid, F, BAND[1]), _level(grid, F, BAND[0])))  # (low, high) quantiles of S_(k)
             if F[0] >= 0.5:
                 mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
-                out.append((mean, level(F, 0.5)))
+                out.append((mean, _level(grid, F, 0.5)))
         result.append(out)
         bands.append(band)
     return (result, bands) if with_bands else result
 
 
+def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, ranks: int,
+                     with_bands: bool = False):
+    """:func:`ranks_of` the :func:`tail_law` of ``parts`` (arguments as there)."""
+    return ranks_of(tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa), ranks, with_bands=with_bands)
+
+
+def ranked_values(law: SampleLaw, fixed, ranks: int):
+    """``[(mean, median), ...]`` of the ``r``-th largest value, ``r = 1..ranks``, of the ``fixed`` locations (the spikes
+    of ``P``, the same in every batch) together with the single-sample outliers of ``law``
+    (docs/theory/two_step.md §8.3, "Ranked values").
+
+    Above ``s`` lie ``m(s) = #{fixed > s}`` fixed values and ``sum_b Binomial(n_b, P_b(S > s))`` sample outliers, so
+    ``P(r-th value > s) = P(m(s) + sum_b Bin_b >= r)``; the mean is ``edge + integral of that over s > edge`` (of
+    ``max(value, edge)``, as :func:`ranks_of`), the median where it falls to 1/2 (the edge when it starts below).
+    Where a sample can pass a spike of ``P``, the ``r``-th value is sometimes the one and sometimes the other: this
+    is what a mean over simulated draws of the ``r``-th singular value measures.
+    """
+    fixed = np.sort(np.asarray(fixed, dtype=float))[::-1]
+    s_e, top = float(law.grid[0]), float(law.grid[-1])
+    inner = fixed[(fixed > s_e) & (fixed < top)]
+    eps = 1e-9 * max(top, 1.0)
+    grid = np.unique(np.concatenate([law.grid, inner - eps, inner + eps]))   # the steps of m(s) resolved
+    tails = np.stack([np.interp(grid, law.grid, law.tails[:, b]) for b in range(len(law.sizes))], axis=1)
+    k = np.arange(ranks + 1)
+    pmf = np.zeros((grid.size, ranks + 1))
+    pmf[:, 0] = 1.0
+    for b, n in enumerate(law.sizes):       # the law of the number of sample outliers above s, lumped at >= ranks
+        ge = stats.binom.sf(k[None, :] - 1, n, np.clip(tails[:, b], 0.0, 1.0)[:, None])   # P(Bin >= k)
+        part = np.concatenate([ge[:, :-1] - ge[:, 1:], ge[:, -1:]], axis=1)
+        conv = np.stack([np.einsum("gi,gi->g", pmf[:, :j + 1], part[:, j::-1]) for j in range(ranks + 1)], axis=1)
+        conv[:, -1] += np.clip(1.0 - conv.sum(1), 0.0, None)
+        pmf = conv
+    at_least = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]                  # P(samples above s >= q), q = 0..ranks
+    m = (fixed[None, :] > grid[:, None]).sum(1)
+    out = []
+    for r in range(1, ranks + 1):
+        need = r - m
+        F = np.where(need <= 0, 1.0, at_least[np.arange(grid.size), np.clip(need, 0, ranks)])
+        beyond = max(float(fixed[r - 1]) - top, 0.0) if r <= fixed.size else 0.0   # spikes above the grid
+        mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid))) + beyond
+        med = float(fixed[r - 1]) if beyond > 0 else _level(grid, F, 0.5)
+        out.append((mean, s_e if med is None else med))
+    return out
+
+
 def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
-    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band)``.
+    """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band, law)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
     side) are binned (``TAIL_BINS`` per side), each bin's column profile computed and interpolated onto ``TAIL_SUB``
     sub-bins per bin, and the order statistics of the column locations over the
-    batch taken (:func:`order_statistics`), for the ``ranks`` most extreme samples per part; ``bulk``: the
+    batch taken (:func:`tail_law`, :func:`ranks_of`), for the ``ranks`` most extreme samples per part; ``bulk``: the
     :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
-    median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`order_statistics`), the
-    locations exceeded in 90 % and in 10 % of batches (``None``: below the edge).
+    median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`ranks_of`), the
+    locations exceeded in 90 % and in 10 % of batches (``None``: below the edge); ``law``: the :class:`SampleLaw`
+    (``None`` when ``ranks`` is 0), for :func:`ranked_values`.
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
-        return (), {w: 0 for w, _ in names}, ()
+        return (), {w: 0 for w, _ in names}, (), None
     r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
     ymax = float(np.max(np.abs(yb)))
@@ -139,9 +206,9 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
     top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-7)   # only where the s grid starts looking
-    per_part, band_part = order_statistics(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge,
-                                           (top or bulk.edge) ** 2, parts, N=N, psi=psi, wa=bulk.wa, ranks=k,
-                                           with_bands=True)
+    law = tail_law(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts, N=N, psi=psi,
+                   wa=bulk.wa)
+    per_part, band_part = ranks_of(law, k, with_bands=True)
     found, isolated = [], {}
     for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
         isolated[which] = len(stats_k)
@@ -151,7 +218,7 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
             b = order[min(int(np.searchsorted(cum, (rank - 0.3) / (n_b + 0.4))), order.size - 1)]
             found.append((mean, math.sqrt(max(float(th2[b]), 0.0)), median))
     band = tuple(b for part in band_part for b in part)
-    return tuple(sorted(found, reverse=True)), isolated, band
+    return tuple(sorted(found, reverse=True)), isolated, band, law
 
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.

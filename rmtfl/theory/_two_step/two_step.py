@@ -464,9 +464,10 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                      "approximately (docs/theory/two_step.md §8.2)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca) for s, th, ct, ca in
             zip(r.locations, r.thetas, r.cos2_target, r.cos2_a)]
-    # a single-sample outlier is reported at its mean and counted at its median (docs/theory/two_step.md §8.3)
-    seen = [(o.singular_value, o) for o in outs] + [(med, TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample"))
-                                                    for s, th, med in r.samples]
+    # every outlier is reported at the mean of its rank and counted at the median (docs/theory/two_step.md §8.3)
+    medians = r.spike_medians or r.locations
+    seen = [(m, o) for m, o in zip(medians, outs)] + [(med, TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample"))
+                                                      for s, th, med in r.samples]
     seen.sort(key=lambda v: -v[0])
     count = predicted_count([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     for v, o in seen[count:]:
@@ -475,7 +476,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                      "told from it by the count rule at this N: not counted (docs/theory/two_step.md §9.2)")
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
-    lo, hi = (predicted_count(sorted(list(r.locations) + [b[i] for b in r.sample_band if b[i] is not None],
+    lo, hi = (predicted_count(sorted(list(medians) + [b[i] for b in r.sample_band if b[i] is not None],
                                      reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from rmtfl.theory import make_target, two_step
@@ -72,6 +73,52 @@ def test_order_statistics_against_direct_integration():
             ref_low = optimize.brentq(lambda s: F(s) - 0.9, s_e * (1 + 1e-7), 8.0)
             assert abs(low - ref_low) < 2e-3 * ref_low
     assert stats.binom.sf(len(band), n, tail(s_e * (1 + 1e-7))) < 0.1 or len(band) == 8
+
+
+def test_ranked_values_against_direct_integration():
+    """Mean and median of the r-th largest of fixed values and two batch parts' sample outliers, against scipy
+    quad/brentq on P(m(s) + Bin(n1, p1(s)) + Bin(n2, p2(s)) >= r) summed term by term
+    (docs/theory/two_step.md §8.3, "Ranked values"); without fixed values it is ranks_of for one part."""
+    from scipy import integrate, optimize
+
+    from rmtfl.theory._two_step.sample_order import SampleLaw, ranked_values, ranks_of
+
+    s_e, top, n1, n2 = 2.0, 8.0, 400, 300
+    p1 = lambda s: 0.004 * np.exp(-2.0 * (s - s_e))                 # noqa: E731
+    p2 = lambda s: 0.002 * np.exp(-1.2 * (s - s_e))                 # noqa: E731
+    grid = s_e + (top - s_e) * np.linspace(0.0, 1.0, 4001) ** 2
+    law = SampleLaw(grid, np.stack([p1(grid), p2(grid)], axis=1), (n1, n2))
+    fixed = [9.5, 3.1]
+    R = 6
+
+    def F(s, r):
+        m = sum(f > s for f in fixed)
+        if r - m <= 0:
+            return 1.0
+        k = np.arange(r - m)
+        below = sum(stats.binom.pmf(j, n1, p1(s)) * stats.binom.cdf(r - m - 1 - j, n2, p2(s)) for j in k)
+        return 1.0 - below
+
+    got = ranked_values(law, fixed, R)
+    assert len(got) == R
+    for r, (mean, median) in enumerate(got, 1):
+        pieces = [(s_e, 3.1), (3.1, top)]
+        ref = s_e + sum(integrate.quad(lambda s: F(s, r), a, b, limit=200)[0] for a, b in pieces)
+        ref += max(fixed[0] - top, 0.0) if r == 1 else 0.0
+        assert abs(mean - ref) < 1e-4 * ref, (r, mean, ref)
+        if F(s_e, r) < 0.5:
+            assert median == s_e
+        elif r == 1:
+            assert median == 9.5
+        else:
+            f = lambda s: F(s, r) - 0.5                             # noqa: E731
+            lo, hi = (s_e, 3.1 - 1e-9) if f(3.1 - 1e-9) < 0 else (3.1 + 1e-9, top)
+            ref_med = 3.1 if f(3.1 - 1e-9) >= 0 > f(3.1 + 1e-9) else optimize.brentq(f, lo, hi)
+            assert abs(median - ref_med) < 1e-4 * ref_med, (r, median, ref_med)
+    assert got[0] == pytest.approx((9.5, 9.5), rel=1e-12)            # a spike far above the samples keeps its place
+    one = SampleLaw(grid, p1(grid)[:, None], (n1,))
+    plain = ranks_of(one, 4)[0]
+    np.testing.assert_allclose(ranked_values(one, [], len(plain)), plain, rtol=1e-12)
 
 
 def test_bulk_cut_and_truncated_rule():
