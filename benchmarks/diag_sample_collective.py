@@ -1,6 +1,6 @@
 """Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "Several extreme samples").
 
-Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``:
+Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2`` (``--part samples``: any):
 
 1. ``--part m``: the top eigenvalues of ``M = X^T diag(y) X / n`` over simulated batches, against (a) the
    single-sample poles ``lambda_i = y_i/phi + E[y / (1 - y/y_i)]`` at the median order statistics of ``y`` (the
@@ -17,7 +17,8 @@ Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 20
    Draw by draw: the top singular values of ``H``, the roots from the whole ``T``, and from its diagonal alone (each
    column by itself, as the single-sample prediction treats them).
 
-4. ``--part samples``: any ``sigma`` (gelu at ``(0, 0.4)`` by default; ``--activation``, ``--alphas``), ``H`` = ``W_2``
+4. ``--part samples``: any ``sigma`` and target (gelu, He1 + He2/2 at ``(0, 0.4)`` by default; ``--activation``,
+   ``--target``, ``--alphas``), ``H`` = ``W_2``
    with ``beta_hat`` and ``a`` projected out (and any spike of ``P`` left above the bulk), and ``C`` the columns
    along the ``K = 12`` most extreme samples' inputs: the top values of ``H``, of ``H_b`` (without those
    directions), and the roots of the whole ``T`` and of its diagonal.
@@ -151,18 +152,18 @@ def simulated_draw(activation, eta1, eta2, *, N, n, seed, target="hermite(0, 1, 
     return rng, W0, a, X, y, W2, bh, project
 
 
-def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12):
+def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12, target="hermite(0, 1, 0.5)"):
     """Any sigma: ``H`` is ``W_2`` with ``beta_hat`` and ``a`` projected out (the rank-one part of ``P``), and its
     outliers are the roots of ``det(I - T(x))`` with the ``K`` columns ``H x_i / |x_i|`` of the most extreme ``|y_i|``
     (exactly: ``H H^T = H_b H_b^T + C C^T`` with ``C = H Q``, ``Q`` an orthonormal basis of those ``x_i``).  A spike
     of ``P`` that stays in ``H_b`` (a value above 1.3 times its sixth) is projected out of ``H`` first, so that the
     roots near the bulk are the extreme samples' own.  At the top root: the diagonal of ``T`` and the spread of its
     off-diagonal entries, beside the semicircle radius ``2 rms sqrt(K)`` of independent couplings of that size."""
-    print(f"sigma = {activation}, target He1 + He2/2, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 "
+    print(f"sigma = {activation}, target {target}, (alpha1, alpha2) = ({a1}, {a2}), N = d = {N}, n = {n}: top 3 "
           f"singular values of H, of H without the {K} most extreme samples' directions (H_b), and the roots of "
           f"det(I - T(x)) with their columns")
     for s in range(seeds):
-        _, _, _, X, y, W2, _, project = simulated_draw(activation, N**a1, N**a2, N=N, n=n, seed=100 + s)
+        _, _, _, X, y, W2, _, project = simulated_draw(activation, N**a1, N**a2, N=N, n=n, seed=100 + s, target=target)
         H = project(W2)
         Q = np.linalg.qr(X[np.argsort(-np.abs(y))[:K]].T)[0]
         U, S, _ = np.linalg.svd(H - (H @ Q) @ Q.T)
@@ -190,10 +191,11 @@ def main(argv=None) -> int:
     ap.add_argument("--part", choices=["m", "w2", "columns", "samples"], required=True)
     ap.add_argument("--activation", default="gelu", help="sigma of --part samples")
     ap.add_argument("--alphas", default="0,0.4", help="alpha1,alpha2 of --part samples")
+    ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="target of --part samples")
     a = ap.parse_args(argv)
     if a.part == "samples":
         a1, a2 = (float(v) for v in a.alphas.split(","))
-        part_samples(activation=a.activation, a1=a1, a2=a2)
+        part_samples(activation=a.activation, a1=a1, a2=a2, target=a.target)
     else:
         {"m": part_m, "w2": part_w2, "columns": part_columns}[a.part]()
     return 0
