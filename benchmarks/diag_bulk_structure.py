@@ -31,9 +31,7 @@ import sys
 
 import numpy as np
 
-from benchmarks.diag_sample_collective import simulated_draw
-
-TARGET = "hermite(0, 1, 0.5)"
+from benchmarks.diag_sample_collective import TARGET, simulated_draw
 
 
 def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, weighted=False, target=TARGET):

@@ -1,6 +1,7 @@
 """Diagnostics of the collective effect of extreme samples (docs/theory/two_step.md §8.3, "Several extreme samples").
 
-Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2`` (``--part samples``: any):
+Four measurements behind the text of that section, at ``d = N = 1000``, ``n = 2000``, target ``He1 + He2/2``
+(``--part samples``: any):
 
 1. ``--part m``: the top eigenvalues of ``M = X^T diag(y) X / n`` over simulated batches, against (a) the
    single-sample poles ``lambda_i = y_i/phi + E[y / (1 - y/y_i)]`` at the median order statistics of ``y`` (the
@@ -37,6 +38,9 @@ import sys
 import numpy as np
 from scipy import special
 
+#: He1 + He2/2, the target of every part (``--part samples``: the default).
+TARGET = "hermite(0, 1, 0.5)"
+
 
 def _link(z):
     return z + (z * z - 1) / 2
@@ -64,7 +68,7 @@ def part_m(draws=30, d=1000, n=2000, top=10):
         y = _link(rng.standard_normal(n))
         sims.append(np.linalg.eigvalsh((X.T * y) @ X / n)[::-1][:top])
         ys.append(np.sort(y)[::-1][:top])
-    target = make_target("hermite(0, 1, 0.5)")
+    target = make_target(TARGET)
     yb, wb = y_law_truncated(target, bulk_cut(target, n, ranks=top))      # the other samples: the law without the top
     y_med = np.median(ys, axis=0)
     poles = [m_spike(v, n / d, yb, wb) for v in y_med]
@@ -132,7 +136,7 @@ def part_columns(seeds=3, N=1000, n=2000, a1=0.0, a2=0.3, K=12):
               f"diagonal of T {np.round(diag, 3)}")
 
 
-def simulated_draw(activation, eta1, eta2, *, N, n, seed, target="hermite(0, 1, 0.5)"):
+def simulated_draw(activation, eta1, eta2, *, N, n, seed, target=TARGET):
     """One simulated two-step draw (``d = N``): ``(rng, W0, a, X, y, W2, beta_hat, project)``, ``project`` taking
     ``beta_hat`` out on the right and ``a`` on the left (the rank-one part of ``P``); ``rng`` continues the draw's."""
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
@@ -152,7 +156,7 @@ def simulated_draw(activation, eta1, eta2, *, N, n, seed, target="hermite(0, 1, 
     return rng, W0, a, X, y, W2, bh, project
 
 
-def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12, target="hermite(0, 1, 0.5)"):
+def part_samples(seeds=4, N=1000, n=2000, activation="gelu", a1=0.0, a2=0.4, K=12, target=TARGET):
     """Any sigma: ``H`` is ``W_2`` with ``beta_hat`` and ``a`` projected out (the rank-one part of ``P``), and its
     outliers are the roots of ``det(I - T(x))`` with the ``K`` columns ``H x_i / |x_i|`` of the most extreme ``|y_i|``
     (exactly: ``H H^T = H_b H_b^T + C C^T`` with ``C = H Q``, ``Q`` an orthonormal basis of those ``x_i``).  A spike
@@ -191,7 +195,7 @@ def main(argv=None) -> int:
     ap.add_argument("--part", choices=["m", "w2", "columns", "samples"], required=True)
     ap.add_argument("--activation", default="gelu", help="sigma of --part samples")
     ap.add_argument("--alphas", default="0,0.4", help="alpha1,alpha2 of --part samples")
-    ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="target of --part samples")
+    ap.add_argument("--target", default=TARGET, help="target of --part samples")
     a = ap.parse_args(argv)
     if a.part == "samples":
         a1, a2 = (float(v) for v in a.alphas.split(","))
