@@ -42,6 +42,7 @@ from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from . import sample_spikes
+from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, spike_roots
 from .sample_order import ranked_values, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
@@ -387,11 +388,6 @@ def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
         Fq = F_table(act, sti, tn, bulk=False)[0]
         vec = np.vstack(([np.zeros(K)] if which == "second" else []) + [np.ones(K), Fq])
     return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))
-
-
-def count_window(N, psi) -> int:
-    """``J``: the number of bulk values the count rule fits at width ``N`` (docs/theory/two_step.md §9.2)."""
-    return max(12, math.ceil(0.8 * math.sqrt(max(int(round(min(N, N / psi))), 2))))
 
 
 def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):

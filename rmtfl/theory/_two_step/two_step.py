@@ -47,8 +47,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
-from .._classical.edge_count import EdgeCount, edge_outlier_count, edge_positions
-from .._classical.tracy_widom import largest_sv_scaling
+from .counting import count_on_prediction, predicted_count, uncounted_note
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .outliers import CountResult, outlier_count
@@ -349,49 +348,6 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     return replace(p, reliable=False) if failed else p
 
 
-def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:
-    """How many of the predicted ``roots`` (descending) the count rule sees (docs/theory/two_step.md §9.2):
-    :func:`count_on_prediction` ``.count``."""
-    return count_on_prediction(roots, edge, N=N, psi=psi, bulk_top=bulk_top).count
-
-
-def count_on_prediction(roots, edge: float, *, N, psi, bulk_top=None) -> EdgeCount:
-    """The count rule :func:`~rmtfl.theory.edge_outlier_count` applied to the predicted spectrum
-    (docs/theory/two_step.md §9.2): the ``roots`` (descending) above the bulk's top values, so that a root too close
-    to the bulk to be told from it in a simulation is not counted either; ``count`` at most ``len(roots)``.
-
-    ``bulk_top``: those values where the bulk's density puts them (finite-``N`` route); without it, a square-root
-    edge ``edge - sigma x_j`` (``sigma`` Johnstone's Tracy–Widom scale of ``W_0`` at this size times
-    ``edge / (1 + sqrt(psi))``).  The result's ``edge`` and ``threshold`` are the rule's fitted edge and cut on that
-    spectrum; with a heavy-tailed target they lie well above ``edge``, the fold of the bulk's density (Section 8.3).
-    """
-    from .finite_n import count_window
-
-    J = count_window(N, psi)
-    if bulk_top is not None and len(bulk_top) >= J + 1:
-        bulk = np.asarray(bulk_top, float)
-    else:
-        d = max(int(round(N / psi)), 1)
-        sigma = largest_sv_scaling(int(round(N)), d).scale * edge / (1.0 + math.sqrt(psi))
-        bulk = edge - sigma * edge_positions(J + 20)
-    rule = edge_outlier_count(np.concatenate([np.asarray(roots, float), bulk]), window=J)
-    return replace(rule, count=min(rule.count, len(roots)))
-
-
-def _uncounted_note(dropped, rule: EdgeCount, fold: float) -> str:
-    """The note on the predicted roots (``(value, outlier)`` pairs) below the count rule's cut
-    (docs/theory/two_step.md §9.2)."""
-    def fmt(v):      # as many digits as tell the value from the cut
-        return f"{v:#.{next((p for p in range(4, 9) if f'{v:.{p}g}' != f'{rule.threshold:.{p}g}'), 9)}g}"
-    one = len(dropped) == 1
-    roots = ", ".join(f"{fmt(v)} ({o.kind})" for v, o in dropped)
-    return (f"{'a root' if one else 'roots'} at {roots} {'lies' if one else 'lie'} below the count rule's cut "
-            f"{rule.threshold:#.4g} on the predicted spectrum (its fitted edge {rule.edge:#.4g} plus the Tracy–Widom "
-            f"margin; the bulk's fold is at {fold:#.4g}): a simulation at this N does not tell "
-            f"{'it' if one else 'them'} from the bulk, so {'it is' if one else 'they are'} not counted "
-            "(docs/theory/two_step.md §9.2)")
-
-
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
     """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
     from .finite_n import MAX_TARGET_DEGREE
@@ -493,7 +449,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     rule = count_on_prediction([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     count = rule.count
     if seen[count:]:
-        notes.append(_uncounted_note(seen[count:], rule, r.edge))
+        notes.append(uncounted_note(seen[count:], rule, r.edge))
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
     lo, hi = (predicted_count(sorted(list(medians) + [b[i] for b in r.sample_band if b[i] is not None],

@@ -1,0 +1,63 @@
+"""The count rule applied to a predicted spectrum (docs/theory/two_step.md §9.2).
+
+A simulation's outliers are counted by :func:`~rmtfl.theory.edge_outlier_count` on its own spectrum; a prediction
+is counted by the same rule on the spectrum it predicts (its roots above the bulk's top values), so that a root too
+close to the bulk to be told from it in a simulation is not counted either.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from .._classical.edge_count import EdgeCount, edge_outlier_count, edge_positions
+from .._classical.tracy_widom import largest_sv_scaling
+
+__all__ = ["count_window", "count_on_prediction", "predicted_count", "uncounted_note"]
+
+
+def count_window(N, psi) -> int:
+    """``J``: the number of bulk values the count rule fits at width ``N`` (docs/theory/two_step.md §9.2)."""
+    return max(12, math.ceil(0.8 * math.sqrt(max(int(round(min(N, N / psi))), 2))))
+
+
+def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:
+    """How many of the predicted ``roots`` (descending) the count rule sees (docs/theory/two_step.md §9.2):
+    :func:`count_on_prediction` ``.count``."""
+    return count_on_prediction(roots, edge, N=N, psi=psi, bulk_top=bulk_top).count
+
+
+def count_on_prediction(roots, edge: float, *, N, psi, bulk_top=None) -> EdgeCount:
+    """The count rule :func:`~rmtfl.theory.edge_outlier_count` applied to the predicted spectrum
+    (docs/theory/two_step.md §9.2): the ``roots`` (descending) above the bulk's top values, so that a root too close
+    to the bulk to be told from it in a simulation is not counted either; ``count`` at most ``len(roots)``.
+
+    ``bulk_top``: those values where the bulk's density puts them (finite-``N`` route); without it, a square-root
+    edge ``edge - sigma x_j`` (``sigma`` Johnstone's Tracy–Widom scale of ``W_0`` at this size times
+    ``edge / (1 + sqrt(psi))``).  The result's ``edge`` and ``threshold`` are the rule's fitted edge and cut on that
+    spectrum; with a heavy-tailed target they lie well above ``edge``, the fold of the bulk's density (Section 8.3).
+    """
+    J = count_window(N, psi)
+    if bulk_top is not None and len(bulk_top) >= J + 1:
+        bulk = np.asarray(bulk_top, float)
+    else:
+        d = max(int(round(N / psi)), 1)
+        sigma = largest_sv_scaling(int(round(N)), d).scale * edge / (1.0 + math.sqrt(psi))
+        bulk = edge - sigma * edge_positions(J + 20)
+    rule = edge_outlier_count(np.concatenate([np.asarray(roots, float), bulk]), window=J)
+    return replace(rule, count=min(rule.count, len(roots)))
+
+
+def uncounted_note(dropped, rule: EdgeCount, fold: float) -> str:
+    """The note on the predicted roots (``(value, outlier)`` pairs) below the count rule's cut
+    (docs/theory/two_step.md §9.2)."""
+    def fmt(v):      # as many digits as tell the value from the cut
+        return f"{v:#.{next((p for p in range(4, 9) if f'{v:.{p}g}' != f'{rule.threshold:.{p}g}'), 9)}g}"
+    one = len(dropped) == 1
+    roots = ", ".join(f"{fmt(v)} ({o.kind})" for v, o in dropped)
+    return (f"{'a root' if one else 'roots'} at {roots} {'lies' if one else 'lie'} below the count rule's cut "
+            f"{rule.threshold:#.4g} on the predicted spectrum (its fitted edge {rule.edge:#.4g} plus the Tracy–Widom "
+            f"margin; the bulk's fold is at {fold:#.4g}): a simulation at this N does not tell "
+            f"{'it' if one else 'them'} from the bulk, so {'it is' if one else 'they are'} not counted "
+            "(docs/theory/two_step.md §9.2)")

@@ -1,0 +1,37 @@
+"""The count rule on a predicted spectrum (rmtfl/theory/_two_step/counting.py; docs/theory/two_step.md §9.2)."""
+from __future__ import annotations
+
+import numpy as np
+
+from rmtfl.theory import edge_outlier_count, two_step
+from rmtfl.theory._two_step.counting import count_on_prediction, count_window, predicted_count
+
+
+def test_predicted_count_drops_roots_at_the_edge():
+    assert predicted_count([10.0, 3.0], 2.0, N=1000, psi=1.0) == 2
+    assert predicted_count([10.0, 2.0005], 2.0, N=1000, psi=1.0) == 1
+    assert predicted_count([], 2.0, N=1000, psi=1.0) == 0
+    # with the bulk's own top values: a long thin tail (values far below the edge) lets the rule see less of the edge
+    sharp = 2.0 - 0.01 * np.arange(1, 47) ** (2 / 3)
+    assert predicted_count([10.0, 2.05], 2.0, N=1000, psi=1.0, bulk_top=sharp) == 2
+    tail = np.linspace(2.0, 1.5, 46)                      # a tail as steep as the roots: 2.05 is part of it
+    assert predicted_count([10.0, 2.05], 2.0, N=1000, psi=1.0, bulk_top=tail) == 1
+
+
+def test_count_on_prediction_states_its_cut():
+    tail = np.linspace(2.0, 1.5, 46)
+    rule = count_on_prediction([10.0, 2.05], 2.0, N=1000, psi=1.0, bulk_top=tail)
+    assert rule.count == 1 and 2.05 < rule.threshold < 10.0 and rule.edge > 2.0   # the fit sees the tail's top
+    assert rule == edge_outlier_count(np.concatenate([[10.0, 2.05], tail]), window=count_window(1000, 1.0))
+
+
+def test_uncounted_roots_are_named_with_the_cut():
+    # quadratic sigma, He1 + He3/sqrt6, (0.4, 0.4), N = 1000: single-sample roots well above the density's fold but
+    # below the cut the rule fits to the heavy-tailed predicted spectrum (docs/theory/two_step.md §8.3)
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
+                 eta2=1000**0.4, N=1000)
+    note = next(n for n in p.notes if "below the count rule's cut" in n)
+    cut = float(note.split("cut ")[1].split()[0])
+    dropped = [float(v) for v in note.split("roots at ")[1].split(" lie")[0].replace("(sample)", "").split(",")]
+    assert dropped and max(dropped) < cut <= min(o.singular_value for o in p.outliers)
+    assert min(dropped) > p.bulk_edge        # above the fold: the note says why they are not counted all the same
