@@ -23,6 +23,9 @@ Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 100
 
     python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
         --out docs/benchmarks/two_step_finite_n.md
+
+``--figure docs/benchmarks/two_step_finite_n.png`` draws the grid as well, one panel per activation and target
+(:func:`plot_grid`), with a JSON sidecar of the rows drawn.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ import numpy as np
 ACTIVATIONS = ["tanh", "erf", "gelu", "hermite(0, 1, 0.5)"]
 TARGETS = ["hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)"]   # He1 + He2/2, He1 + He3/sqrt(6)
 GRID = [0.0, 0.1, 0.2, 0.3, 0.4]
+SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631)": "He1+He3/√6"}
 
 
 def _key(act, tgt, batch, a1, a2, N):
@@ -139,13 +143,12 @@ def _sim_count(r) -> str:
 
 
 def markdown(results) -> str:
-    short = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631)": "He1+He3/√6"}
     lines = ["| N | batch | σ | target | (α1, α2) | predicted outliers | simulated (mean) | count pred/sim | "
              "count range pred / sim draws | edge pred/sim | pass |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         ok = r["values_ok"] and r["count_ok"] and r["edge_ok"]
         lines.append(
-            f"| {r['N']} | {r['batch']} | {short.get(r['act'], r['act'])} | {short.get(r['tgt'], r['tgt'])} | "
+            f"| {r['N']} | {r['batch']} | {SHORT.get(r['act'], r['act'])} | {SHORT.get(r['tgt'], r['tgt'])} | "
             f"({r['a1']}, {r['a2']}) | {', '.join(f'{v:.3f}' for v in r['pred'])} | "
             f"{', '.join(f'{v:.3f}' for v in r['sim'])} | "
             f"{r['pred_count']}/{_sim_count(r)}{'†' * (r['count_p'] < 0.05)} | "
@@ -166,6 +169,69 @@ def markdown(results) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def plot_grid(results, *, ax=None):
+    """One activation and target: each grid point ``(alpha1, alpha2)`` as a cell, green where it passes all three
+    criteria, red where it fails, with the predicted/median simulated count and the failed criteria
+    (V values, C count, E edge; † the sign test).  ``results``: rows of :func:`compare_cell` for one activation,
+    target, batch and ``N``.  Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(3.2, 3.0))
+    a1s = sorted({r["a1"] for r in results})
+    a2s = sorted({r["a2"] for r in results})
+    for r in results:
+        i, j = a1s.index(r["a1"]), a2s.index(r["a2"])
+        failed = "".join(c for c, ok in zip("VCE", (r["values_ok"], r["count_ok"], r["edge_ok"])) if not ok)
+        ax.add_patch(plt.Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor="#fbb4ae" if failed else "#ccebc5",
+                                   edgecolor="white", lw=1.5))
+        text = f"{r['pred_count']}/{_sim_count(r)}{'†' * (r['count_p'] < 0.05)}" + (f"\n{failed}" if failed else "")
+        ax.text(i, j, text, ha="center", va="center", fontsize=7)
+    ax.set_xlim(-0.5, len(a1s) - 0.5)
+    ax.set_ylim(-0.5, len(a2s) - 0.5)
+    ax.set_xticks(range(len(a1s)), [f"{a:g}" for a in a1s], fontsize=7)
+    ax.set_yticks(range(len(a2s)), [f"{a:g}" for a in a2s], fontsize=7)
+    ax.set_xlabel("α1", fontsize=8)
+    ax.set_ylabel("α2", fontsize=8)
+    r0 = results[0]
+    passed = sum(not any(not r[k] for k in ("values_ok", "count_ok", "edge_ok")) for r in results)
+    ax.set_title(f"σ = {SHORT.get(r0['act'], r0['act'])}, target {SHORT.get(r0['tgt'], r0['tgt'])}: "
+                 f"{passed}/{len(results)}", fontsize=8)
+    return ax
+
+
+def save_grid_figure(results, path):
+    """Every activation x target of ``results`` (one batch and ``N``) as a panel of :func:`plot_grid`; the PNG at
+    ``path`` with its JSON sidecar (the rows drawn); returns the PNG's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rmtfl.compare import save_figure
+
+    acts = list(dict.fromkeys(r["act"] for r in results))
+    tgts = list(dict.fromkeys(r["tgt"] for r in results))
+    fig, axes = plt.subplots(len(acts), len(tgts), figsize=(3.3 * len(tgts), 3.0 * len(acts)), squeeze=False)
+    for i, act in enumerate(acts):
+        for j, tgt in enumerate(tgts):
+            rows = [r for r in results if r["act"] == act and r["tgt"] == tgt]
+            if rows:
+                plot_grid(rows, ax=axes[i, j])
+            else:
+                axes[i, j].set_axis_off()
+    r0 = results[0]
+    fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch "
+                 "(count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
+    fig.tight_layout()
+    keep = ("act", "tgt", "batch", "N", "a1", "a2", "pred_count", "sim_count", "sim_count_high", "count_p", "values_ok",
+            "count_ok", "edge_ok", "worst_rel", "edge_pred", "edge_sim")
+    out = save_figure(fig, path, {"criteria": "docs/theory/two_step.md §8.4", "draws": r0["draws"],
+                                  "rows": [{k: r[k] for k in keep} for r in results]})
+    plt.close(fig)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=1000)
@@ -180,6 +246,7 @@ def main(argv=None) -> int:
     ap.add_argument("--simulate-only", action="store_true")
     ap.add_argument("--title", default=None, help="heading of the table's section (with --append)")
     ap.add_argument("--append", action="store_true", help="append the table to --out instead of replacing it")
+    ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     a = ap.parse_args(argv)
     grid = [float(v) for v in a.grid.split(",")]
     cache = json.load(open(a.cache)) if os.path.exists(a.cache) else {}
@@ -208,6 +275,8 @@ def main(argv=None) -> int:
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(results, f, indent=1)
+        if a.figure:
+            save_grid_figure(results, a.figure)
         print(text.splitlines()[0])
     return 0
 

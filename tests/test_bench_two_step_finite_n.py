@@ -38,3 +38,33 @@ def test_median_miss_exact_and_against_resampling():
     meds = np.sort(rng.choice(c, (200_000, 13)), axis=1)[:, 6]
     p = np.mean(meds != 5)
     assert median_miss(c) == pytest.approx(p, abs=4 * np.sqrt(p * (1 - p) / 200_000))
+
+
+def _row(a1, a2, *, values=True, count=True, edge=True, p=1.0):
+    return dict(act="gelu", tgt="hermite(0, 1, 0.5)", batch="reused", N=1000, a1=a1, a2=a2, pred_count=2,
+                sim_count=2 if count else 3, sim_count_high=2 if count else 3, count_p=p, values_ok=values,
+                count_ok=count, edge_ok=edge, worst_rel=0.01, edge_pred=2.0, edge_sim=2.0, draws=25)
+
+
+def test_grid_figure_marks_each_point_and_writes_its_rows(tmp_path):
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks.bench_two_step_finite_n import plot_grid, save_grid_figure
+
+    rows = [_row(0.0, 0.0), _row(0.0, 0.4, count=False, p=0.01), _row(0.4, 0.0, values=False, edge=False),
+            _row(0.4, 0.4)]
+    ax = plot_grid(rows)
+    texts = {(round(t.get_position()[0]), round(t.get_position()[1])): t.get_text() for t in ax.texts}
+    assert texts == {(0, 0): "2/2", (0, 1): "2/3†\nC", (1, 0): "2/2\nVE", (1, 1): "2/2"}
+    red = [p for p in ax.patches if p.get_facecolor()[1] < 0.8]          # the failing cells
+    assert sorted((round(p.get_x() + 0.5), round(p.get_y() + 0.5)) for p in red) == [(0, 1), (1, 0)]
+    assert ax.get_title().endswith(": 2/4")
+    plt.close(ax.figure)
+    path = save_grid_figure(rows, tmp_path / "grid.png")
+    side = json.loads((tmp_path / "grid.png.json").read_text())
+    assert path.exists() and len(side["params"]["rows"]) == 4 and side["params"]["draws"] == 25
