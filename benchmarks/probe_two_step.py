@@ -18,7 +18,7 @@ import sys
 import time
 import warnings
 
-ACTIVATIONS = ["tanh", "gelu", "erf", "hermite(0, 1, 0.5)", "sigmoid", "softplus", "he3"]
+ACTIVATIONS = ["tanh", "gelu", "erf", "hermite(0, 1, 0.5)", "sigmoid", "softplus", "he3", "relu"]
 TARGETS = ["linear", "he2", "hermite(0, 1, 0.5)", "tanh", "hermite(0, 0, 0, 0, 1)"]
 NAMES = ("psi", "phi", "eta", "N", "target", "activation", "noise", "batch")
 

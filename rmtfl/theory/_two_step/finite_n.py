@@ -44,6 +44,7 @@ from .._classical.targets import Target
 from . import sample_spikes
 from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, spike_roots
+from .relu_moments import is_relu, relu_F_table
 from .sample_order import ranked_values, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
@@ -105,7 +106,7 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule
     y, ZS, ZE, W = (np.ascontiguousarray(A).ravel() for A in (y, ZS, ZE, W))
     mu1 = hermite_coeff(act, 1)
     mu1 = 0.0 if abs(mu1) < 1e-14 else mu1
-    mu2 = hermite_coeff(act, 2) if act.smooth else 0.0
+    mu2 = hermite_coeff(act, 2) if act.smooth or is_relu(act) else 0.0
     mus = float(target.mu1[0])
     mus = 0.0 if abs(mus) < 1e-14 else mus
     ey2 = float(target.second_moment) if zs_rule is None else float(W @ (y * y))
@@ -126,6 +127,8 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``.
     """
     t = np.atleast_1d(np.asarray(t, dtype=float))
+    if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
+        return relu_F_table(st, t)
     z, wz = gauss_hermite_rule(_Z_ORDER)
     xi, wx = gauss_hermite_rule(_XI_ORDER)
     sp_z = act.derivative(1, z)                                   # (A,)
@@ -395,9 +398,9 @@ def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 1
     if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not 2 <= N <= max_width \
             or N != int(N):
         raise ValueError(f"N must be an integer width in [2, {max_width:.0e}], got {N!r}")
-    if not act.smooth or act.deriv is None:
-        raise ValueError(f"activation must be smooth with known derivatives for the finite-N route (sigma'' enters "
-                         f"the widened bulk), got {act.name!r}")
+    if not (act.smooth and act.deriv is not None) and not is_relu(act):
+        raise ValueError(f"activation must be relu or smooth with known derivatives for the finite-N route (sigma'' "
+                         f"enters the widened bulk), got {act.name!r}")
     if target.rank != 1:
         raise ValueError(f"target must be single-index (rank 1) for the finite-N route, got rank {target.rank}")
     deg = target.links[0].degree

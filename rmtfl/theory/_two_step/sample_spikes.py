@@ -29,6 +29,7 @@ import numpy as np
 from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
+from .relu_moments import is_relu, relu_h_moments
 
 __all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated",
            "sample_strengths", "m_spike", "SAMPLE_RANKS", "TAIL_START"]
@@ -168,15 +169,39 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     ``moments``: a list that receives, per sample, ``(E[A^2], E[A^4])`` at the nodes ``g`` for the column entry
     ``A`` (units of ``1/sqrt(d)``, without the flat noise ``r``), for the spread of its strength.
     """
+    t = eta1 * g / math.sqrt(N)                                     # (Q,)
+    phi_b = st.phi2 if which == "second" else st.phi
+    ys = np.asarray(ys, dtype=float)
+    lams = ys / phi_b if lams is None else np.asarray(lams, dtype=float)
+    kw = dict(t=t, ys=ys, zs=zs, eta1=eta1, eta2=eta2, which=which)
+    # E[z^k h^m | sample, row], (S, Q) each; relu: a step, in closed form (rmtfl/theory/_two_step/relu_moments.py)
+    mom = relu_h_moments(st, **kw) if is_relu(act) else _h_moments(act, st, fourth=moments is not None, **kw)
+    eh2, ezh = mom[0, 2], mom[1, 1]
+    kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
+    kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
+    ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)   # (S, Q)
+    thetas = N / d * (ex @ wg)
+    rows = list(ex)
+    if moments is not None:
+        # the entry A = z (1 + kap_lin g c) + kappa g (h - c z) = p z + q h, c = E[z h] (so E[z (h - c z)] = 0):
+        # E[A^2] = (1 + kap_lin g c)^2 + (kappa g)^2 (E[h^2] - c^2); E[A^4] from the moments E[z^k h^(4-k)]
+        alpha, beta = 1 + kap_lin * g * ezh, kappa * g
+        pz = alpha - beta * ezh
+        e4 = (beta**4 * mom[0, 4] + 4 * beta**3 * pz * mom[1, 3] + 6 * beta**2 * pz**2 * mom[2, 2]
+              + 4 * beta * pz**3 * mom[3, 1] + 3.0 * pz**4)             # E z^4 = 3
+        e2 = alpha**2 + beta**2 * (eh2 - ezh**2)
+        moments.extend(zip(e2, e4))
+    return np.asarray(thetas, dtype=float), rows
+
+
+def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
+    """``E[z^k h^m]`` of :func:`sample_strengths` by Gauss–Hermite quadrature over ``(z, xi)``: a dict ``(k, m) ->
+    (S, Q)`` with ``(0, 2)``, ``(1, 1)`` and, with ``fourth``, ``(0, 4)``, ``(1, 3)``, ``(2, 2)``, ``(3, 1)``."""
     z, wz = gauss_hermite_rule(20)
     xi, wx = gauss_hermite_rule(6)
     W2 = np.outer(wz, wx).ravel()                                   # (A B,)
     zb = np.repeat(z, xi.size)                                      # z at the (A B) nodes
     sp = act.derivative(1, z)                                       # (A,)
-    t = eta1 * g / math.sqrt(N)                                     # (Q,)
-    phi_b = st.phi2 if which == "second" else st.phi
-    ys = np.asarray(ys, dtype=float)
-    lams = ys / phi_b if lams is None else np.asarray(lams, dtype=float)
     S, Q, AB = ys.size, t.size, W2.size
     h = np.zeros((1, AB))
     if which in ("both", "first"):
@@ -191,29 +216,6 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
         s2 -= (s2 @ W2)[:, None]
         s2 *= eta2
         h = s2 + h
-    # Gaussian expectations over the (A B) nodes as products with weight vectors: E[z^k h^m | sample, row]
-    h2 = h * h
-    eh2 = h2 @ W2                                                   # E[h^2 | g_q]
-    ezh = h @ (W2 * zb)                                             # E[z h | g_q]
-    if h.shape[0] == 1:                                             # no dependence on the sample or the row
-        eh2, ezh = np.full((S, Q), eh2[0]), np.full((S, Q), ezh[0])
-    else:
-        eh2, ezh = eh2.reshape(S, Q), ezh.reshape(S, Q)
-    kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
-    kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
-    ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)   # (S, Q)
-    thetas = N / d * (ex @ wg)
-    rows = list(ex)
-    if moments is not None:
-        # the entry A = z (1 + kap_lin g c) + kappa g (h - c z) = p z + q h, c = E[z h] (so E[z (h - c z)] = 0):
-        # E[A^2] = (1 + kap_lin g c)^2 + (kappa g)^2 (E[h^2] - c^2); E[A^4] from the moments E[z^k h^(4-k)]
-        alpha, beta = 1 + kap_lin * g * ezh, kappa * g
-        pz = alpha - beta * ezh
-        Wk = np.stack([W2 * zb**k for k in range(5)], axis=1)       # (A B, 5)
-        m = [h2 * h2 @ Wk[:, 0], h2 * h @ Wk[:, 1], h2 @ Wk[:, 2], h @ Wk[:, 3]]
-        m = [np.broadcast_to(v, (S * Q,)).reshape(S, Q) if v.size == 1 else v.reshape(S, Q) for v in m]
-        e4 = (beta**4 * m[0] + 4 * beta**3 * pz * m[1] + 6 * beta**2 * pz**2 * m[2] + 4 * beta * pz**3 * m[3]
-              + pz**4 * float(Wk[:, 4].sum()))
-        e2 = alpha**2 + beta**2 * (eh2 - ezh**2)
-        moments.extend(zip(e2, e4))
-    return np.asarray(thetas, dtype=float), rows
+    pairs = ((0, 2), (1, 1)) + (((0, 4), (1, 3), (2, 2), (3, 1)) if fourth else ())
+    # h has one row when it depends neither on the sample nor on the row
+    return {(k, m): np.broadcast_to((h**m) @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}

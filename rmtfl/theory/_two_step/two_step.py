@@ -49,6 +49,7 @@ from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
 from .counting import count_on_prediction, predicted_count, uncounted_note
 from .one_step import bgn_predict
+from .relu_moments import is_relu
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .outliers import CountResult, outlier_count
 from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
@@ -223,7 +224,9 @@ def plan_two_step(act: Activation, target: Target, *, psi, phi, eta1, eta2, batc
             raise ValueError("K > 0 needs the width N (the k >= 1 terms scale like N^{-k/2})")
     notes = []
     if not act.smooth and N is not None:
-        notes.append(f"{act.name} is not smooth: only the k = 0 term is kept")
+        notes.append(f"{act.name} is not smooth: only the k = 0 term is kept, so the first step's finite-N effect, "
+                     "the widened bulk and the single-sample outliers are missing (not checked against simulation, "
+                     "docs/theory/two_step.md §8.2)")
     setup = spike_setup(act, t, K0)
     C = _coefficients(K0, batch, setup.mu1, eta1, eta2)
     return TwoStepPlan(act, t, psi, phi, phi2, eta1, eta2, batch, N, K0, lam, setup, C, second_layer, order,
@@ -257,9 +260,12 @@ def predict_from_grams(plan: TwoStepPlan, grams: SpikeGrams, *, mode: str = "ana
         if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (docs/theory/two_step.md §5.4)
             all_notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
                              "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
+    # a non-smooth sigma keeps only k = 0: the first step's finite-N effect is missing, by an amount not estimated
+    # (relu on this route, before it had closed forms: 3-8 % high at N = 1000, docs/theory/two_step.md §8.2)
+    rough = N is not None and not act.smooth
     return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(plan.psi),
                              batch=plan.batch, outlier_count=plan.lam, notes=tuple(all_notes),
-                             taylor_parameter=tp)
+                             taylor_parameter=tp, reliable=not rough)
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
@@ -354,7 +360,7 @@ def _finite_n_blocker(act: Activation, target: Target, N, K, order):
 
     if K is not None or order is not None:
         return "K or order given"
-    if not act.smooth or act.deriv is None:
+    if not (act.smooth and act.deriv is not None) and not is_relu(act):
         return f"{act.name} is not smooth"
     if target.rank != 1:
         return f"the target has rank {target.rank}"

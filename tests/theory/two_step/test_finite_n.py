@@ -96,8 +96,8 @@ def test_deterministic_and_bad_input():
         two_step_finite_n("erf", "hermite(0, 1, 0, 0, 0, 1)", N=500, **kw)
     with pytest.raises(ValueError, match="target must be single-index"):
         two_step_finite_n("erf", ["linear", "he2n"], N=500, **kw)
-    with pytest.raises(ValueError, match="activation must be smooth"):
-        two_step_finite_n("relu", "linear", N=500, **kw)
+    with pytest.raises(ValueError, match="activation must be relu or smooth"):
+        two_step_finite_n("step", "linear", N=500, **kw)
     big = two_step_finite_n("tanh", "linear", psi=1.0, phi=2.0, eta1=200.0, eta2=5.0, N=1000)
     assert not big.reliable and any("exceeds" in n for n in big.notes)
 
