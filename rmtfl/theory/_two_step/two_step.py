@@ -297,8 +297,8 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         Width.  ``None`` is the proportional limit at fixed ``eta``: every ``k >= 1``
         term vanishes (``K = 0``), so reused two steps equal one step with ``eta1 + eta2``.
         Given, the prediction is that of :func:`two_step_finite_n` (non-perturbative in
-        ``t_j = eta_1 a_j``, ``mode="finite-N"``) when it applies: smooth ``sigma`` of degree
-        ``> 2`` or non-polynomial, a single-direction target of Hermite degree ``<= 4``, ``K`` and
+        ``t_j = eta_1 a_j``, ``mode="finite-N"``) when it applies: relu, or a smooth ``sigma`` of
+        degree ``> 2`` or non-polynomial, a single-direction target of Hermite degree ``<= 4``, ``K`` and
         ``order`` not given.  Otherwise (Taylor route, ``mode="analytic"``, with a note naming the
         reason) the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``
         (``Lambda`` at the exponents inferred from ``|eta_t| = N^{alpha_t}``, :func:`inferred_alpha`).
@@ -384,7 +384,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
 
     Parameters
     ----------
-    activation : smooth activation (name, callable with derivatives, or Activation)
+    activation : relu or a smooth activation (name, callable with derivatives, or Activation)
     target : single-index target, polynomial links of Hermite degree ``<= 4`` (or non-polynomial)
     psi, phi : float > 0
         ``N/d`` and ``n/d`` (``phi_1`` for fresh batches).
