@@ -41,6 +41,14 @@ def half_moments(kmax: int, side: int) -> np.ndarray:
     return np.array([v * side**k for k, v in enumerate(m[:kmax + 1])])
 
 
+def _x_pow_phi(j: int, x):
+    """``x^j phi(x)``, 0 at ``x = +-inf``."""
+    x = np.asarray(x, dtype=float)
+    finite = np.isfinite(x)
+    xf = np.where(finite, x, 0.0)
+    return np.where(finite, xf**j * np.exp(-0.5 * xf * xf) * _PHI0, 0.0)
+
+
 def relu_B(c, b, side: int, kmax: int) -> list:
     """``[B_0, ..., B_kmax]`` on the half-line ``side`` (module docstring); ``c``, ``b >= 0`` broadcast."""
     c = np.asarray(c, dtype=float)
@@ -50,14 +58,10 @@ def relu_B(c, b, side: int, kmax: int) -> list:
     mu, s = -c / r2, b / np.sqrt(r2)                                  # the product is amp * N(z; mu, s^2)
     edge = -mu / s                                                    # z = 0 in standard units
     lo, hi = (edge, np.inf) if side > 0 else (-np.inf, edge)
-    # partial moments P_j = int_lo^hi x^j phi(x) dx of the standard normal
-    pdf = lambda x: np.where(np.isfinite(x), np.exp(-0.5 * np.where(np.isfinite(x), x, 0.0) ** 2) * _PHI0, 0.0)  # noqa: E731
-    xpdf = lambda j, x: np.where(np.isfinite(x), np.where(np.isfinite(x), x, 0.0) ** j * pdf(x), 0.0)  # noqa: E731
+    # partial moments P_j = int_lo^hi x^j phi(x) dx of the standard normal, by parts
     P = [special.ndtr(hi) - special.ndtr(lo)]
-    if kmax >= 1:
-        P.append(pdf(lo) - pdf(hi))
-    for j in range(2, kmax + 1):
-        P.append(xpdf(j - 1, lo) - xpdf(j - 1, hi) + (j - 1) * P[j - 2])
+    for j in range(1, kmax + 1):
+        P.append(_x_pow_phi(j - 1, lo) - _x_pow_phi(j - 1, hi) + (j - 1) * (P[j - 2] if j >= 2 else 0.0))
     out = []
     for k in range(kmax + 1):                                         # int (mu + s x)^k phi(x) dx
         out.append(amp * sum(math.comb(k, j) * mu ** (k - j) * s**j * P[j] for j in range(k + 1)))
