@@ -67,7 +67,7 @@ def _two_step(activation, target, eta1, eta2, batch, N):
 def theory(p: dict, cancel=None) -> dict:
     """Predicted outliers of W2 at ``p`` (:func:`params`) and the Λ map (deterministic).
 
-    The finite-N route of :func:`rmtfl.theory.two_step` (relu and smooth non-quadratic σ) costs ~0.3-0.6 s per
+    The finite-N route of :func:`rmtfl.theory.two_step` (relu and smooth non-quadratic σ) costs ~0.1-0.6 s per
     point; results are cached, so a point seen before redraws at once.
     """
     import rmtfl.theory as th
