@@ -1,7 +1,7 @@
 """Acceptance grid of the finite-N two-step prediction against simulation (docs/theory/two_step.md §8.4).
 
 For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t = N^alpha_t``, ``psi = 1``,
-``phi = phi2 = 2``) it simulates ``W_2`` over several seeds (:func:`rmtfl.numerics.simulate_two_step`,
+``phi = phi2 = 2``; ``--psi``, ``--phi`` set other shapes) it simulates ``W_2`` over several seeds (:func:`rmtfl.numerics.simulate_two_step`,
 float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_step` at that ``N``:
 
 * each predicted outlier against the simulated value of the same rank (mean over seeds): within 3 % or
@@ -45,35 +45,40 @@ GRID = [0.0, 0.1, 0.2, 0.3, 0.4]
 SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631)": "He1+He3/√6"}
 
 
-def _key(act, tgt, batch, a1, a2, N):
-    return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}"
+def _key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0):
+    shape = "" if (psi, phi) == (1.0, 2.0) else f"|psi={psi}|phi={phi}"      # the default shape keeps its old keys
+    return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}{shape}"
 
 
-def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0):
-    """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``start .. seeds - 1``."""
+def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0):
+    """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``start .. seeds - 1``
+    (``d = N / psi``, ``n = n2 = phi d``)."""
     from rmtfl.numerics import simulate_two_step
 
+    d = int(round(N / psi))
+    n = int(round(phi * d))
     rows = []
     for s in range(start, seeds):
-        kw = dict(batch="fresh", n2=2 * N) if batch == "fresh" else {}
-        r = simulate_two_step(act, tgt, N=N, d=N, n=2 * N, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
+        kw = dict(batch="fresh", n2=n) if batch == "fresh" else {}
+        r = simulate_two_step(act, tgt, N=N, d=d, n=n, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
                               dtype="float32", n_vectors=3, **kw)
         rows.append(dict(sv=[float(v) for v in r.singular_values[:80]],
                          ct=[float(v) for v in r.cos2_target[:3, 0]]))
     return rows
 
 
-def compare_cell(act, tgt, batch, a1, a2, N, rows):
+def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import two_step
 
     t0 = time.perf_counter()
-    p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
-                 phi2=2.0 if batch == "fresh" else None)
+    p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                 phi2=phi if batch == "fresh" else None)
     dt = time.perf_counter() - t0
     S = np.array([r["sv"] for r in rows])
-    fits = [edge_outlier_count(np.array(r["sv"]), window=math.ceil(0.8 * math.sqrt(N))) for r in rows]
+    window = max(12, math.ceil(0.8 * math.sqrt(min(N, N / psi))))        # the rule's J (docs/theory/two_step.md §9.2)
+    fits = [edge_outlier_count(np.array(r["sv"]), window=window) for r in rows]
     counts = np.array([f.count for f in fits])
     mid = middle_counts(counts)
     sim_count = mid[0]
@@ -87,7 +92,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows):
     edges = np.array([f.edge for f in fits])
     e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
     e_ok = p.bulk_edge is not None and abs(p.bulk_edge - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m
-    return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, mode=p.mode, reliable=bool(p.reliable),
+    return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode, reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
                 sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
                 count_range=list(p.count_range),
@@ -247,22 +252,25 @@ def main(argv=None) -> int:
     ap.add_argument("--title", default=None, help="heading of the table's section (with --append)")
     ap.add_argument("--append", action="store_true", help="append the table to --out instead of replacing it")
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
+    ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
+    ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
     a = ap.parse_args(argv)
     grid = [float(v) for v in a.grid.split(",")]
     cache = json.load(open(a.cache)) if os.path.exists(a.cache) else {}
     cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))
     results = []
     for batch, act, tgt, a1, a2 in cells:
-        k = _key(act, tgt, batch, a1, a2, a.N)
+        k = _key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi)
         have = len(cache.get(k, []))
         if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
-            cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have)
+            cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,
+                                                        phi=a.phi)
             tmp = a.cache + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(cache, f)
             os.replace(tmp, a.cache)
         if not a.simulate_only:
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds])
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi)
             results.append(r)
             print(json.dumps(r), flush=True)
     if results:

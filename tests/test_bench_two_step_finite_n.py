@@ -68,3 +68,10 @@ def test_grid_figure_marks_each_point_and_writes_its_rows(tmp_path):
     path = save_grid_figure(rows, tmp_path / "grid.png")
     side = json.loads((tmp_path / "grid.png.json").read_text())
     assert path.exists() and len(side["params"]["rows"]) == 4 and side["params"]["draws"] == 25
+
+
+def test_cache_keys_keep_the_default_shape_and_tell_others_apart():
+    from benchmarks.bench_two_step_finite_n import _key
+
+    assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000) == "1000|reused|gelu|linear|0.2|0.4"   # old caches still hit
+    assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000, 0.5, 1.5) != _key("gelu", "linear", "reused", 0.2, 0.4, 1000)
