@@ -1,8 +1,9 @@
 """Acceptance grid of the finite-N two-step prediction against simulation (docs/theory/two_step.md §8.4).
 
 For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t = N^alpha_t``, ``psi = 1``,
-``phi = phi2 = 2``; ``--psi``, ``--phi`` set other shapes) it simulates ``W_2`` over several seeds (:func:`rmtfl.numerics.simulate_two_step`,
-float32 steps, every singular value) and compares with :func:`rmtfl.theory.two_step` at that ``N``:
+``phi = phi2 = 2``; ``--psi``, ``--phi`` set other shapes) it simulates ``W_2`` over several seeds
+(:func:`rmtfl.numerics.simulate_two_step`, float32 steps, every singular value) and compares with
+:func:`rmtfl.theory.two_step` at that ``N``:
 
 * each predicted outlier against the simulated value of the same rank (mean over seeds): within 3 % or
   3 standard errors, whichever is larger;
@@ -92,7 +93,8 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     edges = np.array([f.edge for f in fits])
     e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
     e_ok = p.bulk_edge is not None and abs(p.bulk_edge - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m
-    return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode, reliable=bool(p.reliable),
+    return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode,
+                reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
                 sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
                 count_range=list(p.count_range),
@@ -199,7 +201,7 @@ def plot_grid(results, *, ax=None):
     ax.set_xlabel("α1", fontsize=8)
     ax.set_ylabel("α2", fontsize=8)
     r0 = results[0]
-    passed = sum(not any(not r[k] for k in ("values_ok", "count_ok", "edge_ok")) for r in results)
+    passed = sum(all(r[k] for k in ("values_ok", "count_ok", "edge_ok")) for r in results)
     ax.set_title(f"σ = {SHORT.get(r0['act'], r0['act'])}, target {SHORT.get(r0['tgt'], r0['tgt'])}: "
                  f"{passed}/{len(results)}", fontsize=8)
     return ax
