@@ -217,5 +217,7 @@ def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
         s2 *= eta2
         h = s2 + h
     pairs = ((0, 2), (1, 1)) + (((0, 4), (1, 3), (2, 2), (3, 1)) if fourth else ())
+    h2 = h * h
+    powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
     # h has one row when it depends neither on the sample nor on the row
-    return {(k, m): np.broadcast_to((h**m) @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
+    return {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
