@@ -393,12 +393,17 @@ def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
     return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))
 
 
+def takes_activation(act: Activation) -> bool:
+    """Whether the finite-``N`` route handles ``act``: relu (closed forms) or smooth with known derivatives."""
+    return (act.smooth and act.deriv is not None) or is_relu(act)
+
+
 def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):
     """Bad-input errors of the finite-``N`` route (each names its parameter)."""
     if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not 2 <= N <= max_width \
             or N != int(N):
         raise ValueError(f"N must be an integer width in [2, {max_width:.0e}], got {N!r}")
-    if not (act.smooth and act.deriv is not None) and not is_relu(act):
+    if not takes_activation(act):
         raise ValueError(f"activation must be relu or smooth with known derivatives for the finite-N route (sigma'' "
                          f"enters the widened bulk), got {act.name!r}")
     if target.rank != 1:

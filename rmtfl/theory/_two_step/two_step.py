@@ -49,7 +49,6 @@ from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
 from .counting import count_on_prediction, predicted_count, uncounted_note
 from .one_step import bgn_predict
-from .relu_moments import is_relu
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .outliers import CountResult, outlier_count
 from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
@@ -356,11 +355,11 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
 
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
     """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
-    from .finite_n import MAX_TARGET_DEGREE
+    from .finite_n import MAX_TARGET_DEGREE, takes_activation
 
     if K is not None or order is not None:
         return "K or order given"
-    if not (act.smooth and act.deriv is not None) and not is_relu(act):
+    if not takes_activation(act):
         return f"{act.name} is not smooth"
     if target.rank != 1:
         return f"the target has rank {target.rank}"
