@@ -124,7 +124,9 @@ CELLS = [("tanh", QUAD, 0.4, 0.2, "reused"), ("erf", QUAD, 0.3, 0.3, "fresh"), (
          # where P's second spike leans on the batch's extreme samples (docs/theory/two_step.md §8.3)
          (QUAD, QUAD, 0.1, 0.2, "reused"), ("gelu", HE3, 0.4, 0.2, "reused"),
          # relu: a step and a delta in closed form (docs/theory/two_step.md §8.2, "relu")
-         ("relu", QUAD, 0.3, 0.3, "reused"), ("relu", HE3, 0.3, 0.3, "reused"), ("relu", QUAD, 0.4, 0.4, "fresh")]
+         ("relu", QUAD, 0.3, 0.3, "reused"), ("relu", HE3, 0.3, 0.3, "reused"), ("relu", QUAD, 0.4, 0.4, "fresh"),
+         # two sigma off the acceptance grid (docs/theory/two_step.md §8.4, "Two more sigma"); softplus has a second outlier
+         ("softplus", QUAD, 0.4, 0.4, "reused"), ("sigmoid", HE3, 0.4, 0.4, "fresh")]
 #: Cells where the single-sample outliers of docs/theory/two_step.md §8.3 vary from draw to draw more than a median
 #: batch predicts (the limit measured in docs/theory/two_step.md §8.4): there the spikes of P and the bulk edge are checked, not the count.
 SAMPLE_LIMITED = {("gelu", QUAD, 0.4, 0.4, "reused"), (QUAD, QUAD, 0.3, 0.3, "reused")}
