@@ -10,6 +10,7 @@ Normalisation (docs/conventions.md §3-§5): ``W_0`` entries ``N(0, 1/d)``, ``a 
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 
@@ -109,7 +110,7 @@ class WidenedBulk:
         self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
         self.x_edge = fold_edge(self.red, self.x_start)
         self.edge = math.sqrt(self.x_edge)
-        self._path = []   # (x, A, B) solved above the edge, x decreasing
+        self._xs, self._vs = [], []   # points solved above the edge: x ascending, and the unknowns there
         self._rowf = {}   # row functions by rows
 
     def _solve_x(self, x, guess):
@@ -126,15 +127,15 @@ class WidenedBulk:
 
     def kernels(self, x):
         """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``."""
-        if not self._path or x > self._path[0][0]:
+        if not self._xs or x > self._xs[-1]:
             xs = max(self.x_start, x)
             v0 = np.concatenate([-self.red.psi * self.red.Pa.sum(0) / xs, -self.red.Pl.sum(0) / xs])
             v = self._solve_x(xs, v0)
             if v is None:
                 return None
-            self._path.insert(0, (xs, v))
-        best = min((p for p in self._path if p[0] >= x), key=lambda p: p[0])
-        xc, v = best
+            self._keep(xs, v)
+        i = bisect.bisect_left(self._xs, x)        # the nearest point solved at or above x
+        xc, v = self._xs[i], self._vs[i]
         while xc > x:
             xn = max(x, xc / 1.3, self.x_edge + 0.5 * (xc - self.x_edge))
             if xc - x < 1e-12 * x:
@@ -148,8 +149,13 @@ class WidenedBulk:
             if u is None:
                 return None
             xc, v = xn, u
-            self._path.append((xc, v))
+            self._keep(xc, v)
         return v
+
+    def _keep(self, x, v):
+        i = bisect.bisect_right(self._xs, x)       # after any point at the same x: the first one solved is used
+        self._xs.insert(i, x)
+        self._vs.insert(i, v)
 
     def top_values(self, count: int, *, points: int = 80, levels: int = 8, sweeps: int = 12):
         """The ``count`` largest singular values of the bulk where its density puts them (docs/theory/two_step.md §9.2).
