@@ -43,7 +43,7 @@ from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_co
 from .._classical.targets import Target
 from . import sample_spikes
 from .counting import count_window
-from .joint_roots import JointProblem, extreme_columns, spike_roots
+from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu, relu_F_table
 from .sample_order import ranked_values, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
@@ -298,7 +298,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     count = 0 if e0 is None else int(np.sum(e0 > 1.0))
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
-    joint = None
+    joint, joint_ranks = None, None
     cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K,
                            coupling=lambda ys, zs, which: _sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
                                                                              which))
@@ -312,6 +312,11 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
             shift[rank_of[k]] = jp.denominators(max(smp[0], se))[rank_of[k]]
         joint = spike_roots(jp, se, max(2 * se, se + 2 * spikes[0]), shift, count, int(np.sum(keep)))
         count = len(joint)
+        if law is not None and samples and joint:
+            # the spikes' ranks averaged over the batch's most extreme sample, which they repel
+            lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch
+            joint_ranks = ranks_over_top_sample(jp, se, max(2 * se, se + 2 * spikes[0]), shift, int(rank_of[0]), law,
+                                                len(joint) + sum(smp[2] > lowest for smp in samples))
     locs, c2t, c2a, th = [], [], [], []
     for i in range(count):
         if joint is not None:
@@ -344,18 +349,21 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         th.append(theta)
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
-    locs, spike_medians, samples = _ranked(law, locs, samples)
+    locs, spike_medians, samples = _ranked(law, locs, samples, joint_ranks)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians))
 
 
-def _ranked(law, locs, samples):
+def _ranked(law, locs, samples, joint_ranks=None):
     """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
     (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples)``.
 
     Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
     sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
+    ``joint_ranks``: the ranks' means from the joint problem over the most extreme sample
+    (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, a spike's rank takes its mean
+    from there.
     """
     if law is None or not samples:
         return list(locs), list(locs), samples
@@ -363,9 +371,9 @@ def _ranked(law, locs, samples):
                    key=lambda t: -t[0])
     ranked = ranked_values(law, locs, len(items))
     new_locs, medians, new_samples = list(locs), list(locs), list(samples)
-    for (mean, med), (_, kind, i) in zip(ranked, items):
+    for r, ((mean, med), (_, kind, i)) in enumerate(zip(ranked, items)):
         if kind == "P":
-            new_locs[i], medians[i] = mean, med
+            new_locs[i], medians[i] = (joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean), med
         else:
             new_samples[i] = (mean, samples[i][1], med)
     return new_locs, medians, tuple(new_samples)

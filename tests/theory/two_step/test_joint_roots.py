@@ -4,7 +4,8 @@ Reference values: with no coupling the roots are the rank-one BGN location of a 
 s^2 = (1 + theta^2)(psi + theta^2) / theta^2, and the spiked-covariance (BBP) location of one column of variance
 l / d, s^2 = psi l + l / (l - 1) (closed forms, docs/theory/two_step.md §2.1 and §8.3).  With coupling, the
 reference is a direct simulation of the same matrix: W = Z diag(1, .., sqrt(l), ..) + theta a v^T with v
-leaning on the heavy column.
+leaning on the heavy column.  The ranks averaged over the most extreme sample are checked against the same closed
+forms: without coupling each draw's two values are the spike and the sample's own location, whose law is given.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import numpy as np
 
 from rmtfl.theory import two_step
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
-from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem, spike_roots
+from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem, ranks_over_top_sample, spike_roots
+from rmtfl.theory._two_step.sample_order import SampleLaw
 
 from .mp_bulk import mp_bulk
 
@@ -103,3 +105,35 @@ def test_coupling_gives_the_quadratic_sigma_its_second_spike():
     p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.1, eta2=1000**0.2,
                  N=1000)
     assert [o.kind for o in p.outliers] == ["spike", "spike"]
+
+
+def _top_sample_law(se, n=50, p0=0.05, k=3.0):
+    """One batch part of ``n`` samples, each an outlier above ``s`` with probability ``p0 exp(-k (s - se))``; the
+    most extreme one's ``q``-quantile ``se - log((1 - q^(1/n)) / p0) / k`` (closed form)."""
+    grid = np.linspace(se, se + 3.0, 3001)
+    law = SampleLaw(grid, (p0 * np.exp(-k * (grid - se)))[:, None], (n,))
+    return law, lambda q: se - math.log((1 - q ** (1 / n)) / p0) / k
+
+
+def test_ranks_over_the_top_sample_without_coupling_are_the_sorted_pair():
+    N, theta, ell, Q = 2000, 1.5, 2.5, 6
+    bulk = mp_bulk(N)
+    se = bulk.edge * (1 + 1e-7)
+    law, quantile = _top_sample_law(se)
+    spike = math.sqrt((1 + theta**2) * (1 + theta**2) / theta**2)
+    locs = np.array([quantile((k + 0.5) / Q) for k in range(Q)])
+    assert locs.min() < spike < locs.max()          # the sample passes the spike in some batches, not in others
+    got = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q)
+    want = [np.maximum(locs, spike).mean(), np.minimum(locs, spike).mean()]
+    assert np.allclose(got, want, rtol=3e-4), (got, want)
+
+
+def test_ranks_over_the_top_sample_repel():
+    # coupled, the spike and the sample push each other apart: the top rank rises, the second falls
+    N, theta, ell = 2000, 1.5, 2.5
+    bulk = mp_bulk(N)
+    se = bulk.edge * (1 + 1e-7)
+    law, _ = _top_sample_law(se)
+    free = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2)
+    coupled = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.4), se, 10.0, np.zeros(1), 0, law, 2)
+    assert coupled[0] > free[0] + 0.01 and coupled[1] < free[1] - 0.01, (free, coupled)
