@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Writes docs/benchmarks/two_step_finite_n.md (every section) and its three figures with
+# benchmarks/bench_two_step_finite_n.py, keeping the page's introduction (the text above its first section).
+#
+#   bash benchmarks/two_step_finite_n_page.sh [CACHE_DIR]
+#
+# The simulated draws are kept in CACHE_DIR (default ./two_step_finite_n_cache); with the caches there the page is
+# written again in about two minutes, without them every draw is simulated first (several hours on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+C=${1:-two_step_finite_n_cache}
+mkdir -p "$C"
+export OPENBLAS_NUM_THREADS=1
+PAGE=docs/benchmarks/two_step_finite_n.md
+FIG=docs/benchmarks
+awk '/^## /{exit} {print}' "$PAGE" > "$PAGE.new"
+run() { python -m benchmarks.bench_two_step_finite_n --out "$PAGE.new" --append "$@" > /dev/null; }
+G5="alpha in {0, 0.1, 0.2, 0.3, 0.4}^2"; G3="alpha in {0, 0.2, 0.4}^2"; G2="alpha in {0.2, 0.4}^2"
+run --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5" --figure "$FIG/two_step_finite_n.png"
+run --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --title "N = 1000, fresh second batch, grid $G3" --figure "$FIG/two_step_finite_n_fresh.png"
+run --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000.json" --title "N = 2000, reused batch, grid $G2"
+run --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/n2000.json" --title "N = 2000, fresh second batch, grid $G2"
+run --activations relu --N 1000 --batches reused --cache "$C/relu1000r.json" --title "relu, N = 1000, reused batch, grid $G5" --figure "$FIG/two_step_finite_n_relu.png"
+run --activations relu --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu1000f.json" --title "relu, N = 1000, fresh second batch, grid $G3"
+run --activations relu --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/relu2000.json" --title "relu, N = 2000, reused batch, grid $G2"
+run --activations relu --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/relu2000.json" --title "relu, N = 2000, fresh second batch, grid $G2"
+SH=(--seeds 13 --N 1000 --batches reused --grid 0.2,0.4 --activations "tanh;gelu;relu;hermite(0, 1, 0.5)")
+run "${SH[@]}" --psi 0.5 --phi 1.5 --cache "$C/shape_a.json" --title "Other shapes: N = 1000, psi = 0.5, phi = 1.5 (n = phi d), reused batch, grid $G2, 13 draws"
+run "${SH[@]}" --psi 2 --phi 4 --cache "$C/shape_b.json" --title "Other shapes: N = 1000, psi = 2, phi = 4 (n = phi d), reused batch, grid $G2, 13 draws"
+SP=(--seeds 13 --N 1000 --activations "sigmoid;softplus" --cache "$C/sigmoid_softplus.json")
+run "${SP[@]}" --batches reused --grid 0.0,0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, reused batch, grid $G3, 13 draws"
+run "${SP[@]}" --batches fresh --grid 0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, fresh second batch, grid $G2, 13 draws"
+run --N 500 --batches reused --cache "$C/n500r.json" --title "N = 500, reused batch, grid $G5"
+run --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500f.json" --title "N = 500, fresh second batch, grid $G3"
+run --activations relu --N 500 --batches reused --cache "$C/relu500r.json" --title "relu, N = 500, reused batch, grid $G5"
+run --activations relu --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu500f.json" --title "relu, N = 500, fresh second batch, grid $G3"
+mv "$PAGE.new" "$PAGE"
