@@ -310,12 +310,13 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         shift = np.minimum(d_e, 0.0)
         for k, smp in enumerate(samples[:len(rank_of)]):
             shift[rank_of[k]] = jp.denominators(max(smp[0], se))[rank_of[k]]
-        joint = spike_roots(jp, se, max(2 * se, se + 2 * spikes[0]), shift, count, int(np.sum(keep)))
+        s_hi = max(2 * se, se + 2 * spikes[0])
+        joint = spike_roots(jp, se, s_hi, shift, count, int(np.sum(keep)))
         count = len(joint)
         if law is not None and samples and joint:
             # the spikes' ranks averaged over the batch's most extreme sample, which they repel
             lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch
-            joint_ranks = ranks_over_top_sample(jp, se, max(2 * se, se + 2 * spikes[0]), shift, int(rank_of[0]), law,
+            joint_ranks = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]), law,
                                                 len(joint) + sum(smp[2] > lowest for smp in samples))
     locs, c2t, c2a, th = [], [], [], []
     for i in range(count):
