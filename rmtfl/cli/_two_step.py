@@ -96,7 +96,10 @@ def _cmd_two_step(args) -> int:
     lines = [f"two steps ({args.batch}): sigma={args.activation}, target={' + '.join(args.target)}, "
              f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, K={p.K}",
              "  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
-             f"  bulk edge: {p.bulk_edge:.6f}"]
+             f"  bulk edge: {p.bulk_edge:.6f}" + (
+                 "" if p.fitted_edge is None else
+                 f" (fold of the bulk's density; the count rule fits {p.fitted_edge:.6f} to the predicted spectrum, "
+                 "docs/theory/two_step.md §8.4)")]
     for i, o in enumerate(p.outliers, 1):
         if getattr(o, "kind", "spike") == "sample":
             lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, one extreme sample of the batch (its place and "

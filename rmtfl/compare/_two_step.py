@@ -310,8 +310,9 @@ def _finite_n(ctx):
             rows.append(compare(PART, f"{tag}: s{i + 1}", o.singular_value, s, se,
                                 tolerance=max(0.03 * s, 3 * se), note=note + "; max(3 %, 3 se)"))
         e, se = mean_stderr([f.edge for f in fits])
-        rows.append(compare(PART, f"{tag}: bulk edge", p.bulk_edge, e, se, tolerance=3 * se + 3 * N ** (-2 / 3) * e,
-                            note=note + "; fitted soft edge of each simulated spectrum; 3se + 3 N^(-2/3) edge"))
+        rows.append(compare(PART, f"{tag}: bulk edge", p.fitted_edge, e, se, tolerance=3 * se + 3 * N ** (-2 / 3) * e,
+                            note=note + "; the count rule's fitted edge, on the predicted and on each simulated "
+                                        "spectrum; 3se + 3 N^(-2/3) edge"))
     return rows
 
 

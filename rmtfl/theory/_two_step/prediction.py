@@ -49,7 +49,8 @@ class TwoStepPrediction(Result):
     K : int
         Highest Taylor index kept.
     bulk_edge : float
-        ``1 + sqrt(psi)``.
+        Top of the bulk's support: ``1 + sqrt(psi)`` (Marchenko–Pastur) on the asymptotic routes; on the
+        finite-``N`` route the fold of the widened bulk's density (docs/theory/two_step.md §8.2).
     batch : str
         ``"reused"`` or ``"fresh"``.
     outlier_count : CountResult or None
@@ -73,6 +74,12 @@ class TwoStepPrediction(Result):
         ``False`` where the route's own checks say the numbers cannot be trusted (reason in
         ``notes``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
         but finds no bulk (the Taylor fallback is no better there); the other routes leave it ``True``.
+    fitted_edge : float or None
+        Finite-``N`` route: the edge the count rule of docs/theory/two_step.md §9.2 fits to the predicted spectrum
+        (the predicted outliers above the bulk's top values), the quantity
+        :func:`~rmtfl.theory.edge_outlier_count` ``(...).edge`` measures on a simulated spectrum.  Where the bulk's
+        density ends in a thin tail (heavy-tailed targets, large first steps) it lies away from ``bulk_edge``,
+        where no single draw has a value (docs/theory/two_step.md §8.4).  ``None`` on the other routes.
     count_range : tuple of int or None
         Finite-``N`` route: ``(low, high)``, the outlier counts the count rule sees with every single-sample
         outlier at the location it exceeds in 90 % and in 10 % of batches (docs/theory/two_step.md §8.3): the
@@ -93,3 +100,4 @@ class TwoStepPrediction(Result):
     bulk_top: float | None = None
     reliable: bool = True
     count_range: tuple | None = None
+    fitted_edge: float | None = None

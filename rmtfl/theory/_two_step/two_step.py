@@ -461,4 +461,5 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                                      reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
-                             bulk_top=r.edge, reliable=reliable, count_range=(min(lo, count), max(hi, count)))
+                             bulk_top=r.edge, reliable=reliable, count_range=(min(lo, count), max(hi, count)),
+                             fitted_edge=float(rule.edge))

@@ -35,3 +35,16 @@ def test_uncounted_roots_are_named_with_the_cut():
     dropped = [float(v) for v in note.split("roots at ")[1].split(" lie")[0].replace("(sample)", "").split(",")]
     assert dropped and max(dropped) < cut <= min(o.singular_value for o in p.outliers)
     assert min(dropped) > p.bulk_edge        # above the fold: the note says why they are not counted all the same
+
+
+def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
+    # the note names the cut and the fitted edge; the result carries the same edge (docs/theory/two_step.md §8.4)
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
+                 eta2=1000**0.4, N=1000)
+    note = next(n for n in p.notes if "below the count rule's cut" in n)
+    assert float(note.split("fitted edge ")[1].split()[0].rstrip(")")) == float(f"{p.fitted_edge:#.4g}")
+    assert p.fitted_edge > 1.2 * p.bulk_edge        # the heavy-tailed bulk: the fit sees its descent, not its fold
+    # a bounded target and a saturating sigma: no tail, the fitted edge is the fold to within a Tracy-Widom scale
+    q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
+    assert abs(q.fitted_edge - q.bulk_edge) < 1000 ** (-2 / 3) * q.bulk_edge
+    assert two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=2.0, eta2=2.0).fitted_edge is None

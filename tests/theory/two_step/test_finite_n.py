@@ -165,7 +165,8 @@ def test_against_simulation(act, tgt, a1, a2, batch):
         m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(6)
         assert abs(o.singular_value - m) <= max(0.03 * m, 3 * se), (i, o.singular_value, m, se)
     e = np.array([f.edge for f in fits])
-    assert abs(p.bulk_edge - e.mean()) <= 3 * e.std(ddof=1) / math.sqrt(6) + 3 * N ** (-2 / 3) * e.mean()
+    # the same statistic on both sides: the count rule's fitted edge (docs/theory/two_step.md §8.4)
+    assert abs(p.fitted_edge - e.mean()) <= 3 * e.std(ddof=1) / math.sqrt(6) + 3 * N ** (-2 / 3) * e.mean()
 
 
 #: Inputs far beyond the checked range, found by probing random inputs (docs/theory/two_step.md §9, "Steps far
