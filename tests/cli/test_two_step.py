@@ -42,6 +42,17 @@ def test_theory_two_step_quadratic(capsys):
     assert [o["singular_value"] for o in r["outliers"]] == [o.singular_value for o in p.outliers]
 
 
+def test_theory_two_step_prints_both_edges_at_finite_n(capsys):
+    # the fold of the bulk's density and the count rule's edge on the predicted spectrum (docs/theory/two_step.md §8.4)
+    argv = ["theory", "two-step", "--activation", "tanh", "--alpha1", "0.3", "--alpha2", "0.3", "--N", "1000"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    r = _json(capsys, argv + ["--json"])
+    assert f"bulk edge: {r['bulk_edge']:.6f}" in out and f"the count rule fits {r['fitted_edge']:.6f}" in out
+    assert main(["theory", "two-step", "--eta1", "1", "--eta2", "1"]) == 0       # no N: no fitted edge
+    assert "count rule fits" not in capsys.readouterr().out
+
+
 def test_theory_two_step_fresh_batch_defaults_phi2_to_phi(capsys):
     a = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--json"])
     b = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--phi2", "2",
