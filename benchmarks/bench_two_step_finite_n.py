@@ -94,7 +94,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
         ok_vals &= abs(v - m) <= tol
     edges = np.array([f.edge for f in fits])
     e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
-    # the same statistic on both sides: the count rule's fitted edge on the predicted spectrum (docs/theory/two_step.md §8.4)
+    # the same statistic on both sides: the count rule's edge on the predicted spectrum (docs/theory/two_step.md §8.4)
     e_pred = p.fitted_edge if p.fitted_edge is not None else p.bulk_edge
     e_ok = e_pred is not None and abs(e_pred - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m
     return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode,
@@ -156,7 +156,8 @@ def _sim_count(r) -> str:
 
 def markdown(results) -> str:
     lines = ["| N | batch | σ | target | (α1, α2) | predicted outliers | simulated (mean) | count pred/sim | "
-             "count range pred / sim draws | edge pred/sim (fold) | pass |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "count range pred / sim draws | edge pred/sim (fold) | pass |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         ok = r["values_ok"] and r["count_ok"] and r["edge_ok"]
         lines.append(

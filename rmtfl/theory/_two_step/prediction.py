@@ -78,8 +78,9 @@ class TwoStepPrediction(Result):
         Finite-``N`` route: the edge the count rule of docs/theory/two_step.md §9.2 fits to the predicted spectrum
         (the predicted outliers above the bulk's top values), the quantity
         :func:`~rmtfl.theory.edge_outlier_count` ``(...).edge`` measures on a simulated spectrum.  Where the bulk's
-        density ends in a thin tail (heavy-tailed targets, large first steps) it lies away from ``bulk_edge``,
-        where no single draw has a value (docs/theory/two_step.md §8.4).  ``None`` on the other routes.
+        density ends in a thin tail (heavy-tailed targets, large first steps) it can lie well away from
+        ``bulk_edge``, the fold, near which no single draw has a value (docs/theory/two_step.md §8.4).  ``None`` on
+        the other routes.
     count_range : tuple of int or None
         Finite-``N`` route: ``(low, high)``, the outlier counts the count rule sees with every single-sample
         outlier at the location it exceeds in 90 % and in 10 % of batches (docs/theory/two_step.md §8.3): the

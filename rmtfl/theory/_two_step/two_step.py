@@ -402,7 +402,8 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     -------
     TwoStepPrediction
         ``mode="analytic"``, ``bulk="finite-N"``, ``bulk_edge`` and ``bulk_top`` the finite-``N``
-        bulk edge, ``K=-1`` (no Taylor truncation), ``reliable`` with the reason in ``notes``.
+        bulk edge (the fold of its density), ``fitted_edge`` the edge the count rule fits to the predicted spectrum
+        (docs/theory/two_step.md §8.4), ``K=-1`` (no Taylor truncation), ``reliable`` with the reason in ``notes``.
 
     Raises
     ------
