@@ -73,7 +73,7 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
 
 __all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "SeparableProfile",
-           "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
+           "newton", "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
            "fold_edge", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
@@ -203,6 +203,45 @@ def weighted_mp_quantiles(y, w, phi, count):
     return np.interp((np.arange(count) + 0.5) / count, F, x)
 
 
+#: Newton iterations of :func:`newton` before it hands over to the hybrid method.
+NEWTON_MAX_ITER = 16
+
+
+def newton(fun, jac, guess, *, xtol: float):
+    """Newton's method from a nearby ``guess`` (a continuation step): the root, or ``None`` when the residual
+    stops falling or ``NEWTON_MAX_ITER`` steps do not bring the step below ``xtol`` relative to the root.
+
+    The Jacobian ``jac(v)`` is inverted at the guess and again only where a step does not cut the residual
+    ``fun(v)`` twentyfold (near the root each step then costs one residual and no Jacobian).  Converged, the root
+    is the one ``scipy.optimize.root(method="hybr")`` finds from the same guess, to ``xtol``.
+    """
+    v = np.array(guess, dtype=float)
+    r = fun(v)
+    res = float(np.abs(r).max())
+    Jinv = None
+    for _ in range(NEWTON_MAX_ITER):
+        if not math.isfinite(res):
+            return None
+        if Jinv is None:
+            try:
+                Jinv = np.linalg.inv(jac(v))
+            except np.linalg.LinAlgError:
+                return None
+        dv = -(Jinv @ r)
+        v = v + dv
+        small = float(np.abs(dv).max()) <= xtol * (1.0 + float(np.abs(v).max()))
+        r = fun(v)
+        res_new = float(np.abs(r).max())
+        if small:
+            return v if math.isfinite(res_new) else None
+        if not res_new < max(res, 1e-300) * 1.5:      # diverging: the fallback takes over
+            return None
+        if res_new > 0.05 * res:
+            Jinv = None
+        res = res_new
+    return None
+
+
 class SeparableProfile:
     """Reduced Hachem–Loubaton–Najim system of a separable variance profile (module docstring).
 
@@ -252,18 +291,25 @@ class SeparableProfile:
         return np.column_stack([J[:, 1:], dx])
 
     def solve(self, m, guess):
-        """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch."""
-        K = self.K
+        """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch.
+
+        Newton's method from ``guess``, and where it fails or lands off the physical branch, the hybrid method
+        (near the fold, or from the far start, Newton's method can miss a root that exists)."""
         A0 = self.psi * m
-        sol = optimize.root(self.residual, guess, args=(A0,), jac=self.jacobian, method="hybr",
-                            options={"xtol": 1e-13})
-        v = sol.x
+        v = newton(lambda u: self.residual(u, A0), lambda u: self.jacobian(u, A0), guess, xtol=1e-13)
+        if v is not None and self._physical(v, A0):
+            return v
+        v = optimize.root(self.residual, guess, args=(A0,), jac=self.jacobian, method="hybr",
+                          options={"xtol": 1e-13}).x
+        return v if self._physical(v, A0) else None
+
+    def _physical(self, v, A0):
+        """Whether ``v`` solves the system at ``A0`` with positive denominators and ``x`` (the physical branch)."""
+        K = self.K
         if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[-1])):
-            return None
+            return False
         Dt, Dtt, _, _ = self.parts(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
-        if Dt.min() <= 0 or Dtt.min() <= 0 or v[-1] <= 0:
-            return None
-        return v
+        return bool(Dt.min() > 0 and Dtt.min() > 0 and v[-1] > 0)
 
     def start(self, x_start):
         """The large-``x`` guess ``t = tt = -1/x``."""

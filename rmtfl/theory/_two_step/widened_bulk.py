@@ -18,7 +18,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._classical.targets import Target
-from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, weighted_mp_stieltjes, y_law
+from .bulk_edge import SeparableProfile, fold_edge, newton, quantile_nodes, weighted_mp_stieltjes, y_law
 from .sample_spikes import y_law_truncated
 
 __all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID"]
@@ -122,8 +122,10 @@ class WidenedBulk:
         def jac(v):
             return red.derivatives(v[:K], v[K:], x)[0]
 
-        sol = optimize.root(res, guess, jac=jac, method="hybr", options={"xtol": 1e-12})
-        return sol.x if np.abs(res(sol.x)).max() < 1e-9 else None
+        v = newton(res, jac, guess, xtol=1e-12)
+        if v is None:       # far from the guess: the hybrid method's trust region
+            v = optimize.root(res, guess, jac=jac, method="hybr", options={"xtol": 1e-12}).x
+        return v if np.abs(res(v)).max() < 1e-9 else None
 
     def kernels(self, x):
         """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``."""
@@ -136,6 +138,13 @@ class WidenedBulk:
             self._keep(xs, v)
         i = bisect.bisect_left(self._xs, x)        # the nearest point solved at or above x
         xc, v = self._xs[i], self._vs[i]
+        if xc > x and i > 0:
+            # between two solved points: the chord between them is the first guess, one step from the solution
+            x0, v0 = self._xs[i - 1], self._vs[i - 1]
+            u = self._solve_x(x, v0 + (v - v0) * ((x - x0) / (xc - x0)))
+            if u is not None:
+                self._keep(x, u)
+                return u
         while xc > x:
             xn = max(x, xc / 1.3, self.x_edge + 0.5 * (xc - self.x_edge))
             if xc - x < 1e-12 * x:
