@@ -147,3 +147,23 @@ def test_noise_is_combined_with_the_targets_own():
     c = _edge(make_target("linear", noise=0.3), 1.0, 2.0, 3.0, 3.0, 200, noise=0.4)   # hypot(0.3, 0.4) = 0.5
     assert a == pytest.approx(b, rel=1e-12) and c == pytest.approx(a, rel=1e-9)
     assert a > _edge("linear", 1.0, 2.0, 3.0, 3.0, 200)
+
+
+def test_newton_finds_the_hybrid_methods_root_and_refuses_where_there_is_none():
+    """The continuation's Newton solver: the root of a smooth system to its ``xtol`` from a nearby guess (here
+    ``v^2 = (2, 3)``, exact ``sqrt``), ``None`` where the residual cannot fall (``v^2 + 1 = 0`` has no real root)."""
+    from scipy import optimize
+
+    from rmtfl.theory._two_step.bulk_edge import newton
+
+    def fun(v):
+        return v * v - np.array([2.0, 3.0])
+
+    def jac(v):
+        return np.diag(2 * v)
+
+    v = newton(fun, jac, [1.3, 1.8], xtol=1e-13)
+    assert np.allclose(v, np.sqrt([2.0, 3.0]), rtol=0, atol=1e-13)
+    hybr = optimize.root(fun, [1.3, 1.8], jac=jac, method="hybr", options={"xtol": 1e-13}).x
+    assert np.allclose(v, hybr, rtol=1e-13)
+    assert newton(lambda v: v * v + 1.0, lambda v: np.diag(2 * v), [0.5, 0.7], xtol=1e-13) is None
