@@ -73,7 +73,7 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
 
 __all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "SeparableProfile",
-           "newton", "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
+           "newton", "solve_near", "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
            "fold_edge", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
@@ -243,6 +243,17 @@ def newton(fun, jac, guess, *, xtol: float):
     return None
 
 
+def solve_near(fun, jac, guess, *, xtol: float, accept):
+    """The root of ``fun`` near ``guess``: :func:`newton`, and where it fails or its root is not ``accept``-ed,
+    ``scipy.optimize.root(method="hybr")`` (its trust region reaches roots Newton's method misses from a far guess
+    or near a fold); ``None`` where neither gives an accepted root."""
+    v = newton(fun, jac, guess, xtol=xtol)
+    if v is not None and accept(v):
+        return v
+    v = optimize.root(fun, guess, jac=jac, method="hybr", options={"xtol": xtol}).x
+    return v if accept(v) else None
+
+
 class SeparableProfile:
     """Reduced Hachem–Loubaton–Najim system of a separable variance profile (module docstring).
 
@@ -297,12 +308,8 @@ class SeparableProfile:
         Newton's method from ``guess``, and where it fails or lands off the physical branch, the hybrid method
         (near the fold, or from the far start, Newton's method can miss a root that exists)."""
         A0 = self.psi * m
-        v = newton(lambda u: self.residual(u, A0), lambda u: self.jacobian(u, A0), guess, xtol=1e-13)
-        if v is not None and self._physical(v, A0):
-            return v
-        v = optimize.root(self.residual, guess, args=(A0,), jac=self.jacobian, method="hybr",
-                          options={"xtol": 1e-13}).x
-        return v if self._physical(v, A0) else None
+        return solve_near(lambda u: self.residual(u, A0), lambda u: self.jacobian(u, A0), guess, xtol=1e-13,
+                          accept=lambda u: self._physical(u, A0))
 
     def _physical(self, v, A0):
         """Whether ``v`` solves the system at ``A0`` with positive denominators and ``x`` (the physical branch)."""

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._classical.targets import Target
-from .bulk_edge import SeparableProfile, fold_edge, newton, quantile_nodes, weighted_mp_stieltjes, y_law
+from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, solve_near, weighted_mp_stieltjes, y_law
 from .sample_spikes import y_law_truncated
 
 __all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID"]
@@ -122,10 +122,7 @@ class WidenedBulk:
         def jac(v):
             return red.derivatives(v[:K], v[K:], x)[0]
 
-        v = newton(res, jac, guess, xtol=1e-12)
-        if v is None:       # far from the guess: the hybrid method's trust region
-            v = optimize.root(res, guess, jac=jac, method="hybr", options={"xtol": 1e-12}).x
-        return v if np.abs(res(v)).max() < 1e-9 else None
+        return solve_near(res, jac, guess, xtol=1e-12, accept=lambda v: bool(np.abs(res(v)).max() < 1e-9))
 
     def kernels(self, x):
         """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``."""
