@@ -98,7 +98,8 @@ def relu_F_table(st, t):
 def relu_h_moments(st, *, t, ys, zs, eta1, eta2, which):
     """Moments ``E[z^k h^m]`` of :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`' column excess for
     relu, in closed form: a dict ``(k, m) -> array (S, Q)`` for ``(k, m)`` in (0, 2), (1, 1), (0, 4), (1, 3), (2, 2),
-    (3, 1).
+    (3, 1), and ``"xi"``: ``E[xi h] = eta2 t tau_h E[delta(u)]`` (Stein in ``xi``; ``E[delta(u)]`` is ``B_0`` summed
+    over the half-lines).
 
     ``h = eta1 (b1 - mu1) + eta2 (b2 - Fbar)`` with ``b1 = 1{z > 0}`` (first step; ``which`` in "both", "first")
     and ``b2 = 1{u > 0}`` (second step; "both", "second"), ``Fbar = E b2``: ``h`` takes one value on each of the
@@ -126,4 +127,6 @@ def relu_h_moments(st, *, t, ys, zs, eta1, eta2, which):
                 h = h1 + (eta2 * (b2 - Fbar) if second else 0.0)
                 total = total + h**m * weight
         out[k, m] = total
+    dens = sum(relu_B(c, b, side, 0)[0] for side, c in ((+1, t * (base + own)), (-1, t * base)))
+    out["xi"] = np.broadcast_to(eta2 * t * st.tau_h * dens if second else 0.0, shape)
     return out

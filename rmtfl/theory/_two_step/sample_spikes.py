@@ -168,6 +168,11 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     is the ``M`` term of the profile and scales with ``lambda_i`` instead of ``y_i / phi`` (default: ``y_i / phi``).
     ``moments``: a list that receives, per sample, ``(E[A^2], E[A^4])`` at the nodes ``g`` for the column entry
     ``A`` (units of ``1/sqrt(d)``, without the flat noise ``r``), for the spread of its strength.
+
+    The column entry's base ``W_1 x_i / |x_i|`` holds, besides ``z``, the first step's move ``t tau_h xi`` (the other
+    samples' part of ``D``), the same ``xi`` the second step's ``sigma'`` sees; the part of ``h`` along ``xi``
+    (``E[xi h]``) is therefore correlated with the base and adds ``2 kappa' g t tau_h E[xi h]`` to the excess
+    (docs/theory/two_step.md §8.3, "The first step's move in the column").
     """
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
@@ -180,6 +185,11 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
     kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
     ex = 2 * kap_lin * g * ezh + kap_lin**2 * g**2 * ezh**2 + kappa**2 * g**2 * (eh2 - ezh**2)   # (S, Q)
+    # h's part along xi (0 for a first-batch sample) and the base's own xi part t tau_h: the linear part of h is
+    # c z + b xi and scales with lambda_i; its xi part meets the base's (docs/theory/two_step.md §8.3)
+    exh = mom["xi"]
+    cross = 2 * kap_lin * g * (t * st.tau_h)[None, :] * exh + (kap_lin**2 - kappa**2) * g**2 * exh**2
+    ex = ex + cross
     thetas = N / d * (ex @ wg)
     rows = list(ex)
     if moments is not None:
@@ -190,13 +200,16 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
         e4 = (beta**4 * mom[0, 4] + 4 * beta**3 * pz * mom[1, 3] + 6 * beta**2 * pz**2 * mom[2, 2]
               + 4 * beta * pz**3 * mom[3, 1] + 3.0 * pz**4)             # E z^4 = 3
         e2 = alpha**2 + beta**2 * (eh2 - ezh**2)
-        moments.extend(zip(e2, e4))
+        # the xi cross term raises E[A^2]; E[A^4] follows at the same kurtosis (it only sets the strength's spread)
+        grow = np.divide(np.maximum(e2 + cross, 0.0), e2, out=np.ones_like(e2), where=e2 > 0)
+        moments.extend(zip(e2 * grow, e4 * grow**2))
     return np.asarray(thetas, dtype=float), rows
 
 
 def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     """``E[z^k h^m]`` of :func:`sample_strengths` by Gauss–Hermite quadrature over ``(z, xi)``: a dict ``(k, m) ->
-    (S, Q)`` with ``(0, 2)``, ``(1, 1)`` and, with ``fourth``, ``(0, 4)``, ``(1, 3)``, ``(2, 2)``, ``(3, 1)``."""
+    (S, Q)`` with ``(0, 2)``, ``(1, 1)`` and, with ``fourth``, ``(0, 4)``, ``(1, 3)``, ``(2, 2)``, ``(3, 1)``; and
+    ``"xi"``: ``E[xi h]``."""
     z, wz = gauss_hermite_rule(20)
     xi, wx = gauss_hermite_rule(6)
     W2 = np.outer(wz, wx).ravel()                                   # (A B,)
@@ -220,4 +233,6 @@ def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     h2 = h * h
     powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
     # h has one row when it depends neither on the sample nor on the row
-    return {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
+    out = {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
+    out["xi"] = np.broadcast_to(h @ (W2 * np.tile(xi, z.size)), (S * Q,)).reshape(S, Q)
+    return out

@@ -74,6 +74,10 @@ def test_column_moments_for_relu_against_quadrature(which):
             for k, m in ((0, 2), (1, 1), (0, 4), (1, 3), (2, 2), (3, 1)):
                 ref = _zint(lambda z: phi(z) * z**k * (p2(z) * h(z, 1.0) ** m + (1 - p2(z)) * h(z, 0.0) ** m), breaks)
                 assert mom[k, m][si, q] == pytest.approx(ref, rel=1e-8, abs=1e-9)
+            # E[xi h]: only b2 = 1{a + t tau_h xi > 0} sees xi, and E[xi 1{a + beta xi > 0}] = sign(beta) phi(a / |beta|)
+            a = lambda z: z + tq * (st.mu1 * s + own * (z > 0))                # noqa: E731
+            ref = eta2 * np.sign(tq) * _zint(lambda z: phi(z) * phi(a(z) / b), breaks) if which != "first" else 0.0
+            assert mom["xi"][si, q] == pytest.approx(ref, rel=1e-8, abs=1e-9)
 
 
 def test_relu_takes_the_finite_n_route_and_other_steps_do_not():

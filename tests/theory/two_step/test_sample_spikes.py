@@ -247,3 +247,35 @@ def test_sample_order_statistics_converge_in_the_tail_binning(monkeypatch):
         assert len(s0) == len(s1) >= 3
         np.testing.assert_allclose(s0, s1, atol=0.005)
         np.testing.assert_allclose(l0, l1, atol=0.005)
+
+
+@pytest.mark.parametrize("which", ["both", "first", "second"])
+def test_column_excess_of_the_quadratic_sigma_is_exact(which):
+    """sigma = He1 + He2/2 (sigma'(u) = 1 + u): a sample's column entry is linear in (z, xi), so its excess over the
+    base z + e xi (e = t tau_h, the first step's move) has a closed form (docs/theory/two_step.md §8.3).  With the
+    second step's kappa g eta_2 scaling the whole base (its xi part included) and lambda_i = y_i / phi:
+    fresh, second batch: (1 + e^2)((1 + kappa g eta_2)^2 - 1); first batch: (1 + kappa g eta_1)^2 - 1;
+    reused: (1 + kappa g c)^2 - 1 + e^2 ((1 + kappa g eta_2)^2 - 1), c = eta_1 + eta_2 (1 + t y_i / phi).
+    Without the xi cross term the fresh and reused cases miss 2 kappa g eta_2 e^2."""
+    from rmtfl.theory import get_activation
+    from rmtfl.theory._two_step.sample_spikes import sample_strengths
+
+    act, target = get_activation("hermite(0, 1, 0.5)"), make_target("hermite(0, 1, 0.5)")
+    batch = "reused" if which == "both" else "fresh"
+    st = F.finite_n_setup(act, target, phi=2.0, batch=batch, phi2=None if batch == "reused" else 2.0)
+    N, eta1, eta2 = 1000, 1000**0.4, 1000**0.3
+    g = np.array([-2.5, -0.7, 0.4, 1.9])
+    ys, zs = np.array([9.4, -3.0]), np.array([3.6, -3.9])
+    _, rows = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=N, g=g,
+                               wg=np.full(g.size, 0.25), which=which)
+    t = eta1 * g / math.sqrt(N)
+    e2 = (t * st.tau_h) ** 2
+    for y, ex in zip(ys, rows):
+        k = y / (st.phi * math.sqrt(N)) * g
+        if which == "second":
+            ref = (1 + e2) * ((1 + k * eta2) ** 2 - 1)
+        elif which == "first":
+            ref = (1 + k * eta1) ** 2 - 1
+        else:
+            ref = (1 + k * (eta1 + eta2 * (1 + t * y / st.phi))) ** 2 - 1 + e2 * ((1 + k * eta2) ** 2 - 1)
+        assert np.allclose(ex, ref, rtol=1e-10, atol=1e-12)
