@@ -279,3 +279,23 @@ def test_column_excess_of_the_quadratic_sigma_is_exact(which):
         else:
             ref = (1 + k * (eta1 + eta2 * (1 + t * y / st.phi))) ** 2 - 1 + e2 * ((1 + k * eta2) ** 2 - 1)
         assert np.allclose(ex, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "tanh", "hermite(0, 1, 0.5)"])
+def test_second_batch_moments_interpolated_in_t_match_the_direct_quadrature(activation):
+    """A fresh second batch's column moments at N = 1000 rows come from 96 Chebyshev nodes in t; against the
+    quadrature at every row (measured 1e-7 for tanh, 3e-14 for gelu and the quadratic sigma)."""
+    from rmtfl.theory import get_activation
+    from rmtfl.theory._two_step.sample_spikes import T_NODES, _h_moments, _h_moments_at
+    from scipy import special
+
+    act, target = get_activation(activation), make_target("hermite(0, 1, 0, 0.4082482904638631)")
+    st = F.finite_n_setup(act, target, phi=2.0, batch="fresh", phi2=2.0)
+    N = 1000
+    t = 1000**0.4 * special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
+    kw = dict(t=t, ys=np.array([25.0, -9.0, 4.0]), zs=np.array([4.0, -3.3, 2.5]), eta1=1000**0.4, eta2=1000**0.4,
+              which="second", fourth=True)
+    assert t.size > T_NODES
+    direct, interp = _h_moments_at(act, st, **kw), _h_moments(act, st, **kw)
+    for key, v in direct.items():
+        assert np.max(np.abs(interp[key] - v)) <= 1e-6 * np.max(np.abs(v)), key
