@@ -7,8 +7,8 @@ reused one.  This script draws that matrix ``H`` (both batches with the samples 
 redrawn, so that its law is the one the widened bulk describes) and sets its top singular values beside the top values
 the prediction's bulk puts there (``bulk_top``, where its density has ``k - 1/2`` values above the ``k``-th).  Both
 batch kinds at the same steps: the reused bulk is the check that the comparison itself is sound.
-``--quantile-rows``: the second layer ``a`` at the quantiles of its law (in random order), as the prediction takes
-its rows, instead of drawn.  ``--activation``: another ``sigma``, with the whole ``W_2`` of two gradient steps in
+``--quantile-rows``: the second layer ``a`` at the quantiles of its law, as the prediction takes its rows (each
+quantile on the row that holds the same rank in the drawn ``a``; the draws are otherwise the same).  ``--activation``: another ``sigma``, with the whole ``W_2`` of two gradient steps in
 place of the exact ``H`` (its top values, as many as the prediction has spikes of ``P``, left out).
 
     python -m benchmarks.diag_fresh_bulk --alphas 0.4,0.4
@@ -69,9 +69,11 @@ def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed
         rng = np.random.default_rng(seed + s)
         W0 = rng.standard_normal((N, d)) / math.sqrt(d)
         a = rng.standard_normal(N) / math.sqrt(N)
-        if quantile_rows:   # the prediction's rows: the quantiles of the law of a, in random order
-            from scipy import special
-            a = rng.permutation(special.ndtri((np.arange(N) + 0.5) / N)) / math.sqrt(N)
+        if quantile_rows:   # the prediction's rows: the quantiles of the law of a, in the drawn a's order (the
+            from scipy import special       # rest of the draw is the same as without this option)
+            q = np.empty(N)
+            q[np.argsort(a)] = special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
+            a = q
         (X1, M1), (X2, M2) = batch(rng), batch(rng)
         for kind, Mb in (("fresh", M2), ("reused", M1)):
             if exact:
@@ -100,11 +102,12 @@ def main(argv=None) -> int:
     ap.add_argument("--activation", default=SIGMA, help="sigma (other than He1 + He2/2: the whole W_2, see above)")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=300, help="the first draw's seed (draw k: seed + k)")
     ap.add_argument("--quantile-rows", action="store_true", help="a at the quantiles of its law, as the prediction")
     args = ap.parse_args(argv)
     a1, a2 = (float(v) for v in args.alphas.split(","))
     sims, pred = exact_bulk(a1, a2, N=args.N, draws=args.draws, target=args.target, quantile_rows=args.quantile_rows,
-                             activation=args.activation)
+                             activation=args.activation, seed=args.seed)
     print(f"sigma {args.activation}, target {args.target}, N = d = {args.N}, n = 2N, alphas ({a1}, {a2}), {args.draws} draws")
     for kind in ("fresh", "reused"):
         m, se = sims[kind]
