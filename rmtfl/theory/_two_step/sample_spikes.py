@@ -206,8 +206,8 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     return np.asarray(thetas, dtype=float), rows
 
 
-#: Chebyshev nodes in ``t`` at which :func:`_h_moments` evaluates the quadrature when there are more rows than this
-#: (the moments are analytic in ``t``; they are interpolated onto the rows).
+#: Chebyshev nodes in ``t`` at which :func:`_h_moments` evaluates a fresh second batch's quadrature when there are
+#: more rows than this (its moments are analytic in ``t``; they are interpolated onto the rows).
 T_NODES = 96
 
 
