@@ -8,13 +8,13 @@ redrawn, so that its law is the one the widened bulk describes) and sets its top
 the prediction's bulk puts there (``bulk_top``, where its density has ``k - 1/2`` values above the ``k``-th).  Both
 batch kinds at the same steps: the reused bulk is the check that the comparison itself is sound.
 ``--quantile-rows``: the second layer ``a`` at the quantiles of its law, as the prediction takes its rows (each
-quantile on the row that holds the same rank in the drawn ``a``; the draws are otherwise the same).  ``--activation``: another ``sigma``, with the whole ``W_2`` of two gradient steps in
-place of the exact ``H`` (its top values, as many as the prediction has spikes of ``P``, left out).
+quantile on the row that holds the same rank in the drawn ``a``; the draws are otherwise the same).
+``--activation``: another ``sigma``, with the whole ``W_2`` of two gradient steps in place of the exact ``H`` (its top
+values, as many as the prediction has spikes of ``P``, left out).  The table of docs/theory/two_step.md §8.2:
 
-    python -m benchmarks.diag_fresh_bulk --alphas 0.4,0.4
-    python -m benchmarks.diag_fresh_bulk --alphas 0.0,0.4
-    python -m benchmarks.diag_fresh_bulk --alphas 0.0,0.4 --quantile-rows
-    python -m benchmarks.diag_fresh_bulk --alphas 0.4,0.4 --activation gelu
+    python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4
+    python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4 --quantile-rows
+    python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4 --activation gelu
 """
 from __future__ import annotations
 
