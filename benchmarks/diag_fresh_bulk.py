@@ -1,4 +1,4 @@
-"""The finite-N bulk of ``W_2`` with fresh batches against the exact matrix it describes (docs/theory/two_step.md §8.2).
+"""The finite-N bulk of ``W_2`` against the exact matrix it describes (docs/theory/two_step.md §8.2).
 
 For the quadratic ``sigma = He1 + c He2`` two steps are exact algebra: with ``eps_t = eta_t a_j`` and
 ``M_t = X_t^T diag(y_t) X_t / n``, row ``j`` of ``W_2`` less its low-rank part ``P`` is
@@ -108,7 +108,8 @@ def main(argv=None) -> int:
     a1, a2 = (float(v) for v in args.alphas.split(","))
     sims, pred = exact_bulk(a1, a2, N=args.N, draws=args.draws, target=args.target, quantile_rows=args.quantile_rows,
                              activation=args.activation, seed=args.seed)
-    print(f"sigma {args.activation}, target {args.target}, N = d = {args.N}, n = 2N, alphas ({a1}, {a2}), {args.draws} draws")
+    print(f"sigma {args.activation}, target {args.target}, N = d = {args.N}, n = 2N, alphas ({a1}, {a2}), "
+          f"{args.draws} draws")
     for kind in ("fresh", "reused"):
         m, se = sims[kind]
         print(f"  {kind:6s} simulated:  " + "  ".join(f"{v:.3f}±{e:.3f}" for v, e in zip(m, se)))
