@@ -62,7 +62,8 @@ def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed
         while out.any():
             X[out, 0] = rng.standard_normal(int(out.sum()))
             out = (X[:, 0] < lo) | (X[:, 0] > hi)
-        return X, X.T @ (np.asarray(link(X[:, 0]), dtype=float)[:, None] * X) / n
+        y = np.asarray(link(X[:, 0]), dtype=float)
+        return X, y, X.T @ (y[:, None] * X) / n
 
     sims = {"fresh": [], "reused": []}
     for s in range(draws):
@@ -74,21 +75,20 @@ def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed
             q = np.empty(N)
             q[np.argsort(a)] = special.ndtri((np.arange(N) + 0.5) / N) / math.sqrt(N)
             a = q
-        (X1, M1), (X2, M2) = batch(rng), batch(rng)
+        (X1, y1, M1), (X2, y2, M2) = batch(rng), batch(rng)
         for kind, Mb in (("fresh", M2), ("reused", M1)):
             if exact:
                 sims[kind].append(np.linalg.svd(exact_rows(W0, a, M1, Mb, eta1, eta2, c2), compute_uv=False)[:ranks])
                 continue
-            y1, y2 = (np.asarray(link(X[:, 0]), dtype=float) for X in (X1, X2))
             W2 = gd_steps(act, W0, a, [(X1, y1), (X2, y2)] if kind == "fresh" else (X1, y1), etas=[eta1, eta2])
             sims[kind].append(np.linalg.svd(W2, compute_uv=False))
     out, pred = {}, {}
     for kind, v in sims.items():
         r = predict_finite_n(act, tgt, psi=1.0, phi=phi, phi2=phi if kind == "fresh" else None, eta1=eta1,
                              eta2=eta2, batch=kind, N=N)
-        full = two_step(act, tgt, psi=1.0, phi=phi, phi2=phi if kind == "fresh" else None, eta1=eta1, eta2=eta2,
-                        batch=kind, N=N)
-        skip = 0 if exact else sum(o.kind == "spike" for o in full.outliers)
+        skip = 0 if exact else sum(o.kind == "spike" for o in two_step(
+            act, tgt, psi=1.0, phi=phi, phi2=phi if kind == "fresh" else None, eta1=eta1, eta2=eta2, batch=kind,
+            N=N).outliers)
         v = np.array([row[skip:skip + ranks] for row in v])
         out[kind] = (v.mean(0), v.std(0, ddof=1) / math.sqrt(len(v)))
         pred[kind] = np.array(r.bulk_top[:ranks])
