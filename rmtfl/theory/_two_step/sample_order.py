@@ -205,7 +205,7 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         th2s.append(R @ th2)
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
-    top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-7)   # only where the s grid starts looking
+    top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-3)   # only where the s grid starts looking
     law = tail_law(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts, N=N, psi=psi,
                    wa=bulk.wa)
     per_part, band_part = ranks_of(law, k, with_bands=True)

@@ -136,9 +136,8 @@ class WidenedBulk:
         i = bisect.bisect_left(self._xs, x)        # the nearest point solved at or above x
         xc, v = self._xs[i], self._vs[i]
         if xc > x and i > 0:
-            # between two solved points: the chord between them is the first guess, one step from the solution
-            x0, v0 = self._xs[i - 1], self._vs[i - 1]
-            u = self._solve_x(x, v0 + (v - v0) * ((x - x0) / (xc - x0)))
+            # between two solved points: the parabola through them and the next nearest is the first guess
+            u = self._solve_x(x, self._between(i, x))
             if u is not None:
                 self._keep(x, u)
                 return u
@@ -157,6 +156,23 @@ class WidenedBulk:
             xc, v = xn, u
             self._keep(xc, v)
         return v
+
+    def _between(self, i, x):
+        """The unknowns at ``x`` between the solved points ``i - 1`` and ``i``, interpolated through them and the
+        nearer of their outer neighbours (the chord where there is none)."""
+        xs, vs = self._xs, self._vs
+        j = [i - 1, i]
+        outer = [k for k in (i - 2, i + 1) if 0 <= k < len(xs) and xs[k] not in (xs[i - 1], xs[i])]
+        if outer:
+            j.append(min(outer, key=lambda k: abs(xs[k] - x)))
+        out = 0.0
+        for a in j:
+            w = 1.0
+            for b in j:
+                if b != a:
+                    w *= (x - xs[b]) / (xs[a] - xs[b])
+            out = out + w * vs[a]
+        return out
 
     def _keep(self, x, v):
         i = bisect.bisect_right(self._xs, x)       # after any point at the same x: the first one solved is used

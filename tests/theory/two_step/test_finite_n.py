@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from rmtfl.theory import get_activation, make_target, two_step, two_step_bulk_edge, two_step_finite_n
-from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup
+from rmtfl.theory._classical.hermite import gauss_hermite_rule
+from rmtfl.theory._two_step.finite_n import F_table, finite_n_grams, finite_n_setup
 from rmtfl.theory._two_step.two_step import outliers_from_gram
 
 QUAD = "hermite(0, 1, 0.5)"
@@ -215,3 +216,27 @@ def test_a_kernel_step_that_fails_near_the_fold_is_retried_shorter():
         p = two_step("tanh", "hermite(0, 0, 0, 0, 1)", psi=0.1, phi=0.2, eta1=10.0, eta2=0.0, N=3000, batch="fresh",
                      phi2=2.0)
     assert p.mode == "finite-N" and p.outliers and p.outliers[0].singular_value > p.bulk_edge
+
+
+@pytest.mark.parametrize("act", ["tanh", "erf", "gelu"])
+def test_fresh_F_table_is_the_two_dimensional_gaussian_expectation(act):
+    """A fresh batch's ``F``, ``c`` and ``E sigma'^2`` are expectations over ``(z, xi)`` that ``F_table`` takes as
+    one Gaussian ``z + t xi``: against the two-dimensional Gauss–Hermite product rule at high order (80 x 40 nodes),
+    at ``eta_1 = N^0.4``, ``N = 1000``, the step's full range of rows (|g| <= 4), the data points of weight above
+    1e-8 (the tail of the data grid carries no weight and needs more nodes)."""
+    A, T = get_activation(act), make_target("hermite(0, 1, 0, 0.4082482904638631)")
+    st = finite_n_setup(A, T, phi=2.0, batch="fresh", phi2=2.0)
+    t = 1000**0.4 * np.linspace(-4, 4, 9) / math.sqrt(1000)
+    z, wz = gauss_hermite_rule(80)
+    xi, wx = gauss_hermite_rule(40)
+    W = np.outer(wz, wx)
+    f0, c0 = float(wz @ A.derivative(1, z)), float(wz @ A.derivative(2, z))
+    got = F_table(A, st, t)
+    keep = st.w > 1e-8
+    for q, tq in enumerate(t):
+        u = z[None, :, None] + tq * (st.mu1 * st.s[keep, None, None] + st.tau_h * xi[None, None, :])
+        v, d2 = A.derivatives((1, 2), u)
+        ref = (np.einsum("iab,ab->i", v, W) - f0 + st.mu1, np.einsum("iab,ab->i", d2, W) - c0 + st.mu2,
+               np.einsum("iab,ab->i", v * v, W))
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g[q, keep], r, atol=1e-5)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import optimize
 
 from rmtfl.theory import two_step
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
-from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem, ranks_over_top_sample, spike_roots
+from rmtfl.theory._two_step.joint_roots import (ExtremeColumns, JointProblem, bracketed_secant, ranks_over_top_sample,
+                                                spike_roots)
 from rmtfl.theory._two_step.sample_order import SampleLaw
 
 from .mp_bulk import mp_bulk
@@ -137,3 +139,21 @@ def test_ranks_over_the_top_sample_repel():
     free = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2)
     coupled = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.4), se, 10.0, np.zeros(1), 0, law, 2)
     assert coupled[0] > free[0] + 0.01 and coupled[1] < free[1] - 0.01, (free, coupled)
+
+
+def test_bracketed_secant_meets_its_tolerance_and_saves_evaluations():
+    """Against Brent's method on the smooth and on a kinked increasing function (the bisection safeguard)."""
+    for f, root in ((lambda s: math.tanh(3 * (s - 2.3)) + 0.1 * (s - 2.3), 2.3),
+                    (lambda s: (s - 1.7) if s < 1.7 else 40 * (s - 1.7) ** 3, 1.7)):
+        calls = {"secant": 0, "brent": 0}
+
+        def counted(name):
+            def g(s):
+                calls[name] += 1
+                return f(s)
+            return g
+        s = bracketed_secant(counted("secant"), 0.5, 6.0, 2.0, xtol=1e-10)
+        assert abs(s - root) < 1e-10
+        optimize.brentq(counted("brent"), 0.5, 6.0, xtol=1e-10)
+        if root == 2.3:
+            assert calls["secant"] < calls["brent"]
