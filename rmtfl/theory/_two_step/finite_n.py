@@ -125,50 +125,40 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
 
     ``F = E_{z,xi} sigma'(z + t D)``, ``c = E_{z,xi} sigma''(z + t D)`` (the coefficient of the
     part of ``sigma'`` linear in ``w_j``, Stein; only with ``bulk``) with
-    ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``.
+    ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``: a
+    product rule over ``(z, xi)`` (reused), one sum of ``_W_ORDER`` nodes over ``z + t xi`` (fresh;
+    docs/theory/two_step.md §8.2).
     """
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
         return relu_F_table(st, t)
     if st.batch == "fresh":
-        return _F_table_fresh(act, st, t, bulk=bulk)
-    z, wz = gauss_hermite_rule(_Z_ORDER)
-    xi, wx = gauss_hermite_rule(_XI_ORDER)
-    sp_z = act.derivative(1, z)                                   # (A,)
-    base = (st.mu1 * st.s[:, None, None] + st.tau_h * xi[None, None, :]
-            + (st.y[:, None] / st.phi * sp_z[None, :])[:, :, None])             # (I, A, B)
+        # z + t xi is one Gaussian, N(0, 1 + t^2 tau_h^2): one sum over it, centred at t mu_1 s
+        z, wz = gauss_hermite_rule(_W_ORDER)
+        W = wz
+
+        def args(tq):
+            return (tq * st.mu1) * st.s[:, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
+    else:
+        z, wz = gauss_hermite_rule(_Z_ORDER)
+        xi, wx = gauss_hermite_rule(_XI_ORDER)
+        base = (st.mu1 * st.s[:, None, None] + st.tau_h * xi[None, None, :]
+                + (st.y[:, None] / st.phi * act.derivative(1, z)[None, :])[:, :, None])     # (I, A, B)
+        W = np.outer(wz, wx).ravel()
+
+        def args(tq):
+            return (z[None, :, None] + tq * base).reshape(st.y.size, -1)
     Fo = np.empty((t.size, st.y.size))
     Co = np.empty_like(Fo)
     So = np.empty_like(Fo)
-    wzx = np.outer(wz, wx)
-    f0 = float(wz @ sp_z)                                   # quadrature mu_1: F(0) = mu_1 exactly
+    f0 = float(wz @ act.derivative(1, z))                   # quadrature mu_1: F(0) = mu_1 exactly
     c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
     for q, tq in enumerate(t):
-        u = z[None, :, None] + tq * base
-        v, *d2 = act.derivatives((1, 2) if bulk else (1,), u)
-        Fo[q] = np.einsum("iab,ab->i", v, wzx) - f0 + st.mu1
+        v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq))
+        Fo[q] = v @ W - f0 + st.mu1
         if bulk:
-            Co[q] = np.einsum("iab,ab->i", d2[0], wzx) - c0 + st.mu2
-            So[q] = np.einsum("iab,ab->i", v * v, wzx)
-    return Fo, Co, So
-
-
-def _F_table_fresh(act: Activation, st: FiniteNSetup, t, *, bulk):
-    """:func:`F_table` of a fresh second batch: there ``z + t xi`` is one Gaussian, ``N(0, 1 + t^2 tau_h^2)``, so
-    each expectation is one Gauss–Hermite sum (``_W_ORDER`` nodes) over it, centred at ``t mu_1 s``."""
-    z, wz = gauss_hermite_rule(_W_ORDER)
-    f0 = float(wz @ act.derivative(1, z))
-    c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
-    Fo = np.empty((t.size, st.y.size))
-    Co = np.empty_like(Fo)
-    So = np.empty_like(Fo)
-    for q, tq in enumerate(t):
-        u = (tq * st.mu1) * st.s[:, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
-        v, *d2 = act.derivatives((1, 2) if bulk else (1,), u)
-        Fo[q] = v @ wz - f0 + st.mu1
-        if bulk:
-            Co[q] = d2[0] @ wz - c0 + st.mu2
-            So[q] = (v * v) @ wz
+            Co[q] = d2[0] @ W - c0 + st.mu2
+            So[q] = (v * v) @ W
     return Fo, Co, So
 
 
