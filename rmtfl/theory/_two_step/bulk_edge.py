@@ -41,7 +41,7 @@ rows and columns are therefore represented by their quantiles, ``a_j = Phi^{-1}(
 / sqrt(N)`` (``j = 1..N``) and ``lambda_l = F_M^{-1}((l - 1/2)/d)`` (``l = 1..d``): a
 deterministic "typical sample" (``nodes="quantile"``, the only choice).  The edge is the
 fold of the real branch of the reduced system, followed from ``x = +inf`` by continuation
-in ``m`` (``x(m)`` is smooth and has its minimum at the edge).
+in ``log|m|`` (``x(m)`` is smooth and has its minimum at the edge; :func:`fold_edge`).
 
 Agreement (N = d = 800, n = 1600, 20 seeds, mean of the top singular value of ``H``): linear
 target, ``alpha`` in {(0.1,0.1), (0.3,0.1), (0.3,0.3), (0.4,0.4)}: differences -0.36, +0.15,
@@ -302,6 +302,16 @@ class SeparableProfile:
         J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
         return np.column_stack([J[:, 1:], dx])
 
+    def tangent(self, v, A0):
+        """``dv/dA_0`` along the branch at a root ``v`` (the implicit function theorem); ``None`` where the
+        Jacobian is singular."""
+        K = self.K
+        J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
+        try:
+            return -np.linalg.solve(np.column_stack([J[:, 1:], dx]), J[:, 0])
+        except np.linalg.LinAlgError:
+            return None
+
     def solve(self, m, guess):
         """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch.
 
@@ -333,46 +343,76 @@ class _Reduced(SeparableProfile):
         super().__init__(a[:, None] ** k * e, lam[:, None] ** k, psi)
 
 
-#: Continuation steps of :func:`fold_edge` before it gives up (a typical profile needs about 50).
+#: Solves of :func:`fold_edge` before it gives up (a typical profile needs about 20).
 FOLD_MAX_SOLVES = 400
+
+#: The largest continuation step of :func:`fold_edge` in ``log|m|``.
+FOLD_MAX_STEP = 1.0
+
+
+def _branch_point(red: SeparableProfile, lm: float, start):
+    """``(lm, v, dv/dlog|m|)`` on the real branch at ``m = -exp(lm)``, continued from the branch point ``start`` of
+    the same form by Newton's method from the tangent predictor; ``None`` where Newton's method fails, the root is
+    off the physical branch, or its correction exceeds the predictor's step (a jump to another branch)."""
+    A0 = -red.psi * math.exp(lm)
+    step = start[1] + (lm - start[0]) * start[2]
+    v = newton(lambda u: red.residual(u, A0), lambda u: red.jacobian(u, A0), step, xtol=1e-13)
+    if v is None or not red._physical(v, A0):
+        return None
+    if np.abs(v - step).max() > abs(lm - start[0]) * np.abs(start[2]).max() + 1e-12 * np.abs(v).max():
+        return None
+    tangent = red.tangent(v, A0)
+    return None if tangent is None else (lm, v, tangent * A0)
 
 
 def fold_edge(red: SeparableProfile, x_start: float) -> float:
-    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``)."""
-    m = -1.0 / x_start
-    v = red.solve(m, red.start(x_start))
-    if v is None:
+    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``).
+
+    The branch is followed in ``log|m|`` (``m = A_0 / psi``) with the tangent from the implicit function theorem as
+    predictor, in steps that grow to :data:`FOLD_MAX_STEP` while Newton's method holds the branch; where
+    ``dx/dlog|m|`` changes sign, the fold is the root of that derivative, by regula falsi (Illinois) between the
+    last points on either side.  Where the branch ends before ``x`` turns (a thin tail of extreme quantile nodes),
+    its last point is the edge.
+    """
+    lm = -math.log(x_start)
+    v = red.solve(-math.exp(lm), red.start(x_start))
+    tangent = None if v is None else red.tangent(v, -red.psi * math.exp(lm))
+    if tangent is None:
         raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
-    pts = [(m, v)]
-    step = 1.2
-    for _ in range(FOLD_MAX_SOLVES):
-        if step <= 1 + 1e-7:
+    lo, hi = (lm, v, -tangent * red.psi * math.exp(lm)), None
+    h, solves = 0.1, 1
+    while hi is None:
+        if solves >= FOLD_MAX_SOLVES:
+            raise RuntimeError(f"two_step_bulk_edge: no fold of the profile within {FOLD_MAX_SOLVES} solves")
+        if h < 1e-9:                          # the branch ends with x still falling
+            return float(lo[1][-1])
+        p = _branch_point(red, lo[0] + h, lo)
+        solves += 1
+        if p is None:
+            h /= 4
+        elif p[2][-1] >= 0:                   # past the fold
+            hi = p
+        else:
+            lo, h = p, min(1.5 * h, FOLD_MAX_STEP)
+    best = min(lo[1][-1], hi[1][-1])
+    gl, gh, kept = lo[2][-1], hi[2][-1], 0
+    while hi[0] - lo[0] > 1e-9 and solves < FOLD_MAX_SOLVES:
+        w = hi[0] - lo[0]
+        lm = lo[0] + w * min(max(-gl / (gh - gl), 0.02), 0.98)
+        p = (_branch_point(red, lm, lo if lm - lo[0] < hi[0] - lm else hi) or _branch_point(red, lm, lo)
+             or _branch_point(red, lo[0] + (lm - lo[0]) / 4, lo))
+        solves += 1
+        if p is None:
             break
-        m_new = pts[-1][0] * step
-        u = red.solve(m_new, pts[-1][1])
-        if u is None or u[-1] >= pts[-1][1][-1]:
-            step = 1 + (step - 1) / 4
-            continue
-        pts.append((m_new, u))
-        step = min(1 + 1.5 * (step - 1), 1.2)
-    else:
-        raise RuntimeError(f"two_step_bulk_edge: no fold of the profile within {FOLD_MAX_SOLVES} continuation steps")
-    # polish: minimise x(m) between the last accepted points and the first refused one
-    m_lo, v_lo = pts[-2] if len(pts) > 1 else pts[-1]
-    m_hi = pts[-1][0] * (1 + 4 * (step - 1) + 1e-6)
-    best = [pts[-1][1][-1]]
-
-    def xf(lm):
-        u = red.solve(-math.exp(lm), pts[-1][1])
-        if u is None:
-            return best[0] + 1.0
-        best[0] = min(best[0], u[-1])
-        return u[-1]
-
-    # x(m) is quadratic at its minimum: log m to 1e-6 puts x there to about 1e-12
-    optimize.minimize_scalar(xf, bounds=(math.log(-m_lo), math.log(-m_hi)), method="bounded",
-                             options={"xatol": 1e-6})
-    return float(best[0])
+        best = min(best, p[1][-1])
+        g = p[2][-1]
+        if abs(g) * w < 1e-13 * p[1][-1]:     # x(m) is flat there to 1e-13 over the whole bracket
+            break
+        if g < 0:                             # Illinois: halve the value of an end kept twice
+            lo, gl, gh, kept = p, g, gh / 2 if kept < 0 else gh, -1
+        else:
+            hi, gh, gl, kept = p, g, gl / 2 if kept > 0 else gl, 1
+    return float(best)
 
 
 def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0, nodes="quantile") -> float:

@@ -172,9 +172,9 @@ def test_against_simulation(act, tgt, a1, a2, batch):
 
 #: Inputs far beyond the checked range, found by probing random inputs (docs/theory/two_step.md §9, "Steps far
 #: beyond the checked range"): each once took minutes or ended in an obscure numerical exception.  They now fall
-#: back with the reason, or (a step of at least N^(1/2)) are flagged.
+#: back with the reason, or are flagged (eta1 max|a_j| beyond the checked range, a step of at least N^(1/2)).
 EXTREME = [
-    ("hermite(0, 1, 0.5)", "he2", dict(psi=0.1, phi=0.5, eta1=100.0, eta2=10.0, N=10)),        # no fold reached
+    ("hermite(0, 1, 0.5)", "he2", dict(psi=0.1, phi=0.5, eta1=100.0, eta2=10.0, N=10)),        # fold at eta1 max|a_j| ~ 52
     ("he3", "tanh", dict(psi=0.1, phi=1.0, eta1=10.0, eta2=100.0, N=1000, batch="fresh", phi2=0.3)),  # eta2 > N^1/2
     ("he3", "hermite(0, 0, 0, 0, 1)", dict(psi=0.5, phi=1.0, eta1=100.0, eta2=100.0, N=3000)),  # no column root
 ]

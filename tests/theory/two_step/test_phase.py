@@ -1,4 +1,6 @@
 """The (alpha1, alpha2) maps at finite N: finite_n_outlier_map (docs/theory/two_step.md §6, §9.1)."""
+import math
+
 import pytest
 
 
@@ -38,15 +40,26 @@ def test_finite_n_outlier_map_any_sigma_and_bad_input():
         finite_n_outlier_map([0.1], [0.1], N=1, **kw)
 
 
-def test_finite_n_outlier_map_names_the_steps_it_cannot_handle():
-    """A grid point whose steps are far beyond the checked range (no finite-N bulk, docs/theory/two_step.md §9)
+def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
+    """Steps far beyond the checked range: a point whose finite-N bulk is found is marked unreliable (here
+    eta1 * max|a_j| is about 25, docs/theory/two_step.md §8.2; the fold, at x = 3.6496e6, is the minimum of the
+    branch followed in steps of 0.01 in log|m|), and one where the route finds no bulk (docs/theory/two_step.md §9)
     is a ValueError naming c1, c2 and the point, not a RuntimeError from inside."""
     import warnings
 
+    import rmtfl.theory._two_step.phase as phase
     from rmtfl.theory import finite_n_outlier_map
 
+    kw = dict(activation="hermite(0, 1, 0.5)", target="he2", psi=0.1, phi=0.5, N=10, c1=50.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"c1, c2: no finite-N bulk at \(alpha1, alpha2\) = \(0, 0.45\)"):
-            finite_n_outlier_map([0.0], [0.45], activation="hermite(0, 1, 0.5)", target="he2", psi=0.1, phi=0.5,
-                                 N=10, c1=50.0)
+        r = finite_n_outlier_map([0.0], [0.45], **kw)
+    assert not r.reliable[0, 0]
+    assert r.edge[0, 0] == pytest.approx(math.sqrt(3.6496e6), rel=1e-4)
+
+    def no_bulk(*args, **kwargs):
+        raise RuntimeError("two_step_bulk_edge: no fold of the profile within 400 solves")
+
+    monkeypatch.setattr(phase, "two_step_finite_n", no_bulk)
+    with pytest.raises(ValueError, match=r"c1, c2: no finite-N bulk at \(alpha1, alpha2\) = \(0, 0.45\)"):
+        finite_n_outlier_map([0.0], [0.45], **kw)
