@@ -365,7 +365,7 @@ def _branch_point(red: SeparableProfile, lm: float, start):
     return None if tangent is None else (lm, v, tangent * A0)
 
 
-def fold_edge(red: SeparableProfile, x_start: float) -> float:
+def fold_edge(red: SeparableProfile, x_start: float, path: list | None = None) -> float:
     """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``).
 
     The branch is followed in ``log|m|`` (``m = A_0 / psi``) with the tangent from the implicit function theorem as
@@ -373,6 +373,9 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
     ``dx/dlog|m|`` changes sign, the fold is the root of that derivative, by regula falsi (Illinois) between the
     last points on either side.  Where the branch ends before ``x`` turns (a thin tail of extreme quantile nodes),
     its last point is the edge.
+
+    ``path``: a list that receives ``(x, (A, B))`` at each point solved on the physical branch (above the fold), in
+    the order solved: the resolvent kernels there, for :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`.
     """
     lm = -math.log(x_start)
     v = red.solve(-math.exp(lm), red.start(x_start))
@@ -381,6 +384,11 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
         raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
     lo, hi = (lm, v, -tangent * red.psi * math.exp(lm)), None
     h, solves = 0.1, 1
+
+    def keep(p):
+        if path is not None:
+            path.append((float(p[1][-1]), np.concatenate([[-red.psi * math.exp(p[0])], p[1][:-1]])))
+    keep(lo)
     while hi is None:
         if solves >= FOLD_MAX_SOLVES:
             raise RuntimeError(f"two_step_bulk_edge: no fold of the profile within {FOLD_MAX_SOLVES} solves")
@@ -394,6 +402,7 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
             hi = p
         else:
             lo, h = p, min(1.5 * h, FOLD_MAX_STEP)
+            keep(lo)
     best = min(lo[1][-1], hi[1][-1])
     gl, gh, kept = lo[2][-1], hi[2][-1], 0
     while hi[0] - lo[0] > 1e-9 and solves < FOLD_MAX_SOLVES:
@@ -410,6 +419,7 @@ def fold_edge(red: SeparableProfile, x_start: float) -> float:
             break
         if g < 0:                             # Illinois: halve the value of an end kept twice
             lo, gl, gh, kept = p, g, gh / 2 if kept < 0 else gh, -1
+            keep(lo)
         else:
             hi, gh, gl, kept = p, g, gl / 2 if kept > 0 else gl, 1
     return float(best)

@@ -108,9 +108,13 @@ class WidenedBulk:
         self.red = SeparableProfile(row_functions(a, st, eta1, eta2, tn, rows, basis), colh, Nn / d, wa, wl)
         cmax = float(np.max(np.abs(self.red.rowf) @ np.abs(colh).max(0)))
         self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
-        self.x_edge = fold_edge(self.red, self.x_start)
+        path = []
+        self.x_edge = fold_edge(self.red, self.x_start, path)
         self.edge = math.sqrt(self.x_edge)
         self._xs, self._vs = [], []   # points solved above the edge: x ascending, and the unknowns there
+        for x, v in path:             # the fold's continuation solved the kernels on its way down
+            if x > self.x_edge:
+                self._keep(x, v)
         self._rowf = {}   # row functions by rows
 
     def _solve_x(self, x, guess):

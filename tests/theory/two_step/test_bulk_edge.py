@@ -180,7 +180,7 @@ def test_fold_edge_is_the_minimum_of_a_dense_continuation(monkeypatch):
     from rmtfl.theory._two_step.bulk_edge import _branch_point, fold_edge
 
     seen = []
-    monkeypatch.setattr(wb, "fold_edge", lambda red, x0: seen.append((red, x0)) or fold_edge(red, x0))
+    monkeypatch.setattr(wb, "fold_edge", lambda red, x0, *path: seen.append((red, x0)) or fold_edge(red, x0, *path))
     two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.2,
              eta2=1000**0.3, N=1000)
     red, x0 = seen[0]
@@ -194,3 +194,21 @@ def test_fold_edge_is_the_minimum_of_a_dense_continuation(monkeypatch):
     dense, x_fold = min(xs), fold_edge(red, x0)
     assert len(xs) > 2000 and xs[-1] > dense             # followed through the fold
     assert dense * (1 - 2e-5) < x_fold <= dense * (1 + 1e-13)
+
+
+def test_fold_edge_path_holds_the_resolvent_kernels_above_the_fold():
+    """Each point ``fold_edge`` hands on solves the reduced system at its ``x`` (residual below 1e-11) and lies above
+    the fold; the widened bulk starts its kernel cache from them (docs/theory/two_step.md §5.5)."""
+    from rmtfl.theory._two_step.bulk_edge import SeparableProfile, fold_edge
+
+    g = np.linspace(-2.0, 2.0, 41)
+    rowf = np.stack([np.ones_like(g), (1 + 0.3 * g) ** 2], axis=1)
+    lam = np.linspace(0.2, 3.0, 60)
+    colh = np.stack([np.ones_like(lam), lam], axis=1)
+    red = SeparableProfile(rowf, colh, 0.5)
+    path = []
+    x_edge = fold_edge(red, 200.0, path)
+    assert len(path) > 5 and all(x >= x_edge for x, _ in path)
+    for x, v in path:
+        assert np.abs(red.equations(v[:red.K], v[red.K:], x)).max() < 1e-11 * (1 + abs(x))
+    assert fold_edge(red, 200.0) == x_edge
