@@ -218,3 +218,23 @@ def test_fold_edge_path_holds_the_resolvent_kernels_above_the_fold():
     for x, v in path:
         assert np.abs(red.equations(v[:red.K], v[red.K:], x)).max() < 1e-11 * (1 + abs(x))
     assert fold_edge(red, 200.0) == x_edge
+
+
+def test_widened_bulk_kernels_stay_on_the_physical_branch(monkeypatch):
+    """After a whole prediction (gelu, He1 + He2/2, reused, (0.2925, 0.3825), N = 1000: a hard fold), every resolvent
+    kernel the widened bulk solved or took from the fold's path solves the reduced system at its ``x``, and
+    ``m(x) = A_0 / psi`` rises with ``x`` above the edge, as a Stieltjes transform does (a root of another branch
+    would break that order)."""
+    import rmtfl.theory._two_step.widened_bulk as wb
+    from rmtfl.theory import two_step
+
+    bulks = []
+    init = wb.WidenedBulk.__init__
+    monkeypatch.setattr(wb.WidenedBulk, "__init__", lambda self, *a, **k: init(self, *a, **k) or bulks.append(self))
+    two_step("gelu", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.2925, eta2=1000**0.3825, N=1000)
+    for b in bulks:
+        xs, A0 = np.array(b._xs), np.array([v[0] for v in b._vs])
+        assert len(xs) > 20 and xs.min() > b.x_edge
+        assert np.all(np.diff(A0)[np.diff(xs) > 0] > 0)
+        for x, v in zip(b._xs, b._vs):
+            assert np.abs(b.red.equations(v[:b.red.K], v[b.red.K:], x)).max() < 1e-9
