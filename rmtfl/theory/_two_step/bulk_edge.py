@@ -296,19 +296,22 @@ class SeparableProfile:
         K = self.K
         return self.equations(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
 
-    def jacobian(self, v, A0):
-        """Derivative of :meth:`residual` in ``v = (A_1.., B_0.., x)``."""
+    def _jacobians(self, v, A0):
+        """Derivatives of :meth:`residual` in ``v = (A_1.., B_0.., x)`` and in ``A_0``."""
         K = self.K
         J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
-        return np.column_stack([J[:, 1:], dx])
+        return np.column_stack([J[:, 1:], dx]), J[:, 0]
+
+    def jacobian(self, v, A0):
+        """Derivative of :meth:`residual` in ``v = (A_1.., B_0.., x)``."""
+        return self._jacobians(v, A0)[0]
 
     def tangent(self, v, A0):
         """``dv/dA_0`` along the branch at a root ``v`` (the implicit function theorem); ``None`` where the
         Jacobian is singular."""
-        K = self.K
-        J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
+        Jv, dA0 = self._jacobians(v, A0)
         try:
-            return -np.linalg.solve(np.column_stack([J[:, 1:], dx]), J[:, 0])
+            return -np.linalg.solve(Jv, dA0)
         except np.linalg.LinAlgError:
             return None
 
@@ -352,6 +355,15 @@ FOLD_MAX_SOLVES = 400
 FOLD_MAX_STEP = 0.2
 
 
+def _start_point(red: SeparableProfile, x_start: float):
+    """``(lm, v, dv/dlog|m|)`` of :func:`_branch_point` at ``x = x_start`` (from the large-``x`` guess), or ``None``."""
+    lm = -math.log(x_start)
+    A0 = -red.psi * math.exp(lm)
+    v = red.solve(A0 / red.psi, red.start(x_start))
+    tangent = None if v is None else red.tangent(v, A0)
+    return None if tangent is None else (lm, v, tangent * A0)
+
+
 def _branch_point(red: SeparableProfile, lm: float, start):
     """``(lm, v, dv/dlog|m|)`` on the real branch at ``m = -exp(lm)``, continued from the branch point ``start`` of
     the same form by Newton's method from the tangent predictor; ``None`` where Newton's method fails, the root is
@@ -379,12 +391,9 @@ def fold_edge(red: SeparableProfile, x_start: float, path: list | None = None) -
     ``path``: a list that receives ``(x, (A, B))`` at each point solved on the physical branch (above the fold), in
     the order solved: the resolvent kernels there, for :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`.
     """
-    lm = -math.log(x_start)
-    v = red.solve(-math.exp(lm), red.start(x_start))
-    tangent = None if v is None else red.tangent(v, -red.psi * math.exp(lm))
-    if tangent is None:
+    lo, hi = _start_point(red, x_start), None
+    if lo is None:
         raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
-    lo, hi = (lm, v, -tangent * red.psi * math.exp(lm)), None
     h, solves = 0.1, 1
 
     def keep(p):

@@ -184,16 +184,14 @@ def test_fold_edge_is_the_minimum_of_a_dense_continuation(monkeypatch, act, tgt,
     own resolution where x(m) turns sharply)."""
     import rmtfl.theory._two_step.widened_bulk as wb
     from rmtfl.theory import two_step
-    from rmtfl.theory._two_step.bulk_edge import _branch_point, fold_edge
+    from rmtfl.theory._two_step.bulk_edge import _branch_point, _start_point, fold_edge
 
     seen = []
     monkeypatch.setattr(wb, "fold_edge", lambda red, x0, *path: seen.append((red, x0)) or fold_edge(red, x0, *path))
     two_step(act, tgt, psi=1.0, phi=2.0, eta1=1000**a1, eta2=1000**a2, N=1000)
     red, x0 = seen[0]
-    lm = -math.log(x0)
-    v = red.solve(-math.exp(lm), red.start(x0))
-    p = (lm, v, red.tangent(v, -red.psi * math.exp(lm)) * -red.psi * math.exp(lm))
-    xs = [v[-1]]
+    p = _start_point(red, x0)
+    xs = [p[1][-1]]
     while (q := _branch_point(red, p[0] + 0.002, p)) is not None:
         p = q
         xs.append(p[1][-1])
