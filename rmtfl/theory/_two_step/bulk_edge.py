@@ -65,16 +65,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import get_activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
+from .separable_profile import SeparableProfile, fold_edge
 
-__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "SeparableProfile",
-           "newton", "solve_near", "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS",
-           "fold_edge", "y_law"]
+__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "quantile_nodes",
+           "KEEP_EXTREMES", "MIDDLE_BINS", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
 _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
@@ -203,140 +203,6 @@ def weighted_mp_quantiles(y, w, phi, count):
     return np.interp((np.arange(count) + 0.5) / count, F, x)
 
 
-#: Newton iterations of :func:`newton` before it hands over to the hybrid method.
-NEWTON_MAX_ITER = 16
-
-
-def newton(fun, jac, guess, *, xtol: float):
-    """Newton's method from a nearby ``guess`` (a continuation step): the root, or ``None`` when the residual
-    stops falling or ``NEWTON_MAX_ITER`` steps do not bring the step below ``xtol`` relative to the root.
-
-    The Jacobian ``jac(v)`` is inverted at the guess and again only where a step does not cut the residual
-    ``fun(v)`` twentyfold (near the root each step then costs one residual and no Jacobian).  From the guesses of
-    the finite-``N`` continuations it finds the roots ``scipy.optimize.root(method="hybr")`` finds (the two-step
-    predictions agree to 3e-11 at 582 points of the acceptance grids).
-    """
-    v = np.array(guess, dtype=float)
-    r = fun(v)
-    res = float(np.abs(r).max())
-    Jinv = None
-    for _ in range(NEWTON_MAX_ITER):
-        if not math.isfinite(res):
-            return None
-        if Jinv is None:
-            try:
-                Jinv = np.linalg.inv(jac(v))
-            except np.linalg.LinAlgError:
-                return None
-        dv = -(Jinv @ r)
-        v = v + dv
-        small = float(np.abs(dv).max()) <= xtol * (1.0 + float(np.abs(v).max()))
-        r = fun(v)
-        res_new = float(np.abs(r).max())
-        if small:
-            return v if math.isfinite(res_new) else None
-        if not res_new < max(res, 1e-300) * 1.5:      # diverging: the fallback takes over
-            return None
-        if res_new > 0.05 * res:
-            Jinv = None
-        res = res_new
-    return None
-
-
-def solve_near(fun, jac, guess, *, xtol: float, accept):
-    """The root of ``fun`` near ``guess``: :func:`newton`, and where it fails or its root is not ``accept``-ed,
-    ``scipy.optimize.root(method="hybr")`` (its trust region reaches roots Newton's method misses from a far guess
-    or near a fold); ``None`` where neither gives an accepted root."""
-    v = newton(fun, jac, guess, xtol=xtol)
-    if v is not None and accept(v):
-        return v
-    v = optimize.root(fun, guess, jac=jac, method="hybr", options={"xtol": xtol}).x
-    return v if accept(v) else None
-
-
-class SeparableProfile:
-    """Reduced Hachem–Loubaton–Najim system of a separable variance profile (module docstring).
-
-    ``S_jl = sum_k f_k(row j) h_k(col l) / d`` with ``f_0 = h_0 = 1``: ``rowf`` is ``(N, K)``
-    (``f_k`` at the row nodes), ``colh`` is ``(d, K)``.  Unknowns ``A_k = psi <f_k t>``,
-    ``B_k = <h_k tt>`` and ``x``; ``A_0 = psi m`` is the continuation parameter.  Optional
-    ``row_weights``/``col_weights`` replace the uniform means (nodes of a quadrature).
-    """
-
-    def __init__(self, rowf, colh, psi, row_weights=None, col_weights=None):
-        self.psi = psi
-        self.K = rowf.shape[1]
-        self.rowf, self.colh = rowf, colh
-        wa = np.full(len(rowf), 1.0 / len(rowf)) if row_weights is None else np.asarray(row_weights, float)
-        wl = np.full(len(colh), 1.0 / len(colh)) if col_weights is None else np.asarray(col_weights, float)
-        self.Pa = rowf * wa[:, None]
-        self.Pl = colh * wl[:, None]
-
-    def parts(self, A, B, x):
-        Dt = 1.0 + self.rowf @ B
-        Dtt = 1.0 + self.colh @ A
-        return Dt, Dtt, -1.0 / (x * Dt), -1.0 / (x * Dtt)
-
-    def equations(self, A, B, x):
-        """The reduced equations ``(A - psi Pa^T t, B - Pl^T tt)`` at ``(A, B, x)``."""
-        _, _, t, tt = self.parts(A, B, x)
-        return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
-
-    def derivatives(self, A, B, x):
-        """Derivatives of :meth:`equations` in ``(A, B)`` (a ``2K x 2K`` matrix) and in ``x``:
-        ``dt_j/dB_k = x t_j^2 f_jk``, ``dtt_l/dA_k = x tt_l^2 h_lk``, ``dt/dx = -t/x``, ``dtt/dx = -tt/x``."""
-        K = self.K
-        _, _, t, tt = self.parts(A, B, x)
-        J = np.eye(2 * K)
-        J[:K, K:] = -self.psi * (self.Pa.T @ ((x * t * t)[:, None] * self.rowf))
-        J[K:, :K] = -(self.Pl.T @ ((x * tt * tt)[:, None] * self.colh))
-        return J, np.concatenate([self.psi * (self.Pa.T @ t), self.Pl.T @ tt]) / x
-
-    def residual(self, v, A0):
-        K = self.K
-        return self.equations(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
-
-    def _jacobians(self, v, A0):
-        """Derivatives of :meth:`residual` in ``v = (A_1.., B_0.., x)`` and in ``A_0``."""
-        K = self.K
-        J, dx = self.derivatives(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
-        return np.column_stack([J[:, 1:], dx]), J[:, 0]
-
-    def jacobian(self, v, A0):
-        """Derivative of :meth:`residual` in ``v = (A_1.., B_0.., x)``."""
-        return self._jacobians(v, A0)[0]
-
-    def tangent(self, v, A0):
-        """``dv/dA_0`` along the branch at a root ``v`` (the implicit function theorem); ``None`` where the
-        Jacobian is singular."""
-        Jv, dA0 = self._jacobians(v, A0)
-        try:
-            return -np.linalg.solve(Jv, dA0)
-        except np.linalg.LinAlgError:
-            return None
-
-    def solve(self, m, guess):
-        """Solve at ``m = <t>`` for ``(A_1.., B_0.., x)``; ``None`` if off the physical branch.
-
-        Newton's method from ``guess``, and where it fails or lands off the physical branch, the hybrid method
-        (near the fold, or from the far start, Newton's method can miss a root that exists)."""
-        A0 = self.psi * m
-        return solve_near(lambda u: self.residual(u, A0), lambda u: self.jacobian(u, A0), guess, xtol=1e-13,
-                          accept=lambda u: self._physical(u, A0))
-
-    def _physical(self, v, A0):
-        """Whether ``v`` solves the system at ``A0`` with positive denominators and ``x`` (the physical branch)."""
-        K = self.K
-        if not np.all(np.isfinite(v)) or np.abs(self.residual(v, A0)).max() > 1e-10 * (1 + abs(v[-1])):
-            return False
-        Dt, Dtt, _, _ = self.parts(np.concatenate([[A0], v[:K - 1]]), v[K - 1:2 * K - 1], v[-1])
-        return bool(Dt.min() > 0 and Dtt.min() > 0 and v[-1] > 0)
-
-    def start(self, x_start):
-        """The large-``x`` guess ``t = tt = -1/x``."""
-        return np.concatenate([-self.psi * self.Pa.sum(0)[1:] / x_start, -self.Pl.sum(0) / x_start, [x_start]])
-
-
 class _Reduced(SeparableProfile):
     """The ten-unknown reduction of the HLN system at real ``x`` (module docstring)."""
 
@@ -344,96 +210,6 @@ class _Reduced(SeparableProfile):
         e = np.array([1.0, 2 * s1, s1 ** 2 + 2 * s2, 2 * s1 * s2, s2 ** 2])
         k = np.arange(5)
         super().__init__(a[:, None] ** k * e, lam[:, None] ** k, psi)
-
-
-#: Solves of :func:`fold_edge` before it gives up (a typical profile needs about 20).
-FOLD_MAX_SOLVES = 400
-
-#: The largest continuation step of :func:`fold_edge` in ``log|m|``.  Longer steps (up to 1) save a third of the
-#: solves but can cross the end of the branch and land on another one: on 1212 profiles of the acceptance grid and of
-#: phase maps, steps up to 1 put the fold up to 12 % too high at 4 of them (the fold of another branch).
-FOLD_MAX_STEP = 0.2
-
-
-def _start_point(red: SeparableProfile, x_start: float):
-    """``(lm, v, dv/dlog|m|)`` of :func:`_branch_point` at ``x = x_start`` (from the large-``x`` guess), or ``None``."""
-    lm = -math.log(x_start)
-    A0 = -red.psi * math.exp(lm)
-    v = red.solve(A0 / red.psi, red.start(x_start))
-    tangent = None if v is None else red.tangent(v, A0)
-    return None if tangent is None else (lm, v, tangent * A0)
-
-
-def _branch_point(red: SeparableProfile, lm: float, start):
-    """``(lm, v, dv/dlog|m|)`` on the real branch at ``m = -exp(lm)``, continued from the branch point ``start`` of
-    the same form by Newton's method from the tangent predictor; ``None`` where Newton's method fails, the root is
-    off the physical branch, or its correction exceeds the predictor's step (a jump to another branch)."""
-    A0 = -red.psi * math.exp(lm)
-    step = start[1] + (lm - start[0]) * start[2]
-    v = newton(lambda u: red.residual(u, A0), lambda u: red.jacobian(u, A0), step, xtol=1e-13)
-    if v is None or not red._physical(v, A0):
-        return None
-    if np.abs(v - step).max() > abs(lm - start[0]) * np.abs(start[2]).max() + 1e-12 * np.abs(v).max():
-        return None
-    tangent = red.tangent(v, A0)
-    return None if tangent is None else (lm, v, tangent * A0)
-
-
-def fold_edge(red: SeparableProfile, x_start: float, path: list | None = None) -> float:
-    """Smallest ``x`` on the real branch continued from ``x_start`` (the right edge of the spectrum of ``H H^T``).
-
-    The branch is followed in ``log|m|`` (``m = A_0 / psi``) with the tangent from the implicit function theorem as
-    predictor, in steps that grow to :data:`FOLD_MAX_STEP` while Newton's method holds the branch; where
-    ``dx/dlog|m|`` changes sign, the fold is the root of that derivative, by regula falsi (Illinois) between the
-    last points on either side.  Where the branch ends before ``x`` turns (a thin tail of extreme quantile nodes),
-    its last point is the edge.
-
-    ``path``: a list that receives ``(x, (A, B))`` at each point solved on the physical branch (above the fold), in
-    the order solved: the resolvent kernels there, for :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`.
-    """
-    lo, hi = _start_point(red, x_start), None
-    if lo is None:
-        raise RuntimeError("two_step_bulk_edge: no real solution at the starting point")
-    h, solves = 0.1, 1
-
-    def keep(p):
-        if path is not None:
-            path.append((float(p[1][-1]), np.concatenate([[-red.psi * math.exp(p[0])], p[1][:-1]])))
-    keep(lo)
-    while hi is None:
-        if solves >= FOLD_MAX_SOLVES:
-            raise RuntimeError(f"two_step_bulk_edge: no fold of the profile within {FOLD_MAX_SOLVES} solves")
-        if h < 1e-9:                          # the branch ends with x still falling
-            return float(lo[1][-1])
-        p = _branch_point(red, lo[0] + h, lo)
-        solves += 1
-        if p is None:
-            h /= 4
-        elif p[2][-1] >= 0:                   # past the fold
-            hi = p
-        else:
-            lo, h = p, min(1.5 * h, FOLD_MAX_STEP)
-            keep(lo)
-    best = min(lo[1][-1], hi[1][-1])
-    gl, gh, kept = lo[2][-1], hi[2][-1], 0
-    while hi[0] - lo[0] > 1e-9 and solves < FOLD_MAX_SOLVES:
-        w = hi[0] - lo[0]
-        lm = lo[0] + w * min(max(-gl / (gh - gl), 0.02), 0.98)
-        p = (_branch_point(red, lm, lo if lm - lo[0] < hi[0] - lm else hi) or _branch_point(red, lm, lo)
-             or _branch_point(red, lo[0] + (lm - lo[0]) / 4, lo))
-        solves += 1
-        if p is None:
-            break
-        best = min(best, p[1][-1])
-        g = p[2][-1]
-        if abs(g) * w < 1e-13 * p[1][-1]:     # x(m) is flat there to 1e-13 over the whole bracket
-            break
-        if g < 0:                             # Illinois: halve the value of an end kept twice
-            lo, gl, gh, kept = p, g, gh / 2 if kept < 0 else gh, -1
-            keep(lo)
-        else:
-            hi, gh, gl, kept = p, g, gl / 2 if kept > 0 else gl, 1
-    return float(best)
 
 
 def two_step_bulk_edge(activation, target, *, psi, phi, eta1, eta2, N, noise=0.0, nodes="quantile") -> float:

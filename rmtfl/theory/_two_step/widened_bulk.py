@@ -3,9 +3,10 @@
 Row ``j`` of the bulk is ``w_j^T ((1 + e_j) I + p_j M + q_j M^2)`` plus independent noise of relative variance ``r_j``
 (one batch; fresh batches: docs/theory/two_step.md §8.2, "Fresh batches"), with ``M = X^T diag(y) X / n``.  In the
 eigenbasis of ``M`` the profile ``S_jl = sum_k f_k(a_j) lambda_l^k`` is separable; the Hachem-Loubaton-Najim
-system then reduces to a few unknowns (:class:`~rmtfl.theory._two_step.bulk_edge.SeparableProfile`), its fold is the
-edge, and its resolvent kernels give outlier locations (:func:`column_spike`, :func:`master_eigs`).  Rows are the
-``N`` quantiles of the law of ``a``, columns the ``d`` quantiles of the weighted Marchenko-Pastur law of ``M``.
+system then reduces to a few unknowns (:class:`~rmtfl.theory._two_step.separable_profile.SeparableProfile`), its
+fold is the edge, and its resolvent kernels give outlier locations (:func:`column_spike`, :func:`master_eigs`).
+Rows are the ``N`` quantiles of the law of ``a``, columns the ``d`` quantiles of the weighted Marchenko-Pastur law
+of ``M``.
 Normalisation (docs/conventions.md §3-§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``psi = N/d``.
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 from scipy import optimize, special
 
 from .._classical.targets import Target
-from .bulk_edge import SeparableProfile, fold_edge, quantile_nodes, solve_near, weighted_mp_stieltjes, y_law
+from .bulk_edge import quantile_nodes, weighted_mp_stieltjes, y_law
+from .separable_profile import SeparableProfile, fold_edge, solve_near
 from .sample_spikes import y_law_truncated
 
 __all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID"]

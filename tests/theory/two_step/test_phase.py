@@ -58,7 +58,7 @@ def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
     assert r.edge[0, 0] == pytest.approx(math.sqrt(3.6496e6), rel=1e-4)
 
     def no_bulk(*args, **kwargs):
-        raise RuntimeError("two_step_bulk_edge: no fold of the profile within 400 solves")
+        raise RuntimeError("finite-N bulk: no fold of the profile within 400 solves")
 
     monkeypatch.setattr(phase, "two_step_finite_n", no_bulk)
     with pytest.raises(ValueError, match=r"c1, c2: no finite-N bulk at \(alpha1, alpha2\) = \(0, 0.45\)"):
