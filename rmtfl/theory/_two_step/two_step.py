@@ -48,6 +48,7 @@ from rmtfl._validate import check_choice, check_in_range, check_int, check_posit
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
 from .counting import count_on_prediction, predicted_count, uncounted_note
+from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n, takes_activation
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .outliers import CountResult, outlier_count
@@ -355,8 +356,6 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
 
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
     """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
-    from .finite_n import MAX_TARGET_DEGREE, takes_activation
-
     if K is not None or order is not None:
         return "K or order given"
     if not takes_activation(act):
@@ -420,8 +419,6 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     >>> round(p.outliers[0].singular_value, 1), len(p.outliers), p.reliable    # simulated: 15.4
     (15.2, 1, True)
     """
-    from .finite_n import T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n
-
     act, t0 = get_activation(activation), make_target(target)
     check_finite_n_inputs(act, t0, N, max_width=MAX_WIDTH)
     plan = plan_two_step(act, t0, psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise,
