@@ -221,11 +221,13 @@ def test_plot_functions_take_ax_none_and_never_show():
 
 
 def test_importing_rmtfl_imports_no_optional_dependency():
+    """Nor scipy.stats, which takes about a third of a second to import and is needed only by a few functions (they
+    import it themselves)."""
     import subprocess
     import sys
 
     code = ("import sys, rmtfl, rmtfl.theory, rmtfl.numerics, rmtfl.compare; "
-            "print(sorted(m for m in ('cupy', 'dask', 'distributed', 'matplotlib', 'bokeh', 'selenium') "
+            "print(sorted(m for m in ('cupy', 'dask', 'distributed', 'matplotlib', 'bokeh', 'selenium', 'scipy.stats') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy.stats import qmc
 
 from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_int
@@ -122,6 +121,8 @@ def sphere_starts(P: int, count: int) -> np.ndarray:
     >>> bool(np.array_equal(U, sphere_starts(4, 3)))       # deterministic
     True
     """
+    from scipy.stats import qmc          # scipy.stats takes a third of a second to import: only when needed
+
     P = check_int("P", P, 1)
     count = check_int("count", count, 1)
     if P <= SOBOL_MAX_DIM:

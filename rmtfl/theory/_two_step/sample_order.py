@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
@@ -111,7 +111,7 @@ def ranks_of(law: SampleLaw, ranks: int, *, with_bands: bool = False):
     for ip, n in enumerate(law.sizes):
         out, band = [], []
         for k in range(1, ranks + 1):
-            F = stats.binom.sf(k - 1, n, np.clip(law.tails[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
+            F = special.bdtrc(k - 1, n, np.clip(law.tails[:, ip], 0.0, 1.0))   # P(S_(k) > s), decreasing in s
             if F[0] < BAND[0]:
                 break
             band.append((_level(grid, F, BAND[1]), _level(grid, F, BAND[0])))  # (low, high) quantiles of S_(k)
@@ -150,7 +150,7 @@ def ranked_values(law: SampleLaw, fixed, ranks: int):
     pmf = np.zeros((grid.size, ranks + 1))
     pmf[:, 0] = 1.0
     for b, n in enumerate(law.sizes):       # the law of the number of sample outliers above s, lumped at >= ranks
-        ge = stats.binom.sf(k[None, :] - 1, n, np.clip(tails[:, b], 0.0, 1.0)[:, None])   # P(Bin >= k)
+        ge = special.bdtrc(k[None, :] - 1, n, np.clip(tails[:, b], 0.0, 1.0)[:, None])   # P(Bin >= k)
         part = np.concatenate([ge[:, :-1] - ge[:, 1:], ge[:, -1:]], axis=1)
         conv = np.stack([np.einsum("gi,gi->g", pmf[:, :j + 1], part[:, j::-1]) for j in range(ranks + 1)], axis=1)
         conv[:, -1] += np.clip(1.0 - conv.sum(1), 0.0, None)
