@@ -403,6 +403,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         ``mode="analytic"``, ``bulk="finite-N"``, ``bulk_edge`` and ``bulk_top`` the finite-``N``
         bulk edge (the fold of its density), ``fitted_edge`` the edge the count rule fits to the predicted spectrum
         (docs/theory/two_step.md §8.4), ``K=-1`` (no Taylor truncation), ``reliable`` with the reason in ``notes``.
+        Where it is weakest inside the checked range, measured against simulation: docs/theory/two_step.md §9.3.
 
     Raises
     ------
