@@ -73,8 +73,8 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target, make_target
 from .separable_profile import SeparableProfile, fold_edge
 
-__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_quantiles", "quadratic_c2", "quantile_nodes",
-           "KEEP_EXTREMES", "MIDDLE_BINS", "y_law"]
+__all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_cdf", "weighted_mp_quantiles", "quadratic_c2",
+           "quantile_nodes", "KEEP_EXTREMES", "MIDDLE_BINS", "y_law"]
 
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
 _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
@@ -186,25 +186,33 @@ def weighted_mp_stieltjes(x, y, w, phi, *, eps=1e-9):
     return m
 
 
+def weighted_mp_cdf(y, w, phi, *, grids=(_GRID, _GRID, _GRID), floor: float = 1e-12):
+    """Grid and CDF of the law of ``M`` (above): the density on a wide grid of ``grids[0]`` points, then twice on the
+    numerical support (where it exceeds ``floor`` times its largest value, and one point beyond) with ``grids[1]``
+    and ``grids[2]`` points; the CDF by the trapezoid rule, normalised.  A coarse first grid with a high ``floor``
+    can miss the thin tail a heavy-tailed ``y`` gives ``M``: the defaults keep it to the quantiles
+    ``1 - 1/(2d)`` (docs/theory/two_step.md §5.5)."""
+    c = 1.0 / phi
+    s = (1.0 + math.sqrt(c)) ** 2
+    x = np.linspace(s * min(y.min(), 0.0) - 1.0, s * max(y.max(), 0.0) + 1.0, grids[0])
+    for n_grid in grids[1:]:  # a wide grid, then the numerical support
+        rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+        keep = np.nonzero(rho > floor * rho.max())[0]
+        x = np.linspace(x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)], n_grid)
+    rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
+    F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
+    return x, F / F[-1]
+
+
 def weighted_mp_quantiles(y, w, phi, count):
-    """The ``count`` quantiles ``F^{-1}((l - 1/2)/count)`` of the law of ``M`` (see above).
+    """The ``count`` quantiles ``F^{-1}((l - 1/2)/count)`` of the law of ``M`` (see above; :func:`weighted_mp_cdf`).
 
     >>> q = weighted_mp_quantiles(np.array([1.0]), np.array([1.0]), 1.0, 4)
     >>> bool(0 < q[0] < q[-1] < 4)                  # MP ratio 1 on [0, 4]
     True
     """
     count = check_int("count", count, lo=1)
-    c = 1.0 / phi
-    s = (1.0 + math.sqrt(c)) ** 2
-    x = np.linspace(s * min(y.min(), 0.0) - 1.0, s * max(y.max(), 0.0) + 1.0, _GRID)
-    for _ in range(2):  # a wide grid, then one on the numerical support
-        rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
-        keep = np.nonzero(rho > 1e-12 * rho.max())[0]
-        lo, hi = x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)]
-        x = np.linspace(lo, hi, _GRID)
-    rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
-    F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
-    F /= F[-1]
+    x, F = weighted_mp_cdf(y, w, phi)
     return np.interp((np.arange(count) + 0.5) / count, F, x)
 
 

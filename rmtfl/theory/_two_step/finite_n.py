@@ -121,17 +121,20 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule
 
 
 def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
-    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)`` and ``E sigma'(.)^2`` on the data grid: arrays ``(Q, I)``.
+    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)``, ``E sigma'(.)^2`` and ``c_z(t_q; y_i, s_i)`` on the data grid:
+    arrays ``(Q, I)``.
 
     ``F = E_{z,xi} sigma'(z + t D)``, ``c = E_{z,xi} sigma''(z + t D)`` (the coefficient of the
     part of ``sigma'`` linear in ``w_j``, Stein; only with ``bulk``) with
     ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``: a
     product rule over ``(z, xi)`` (reused), one sum of ``_W_ORDER`` nodes over ``z + t xi`` (fresh;
-    docs/theory/two_step.md §8.2).
+    docs/theory/two_step.md §8.2).  ``c_z = E[z sigma'(z + t D)]`` is the whole coefficient of ``z`` (Stein: ``c``
+    times ``1 + t y sigma''(z)/phi``, the sample's own term in ``D``, on average); ``c`` for fresh batches and relu.
     """
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
-        return relu_F_table(st, t)
+        Fo, Co, So = relu_F_table(st, t)
+        return Fo, Co, So, Co
     if st.batch == "fresh":
         # z + t xi is one Gaussian, N(0, 1 + t^2 tau_h^2): one sum over it, centred at t mu_1 s
         z, wz = gauss_hermite_rule(_W_ORDER)
@@ -151,15 +154,20 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     Fo = np.empty((t.size, st.y.size))
     Co = np.empty_like(Fo)
     So = np.empty_like(Fo)
+    Zo = np.empty_like(Fo)
     f0 = float(wz @ act.derivative(1, z))                   # quadrature mu_1: F(0) = mu_1 exactly
     c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
+    if bulk and st.batch != "fresh":                        # E[z sigma'(.)] on the product rule: z at each node
+        zw = (np.broadcast_to(z[:, None], (z.size, W.size // z.size)).ravel() * W)
+        z0 = float(wz @ (z * act.derivative(1, z)))
     for q, tq in enumerate(t):
         v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq))
         Fo[q] = v @ W - f0 + st.mu1
         if bulk:
             Co[q] = d2[0] @ W - c0 + st.mu2
             So[q] = (v * v) @ W
-    return Fo, Co, So
+            Zo[q] = Co[q] if st.batch == "fresh" else v @ zw - z0 + st.mu2
+    return Fo, Co, So, Zo
 
 
 def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):
@@ -173,7 +181,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     else:
         g, wg = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
     t = eta1 * g / math.sqrt(N)
-    Fq, Cq, Sq = F_table(act, st, t, bulk=bulk)
+    Fq, Cq, Sq, Zq = F_table(act, st, t, bulk=bulk)
     Q = g.size
     G_U = np.zeros((Q + 1, Q + 1))
     G_U[0, 0] = float(wg @ g**2)
@@ -206,11 +214,18 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     G_V = C @ gram @ C.T
     Mbar = (C @ basis_t)[:, None]
     rows = None
-    if bulk:   # y^2-weighted means over the data of c and of the remainder variance (docs/theory/two_step.md §8.2)
+    if bulk:   # y c as an identity part plus a part along y, and the remainder variance (docs/theory/two_step.md §8.2)
         yw = y * y * w
-        lin = 1.0 + (t**2 * st.mu2**2 * st.ey2 / st.phi)[:, None]   # variance of the w_j-linear part
-        rows = (Cq @ yw / st.ey2, np.clip((Sq - Fq**2 - Cq**2 * lin) @ yw, 0.0, None) / st.ey2,
-                Cq @ (y * w))     # E[y c]: the part of X^T diag(y c) X / n along the identity (docs/theory/two_step.md §8.2)
+        # least squares of y c on (1, y) over the data the bulk holds (weights summing to its share P of the batch,
+        # not centred when it leaves extreme samples out): X^T diag(y c) X / n ~ e P I + cbar M, M's own mean in M
+        P, E1 = float(w.sum()), float(y @ w)
+        det = P * st.ey2 - E1 * E1
+        cbar = (P * (Cq @ yw) - E1 * (Cq @ (y * w))) / det
+        e = ((Cq @ (y * w)) - E1 * cbar) / P
+        # the w_j-linear part of sigma': z with coefficient c_z (its own term in D included) and the first step's move
+        # along M with c t mu_2 (over the whole first batch: tau^2 = E y^2 / phi_1); the profile holds its variance
+        lin = Zq**2 + Cq**2 * (t**2 * st.mu2**2 * st.tau**2)[:, None]
+        rows = (cbar, np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) / st.ey2, e * P)
     return G_U, G_V, Mbar, t, g, wg, rows
 
 

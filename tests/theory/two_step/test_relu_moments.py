@@ -41,7 +41,8 @@ def test_F_table_for_relu_against_quadrature(batch):
     st = finite_n_setup(RELU, TARGET, phi=2.0, batch=batch, phi2=2.0 if batch == "fresh" else None)
     assert st.mu2 == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-12)      # E[delta(z)]: relu's mu_2
     t = np.array([0.05, 0.5, 1.5, -0.8])
-    F, C, S = F_table(RELU, st, t)
+    F, C, S, Cz = F_table(RELU, st, t)
+    assert np.array_equal(Cz, C)            # relu keeps c as the coefficient of z (docs/theory/two_step.md §8.2)
     for i in (0, 37, 200, 383):
         y, s = st.y[i], st.s[i]
         own = y / st.phi if batch == "reused" else 0.0      # the sample's own term y sigma'(z) / phi: z > 0 only
