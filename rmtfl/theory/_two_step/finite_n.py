@@ -158,7 +158,7 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     f0 = float(wz @ act.derivative(1, z))                   # quadrature mu_1: F(0) = mu_1 exactly
     c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
     if bulk and st.batch != "fresh":                        # E[z sigma'(.)] on the product rule: z at each node
-        zw = (np.broadcast_to(z[:, None], (z.size, W.size // z.size)).ravel() * W)
+        zw = np.repeat(z, W.size // z.size) * W
         z0 = float(wz @ (z * act.derivative(1, z)))
     for q, tq in enumerate(t):
         v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq))
