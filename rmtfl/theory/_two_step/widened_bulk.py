@@ -58,10 +58,10 @@ def row_functions(a, st, eta1, eta2, tn, rows, basis="second"):
     averaged over directions."""
     cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
     rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
-    ey_c = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])
+    ident = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])   # e P of the split
     phi2 = st.phi2 if st.batch == "fresh" else st.phi
     # row j is w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)
-    e = eta2 * a * ey_c
+    e = eta2 * a * ident
     one = 1 + e
     p1, p2 = one * eta1 * a * st.mu2, eta2 * a * cbar
     q = eta1 * eta2 * a * a * st.mu2 * cbar
