@@ -19,14 +19,10 @@ For ``sigma = c0 + He1 + c2 He2`` (so ``sigma' = 1 + 2 c2 z`` and ``mu1 = 1``) a
 is ``w_j^T C_j`` with ``C_j = I + a_j s1 M + a_j^2 s2 M^2``, so in the eigenbasis of ``M``
 (eigenvalues ``lambda_l``) ``H U`` has, given ``(a, M)``, independent centred Gaussian
 entries with variance profile ``S_jl = c(a_j lambda_l)^2 / d``, ``c(u) = 1 + s1 u + s2 u^2``.
-The deterministic equivalent of ``H H^T`` is the Hachem–Loubaton–Najim (2007) system
-
-    t_j = -1 / (x (1 + sum_l S_jl tt_l)),   tt_l = -1 / (x (1 + sum_j S_jl t_j)),
-
-with ``(1/N) sum_j t_j`` the Stieltjes transform ``m(x)`` of the spectrum of ``H H^T``
-(constant profile: Marchenko–Pastur, edge ``(1 + sqrt psi)^2``).  Since ``S`` depends on
-``u = a lambda`` only, ``c(u)^2 = sum_k e_k u^k`` (``k <= 4``) reduces the system to ten
-unknowns ``A_k = psi <a^k t>_a`` and ``B_k = <lambda^k tt>_lambda``.
+The deterministic equivalent of ``H H^T`` is the Hachem–Loubaton–Najim system of a separable profile
+(:mod:`~rmtfl.theory._two_step.separable_profile`; constant profile: Marchenko–Pastur, edge
+``(1 + sqrt psi)^2``).  Since ``S`` depends on ``u = a lambda`` only, ``c(u)^2 = sum_k e_k u^k`` (``k <= 4``)
+reduces it to ten unknowns ``A_k = psi <a^k t>_a`` and ``B_k = <lambda^k tt>_lambda``.
 
 The eigenvalues of ``M`` off the target direction follow the weighted Marchenko–Pastur law
 (Silverstein): its Stieltjes transform solves ``m_M = 1 / (-z + E[y / (1 + y m_M / phi)])``
