@@ -312,7 +312,9 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # (docs/theory/two_step.md §8.3); a tiny batch keeps at least three quarters of its samples in the bulk
     K = min(sample_spikes.SAMPLE_RANKS, min(n_bulk, int(round(phi * N / psi))) // 4)
     bulk = bulk_without(K)
-    samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
+    # the second step's move of a reused sample's column along the first step's (docs/theory/two_step.md §8.3)
+    rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a) if batch == "reused" and K else None
+    samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, rho=rho,
                                                    ranks=K)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
@@ -325,7 +327,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
     joint, joint_ranks = None, None
-    cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K,
+    cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K, rho=rho,
                            coupling=lambda ys, zs, which: _sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
                                                                              which))
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None

@@ -50,11 +50,12 @@ class ExtremeColumns:
     U: np.ndarray
 
 
-def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -> ExtremeColumns | None:
+def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, rho=None) -> ExtremeColumns | None:
     """The ``K`` most extreme samples of a typical batch (each batch of a fresh pair), at the ``(k - 1/2)/n``
     quantiles of the law of ``|y|``, ``k = 1..K``: their column variances in the rows of ``bulk`` and
     ``U = coupling(ys, zs, which)`` (``which``: ``"both"``, ``"first"`` or ``"second"``, as in
-    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`); ``None`` when the bulk keeps every sample."""
+    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`, with ``rho`` as there); ``None`` when the bulk
+    keeps every sample."""
     if bulk.zrange is None or K == 0:
         return None
     d = N / psi
@@ -67,7 +68,7 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling) -
         ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
         lams = [m_spike(v, phi_b, yb, wb) if abs(v) > ymax else v / phi_b for v in ys]
         _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
-                                  wg=bulk.wa, which=which, lams=lams)
+                                  wg=bulk.wa, which=which, lams=lams, rho=rho)
         V.extend(1.0 + r_rows + ex for ex in rws)
         U.append(np.asarray(coupling(ys, zs, which), dtype=float))
     return ExtremeColumns(np.array(V), np.hstack(U))

@@ -22,7 +22,7 @@ from scipy import special
 
 from .._classical.activations import Activation
 
-__all__ = ["is_relu", "half_moments", "relu_A", "relu_B", "relu_F_table", "relu_h_moments"]
+__all__ = ["is_relu", "half_moments", "relu_A", "relu_B", "relu_F_table", "relu_h_moments", "relu_move_covariance"]
 
 _PHI0 = 1.0 / math.sqrt(2.0 * math.pi)
 _B_FLOOR = 1e-12       # b below this is a step; the closed forms stay finite
@@ -130,3 +130,14 @@ def relu_h_moments(st, *, t, ys, zs, eta1, eta2, which):
     dens = sum(relu_B(c, b, side, 0)[0] for side, c in ((+1, t * (base + own)), (-1, t * base)))
     out["xi"] = np.broadcast_to(eta2 * t * st.tau_h * dens if second else 0.0, shape)
     return out
+
+
+def relu_move_covariance(t, y, c, tau_x, phi):
+    """``Cov(sigma'(z), sigma'(z + t D))`` for relu, arrays ``(Q, I)`` over the rows ``t`` and the data nodes ``y``:
+    ``P(z > 0, u > 0) - P(u > 0) / 2``, ``u = z + t (y 1{z > 0} / phi + c + tau_x xi)`` (reused batch; ``c`` the mean
+    part of the first step's move, ``tau_x`` its spread; for
+    :func:`~rmtfl.theory._two_step.sample_spikes.second_step_move`)."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))[:, None]
+    b = np.abs(t) * tau_x
+    up = relu_A(t * (c + y / phi)[None, :], b, +1, 0)[0]
+    return 0.5 * (up - relu_A(t * c[None, :], b, -1, 0)[0])

@@ -168,7 +168,7 @@ def ranked_values(law: SampleLaw, fixed, ranks: int):
     return out
 
 
-def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
+def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band, law)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
@@ -178,7 +178,8 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
     :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
     median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`ranks_of`), the
     locations exceeded in 90 % and in 10 % of batches (``None``: below the edge); ``law``: the :class:`SampleLaw`
-    (``None`` when ``ranks`` is 0), for :func:`ranked_values`.
+    (``None`` when ``ranks`` is 0), for :func:`ranked_values`; ``rho``: the second step's move at the rows of
+    ``bulk`` (:func:`~rmtfl.theory._two_step.sample_spikes.second_step_move`; computed when not given).
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
@@ -197,7 +198,7 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks):
         lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
         mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
-                                    which=which, lams=lams, moments=mom)
+                                    which=which, lams=lams, moments=mom, rho=rho)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
         R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)

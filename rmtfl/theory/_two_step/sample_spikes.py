@@ -29,10 +29,10 @@ import numpy as np
 from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
-from .relu_moments import is_relu, relu_h_moments
+from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
 __all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated",
-           "sample_strengths", "m_spike", "SAMPLE_RANKS", "TAIL_START"]
+           "sample_strengths", "second_step_move", "m_spike", "SAMPLE_RANKS", "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
@@ -40,6 +40,7 @@ SAMPLE_RANKS = 12
 #: The outermost tail bin holds the samples of tail probability below ``TAIL_START / n``.
 TAIL_START = 0.05
 _Z_GRID = 40001
+_Z_ORDER, _XI_ORDER = 20, 6        # the Gauss-Hermite rule over (z, xi) of a column's moments, as for F
 
 
 def _tail_edges(n: int, p_max: float, bins: int):
@@ -159,7 +160,8 @@ def m_spike(y_i: float, phi: float, y_bulk, w_bulk) -> float:
     return float(y_i / phi + wb @ (yb / (1.0 - yb / y_i)))
 
 
-def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None):
+def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None,
+                     rho=None):
     """``theta^2`` of each extreme sample and the row weights of its ``u`` at the nodes ``g``.
 
     ``which``: ``"both"`` (reused batch: both steps see the sample), ``"first"`` or ``"second"`` (fresh
@@ -172,7 +174,9 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     The column entry's base ``W_1 x_i / |x_i|`` holds, besides ``z``, the first step's move ``t tau_h xi`` (the other
     samples' part of ``D``), the same ``xi`` the second step's ``sigma'`` sees; the part of ``h`` along ``xi``
     (``E[xi h]``) is therefore correlated with the base and adds ``2 kappa' g t tau_h E[xi h]`` to the excess
-    (docs/theory/two_step.md §8.3, "The first step's move in the column").
+    (docs/theory/two_step.md §8.3, "The first step's move in the column").  In a reused batch the second step moves
+    the base along the same ``xi`` by ``eta_2 a rho(t) tau_h`` (:func:`second_step_move`, or ``rho`` at the rows
+    ``g`` when given), which joins ``t``.
     """
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
@@ -188,7 +192,12 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     # h's part along xi (0 for a first-batch sample) and the base's own xi part t tau_h: the linear part of h is
     # c z + b xi and scales with lambda_i; its xi part meets the base's (docs/theory/two_step.md §8.3)
     exh = mom["xi"]
-    cross = 2 * kap_lin * g * (t * st.tau_h)[None, :] * exh + (kap_lin**2 - kappa**2) * g**2 * exh**2
+    # the base's move along xi: the first step's t, and in a reused batch the second step's, eta_2 a rho(t)
+    if which == "both":
+        t_move = t + eta2 * g / math.sqrt(N) * (second_step_move(act, st, t) if rho is None else rho)
+    else:
+        t_move = t
+    cross = 2 * kap_lin * g * (t_move * st.tau_h)[None, :] * exh + (kap_lin**2 - kappa**2) * g**2 * exh**2
     ex = ex + cross
     thetas = N / d * (ex @ wg)
     rows = list(ex)
@@ -237,8 +246,8 @@ def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
 
 def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     """:func:`_h_moments` at each ``t`` itself."""
-    z, wz = gauss_hermite_rule(20)
-    xi, wx = gauss_hermite_rule(6)
+    z, wz = gauss_hermite_rule(_Z_ORDER)
+    xi, wx = gauss_hermite_rule(_XI_ORDER)
     W2 = np.outer(wz, wx).ravel()                                   # (A B,)
     zb = np.repeat(z, xi.size)                                      # z at the (A B) nodes
     sp = act.derivative(1, z)                                       # (A,)
@@ -263,3 +272,43 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     out = {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
     out["xi"] = np.broadcast_to(h @ (W2 * np.tile(xi, z.size)), (S * Q,)).reshape(S, Q)
     return out
+
+
+def second_step_move(act: Activation, st, t):
+    """``rho(t)``: the second step's move of a sample's column along the first step's ``xi``, per unit
+    ``eta_2 a tau_h`` (reused batch; docs/theory/two_step.md §8.3, "The first step's move in the column").
+
+    The other samples move ``W x_i`` in both steps along directions made of the same ``y_k (x_k . x_i)``; the
+    second step's is the first's ``xi`` times
+    ``rho(t) = E[y^2 Cov(sigma'(z), sigma'(z + t D))] / (E y^2 Var sigma')`` over the whole batch
+    (``D = y sigma'(z)/phi + mu_1 s + tau_h xi``), so ``rho(0) = 1``; for ``sigma = He1 + c2 He2``,
+    ``rho = 1 + 2 c2 t E[y^3] / (phi E[y^2])`` and the column is then exactly symmetric in the two steps.
+
+    >>> from rmtfl.theory._classical.activations import get_activation
+    >>> from rmtfl.theory._classical.targets import make_target
+    >>> from rmtfl.theory._two_step.finite_n import finite_n_setup
+    >>> st = finite_n_setup(get_activation("tanh"), make_target("hermite(0, 1, 0.5)"), phi=2.0, batch="reused",
+    ...                     phi2=None)
+    >>> [round(float(r), 6) for r in second_step_move(get_activation("tanh"), st, [0.0, 1.0])]
+    [1.0, -0.131981]
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    # s enters D only as mu_1 s = mu_1 mus z* + mu_1 tau zeta: zeta joins xi, and the data nodes reduce to (z*, y)
+    key, inv = np.unique(np.stack([st.zs, st.y]), axis=1, return_inverse=True)
+    wy = np.bincount(inv.ravel(), weights=st.w * st.y**2)
+    zs, y = key
+    tau_x = math.hypot(st.mu1 * st.tau, st.tau_h)
+    if is_relu(act):                     # a step: Cov in closed form (relu_moments.py)
+        cov = relu_move_covariance(t, y, st.mu1 * st.mus * zs, tau_x, st.phi)
+        return cov @ wy / (float(wy.sum()) * (st.sp2 - st.mu1**2))
+    z, wz = gauss_hermite_rule(_Z_ORDER)
+    xi, wx = gauss_hermite_rule(_XI_ORDER)
+    sp = act.derivative(1, z)
+    wc = (np.outer(wz * (sp - wz @ sp), wx)).ravel()           # weights times the centred sigma'(z)
+    den = float(wy.sum()) * float(wz @ (sp - wz @ sp) ** 2)    # the rule's own Var sigma': rho(0) = 1 exactly
+    D = ((y / st.phi)[:, None, None] * sp[None, :, None] + (st.mu1 * st.mus * zs)[:, None, None]
+         + tau_x * xi[None, None, :]).reshape(y.size, -1)
+    zz = np.repeat(z, xi.size)[None, None, :]
+    # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t
+    cov = act.derivative(1, zz + t[:, None, None] * D[None]) @ wc          # (Q, Y)
+    return cov @ wy / den

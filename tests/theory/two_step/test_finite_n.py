@@ -50,6 +50,23 @@ def test_quadratic_sigma_spikes_equal_the_exact_route():
             assert abs(o.singular_value - q.singular_value) < 1e-6 * q.singular_value
 
 
+@pytest.mark.parametrize("tg", [HE2, "hermite(0, 1, 0, 0.4082482904638631)"])
+def test_quadratic_sigma_prediction_is_symmetric_in_the_steps(tg):
+    """For sigma = He1 + He2/2, W_2 depends on the steps only through eta_1 + eta_2 and eta_1 eta_2
+    (docs/theory/two_step.md §5.4), so swapping them changes nothing: every outlier, its overlaps, the count range and
+    the edges agree to rounding.  Before the second step's move of a sample's column joined the first's
+    (docs/theory/two_step.md §8.3) the single-sample outliers, and the spikes solved with them, differed by up to
+    4e-4 (z + He2/sqrt2: 5.1273 against 5.1295, the fourth value)."""
+    kw = dict(psi=1.0, phi=2.0, N=1000)
+    a = two_step(QUAD, tg, eta1=1000**0.2, eta2=1000**0.4, **kw)
+    b = two_step(QUAD, tg, eta1=1000**0.4, eta2=1000**0.2, **kw)
+    assert a.mode == "finite-N" and len(a.outliers) == len(b.outliers) >= 3 and a.count_range == b.count_range
+    for o, p in zip(a.outliers, b.outliers):
+        assert o.kind == p.kind and abs(o.singular_value - p.singular_value) < 1e-10 * o.singular_value
+        assert abs(o.cos2_target - p.cos2_target) < 1e-10 and abs(o.cos2_second_layer - p.cos2_second_layer) < 1e-10
+    assert abs(a.bulk_edge - b.bulk_edge) < 1e-10 and abs(a.fitted_edge - b.fitted_edge) < 1e-10
+
+
 def test_quadratic_sigma_bulk_edge_equals_the_exact_variance_profile(monkeypatch):
     """For quadratic sigma the remainder variance and the identity part vanish and the profile is that of
     docs/theory/two_step.md §5.5: with no extreme sample taken out of the bulk (§8.3) the edge is two_step_bulk_edge
