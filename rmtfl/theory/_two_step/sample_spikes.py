@@ -176,7 +176,7 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     (``E[xi h]``) is therefore correlated with the base and adds ``2 kappa' g t tau_h E[xi h]`` to the excess
     (docs/theory/two_step.md §8.3, "The first step's move in the column").  In a reused batch the second step moves
     the base along the same ``xi`` by ``eta_2 a rho(t) tau_h`` (:func:`second_step_move`, or ``rho`` at the rows
-    ``g`` when given), which joins ``t``.
+    ``g`` when given), which joins ``t`` (docs/theory/two_step.md §8.3, "The second step's move in the column").
     """
     t = eta1 * g / math.sqrt(N)                                     # (Q,)
     phi_b = st.phi2 if which == "second" else st.phi
@@ -276,7 +276,7 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
 
 def second_step_move(act: Activation, st, t):
     """``rho(t)``: the second step's move of a sample's column along the first step's ``xi``, per unit
-    ``eta_2 a tau_h`` (reused batch; docs/theory/two_step.md §8.3, "The first step's move in the column").
+    ``eta_2 a tau_h`` (reused batch; docs/theory/two_step.md §8.3, "The second step's move in the column").
 
     The other samples move ``W x_i`` in both steps along directions made of the same ``y_k (x_k . x_i)``; the
     second step's is the first's ``xi`` times
@@ -304,8 +304,9 @@ def second_step_move(act: Activation, st, t):
     z, wz = gauss_hermite_rule(_Z_ORDER)
     xi, wx = gauss_hermite_rule(_XI_ORDER)
     sp = act.derivative(1, z)
-    wc = (np.outer(wz * (sp - wz @ sp), wx)).ravel()           # weights times the centred sigma'(z)
-    den = float(wy.sum()) * float(wz @ (sp - wz @ sp) ** 2)    # the rule's own Var sigma': rho(0) = 1 exactly
+    spc = sp - wz @ sp                                          # sigma'(z) centred on the rule
+    wc = np.outer(wz * spc, wx).ravel()
+    den = float(wy.sum()) * float(wz @ spc**2)                  # the rule's own Var sigma': rho(0) = 1 exactly
     D = ((y / st.phi)[:, None, None] * sp[None, :, None] + (st.mu1 * st.mus * zs)[:, None, None]
          + tau_x * xi[None, None, :]).reshape(y.size, -1)
     zz = np.repeat(z, xi.size)[None, None, :]
