@@ -50,7 +50,8 @@ from .sample_spikes import bulk_cut, truncated_rule
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
-           "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs", "column_spike", "WidenedBulk"]
+           "extreme_ranks", "bulk_without", "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs",
+           "column_spike", "WidenedBulk"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
@@ -279,28 +280,43 @@ def _G_U_weighted(g, wg):
     return build
 
 
+def extreme_ranks(*, N, psi, phi, phi2, batch) -> int:
+    """How many of a typical batch's most extreme samples leave the bulk and are tested as columns of their own
+    (docs/theory/two_step.md §8.3): ``SAMPLE_RANKS``, but a tiny batch keeps at least three quarters of its samples in
+    the bulk."""
+    return min(sample_spikes.SAMPLE_RANKS, min(_bulk_batch(N, psi, phi, phi2, batch), int(round(phi * N / psi))) // 4)
+
+
+def _bulk_batch(N, psi, phi, phi2, batch) -> int:
+    """The size of the batch whose samples make the bulk's columns (the second one of fresh batches)."""
+    return max(int(round((phi2 if batch == "fresh" else phi) * N / psi)), 1)
+
+
+def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, eta1, eta2, N, psi, tn,
+                 second_layer="gaussian") -> WidenedBulk:
+    """The widened bulk over every sample but the ``ranks`` most extreme ``|y|`` of a typical batch
+    (docs/theory/two_step.md §8.3); ``tn``: the first step's ``t`` at the nodes of the law of ``g``
+    (:func:`finite_n_grams`)."""
+    phi, phi2, batch = st.phi, st.phi2, st.batch
+    order = np.argsort(tn)
+    zr = bulk_cut(target, _bulk_batch(N, psi, phi, phi2, batch), ranks=ranks) if ranks else None
+    st_b = st if zr is None else finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
+                                                zs_rule=truncated_rule(*zr), ey2_ref=st.ey2)
+    rows = finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer, bulk=True)[6]
+    bulks = [WidenedBulk(st_b, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn[order],
+                         rows=tuple(r[order] for r in rows), second_layer=second_layer, zrange=zr, basis=b)
+             for b in (("second", "first") if batch == "fresh" else ("second",))]
+    # fresh batches: each basis keeps one M's direction structure and averages the other, so each edge
+    # falls short of the true one; the larger is kept (docs/theory/two_step.md §8.2)
+    return max(bulks, key=lambda b: b.edge)
+
+
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
                      second_layer="gaussian") -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2)."""
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
     G_U, G_V, Mbar, tn, g, wg, _ = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
                                                   bulk=False)
-    order = np.argsort(tn)
-    tn_s = tn[order]
-    n_bulk = max(int(round((phi2 if batch == "fresh" else phi) * N / psi)), 1)
-
-    def bulk_without(ranks):
-        """The widened bulk over every sample but the ``ranks`` most extreme |y| of a typical batch (docs/theory/two_step.md §8.3)."""
-        zr = bulk_cut(target, n_bulk, ranks=ranks) if ranks else None
-        st_b = st if zr is None else finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
-                                                    zs_rule=truncated_rule(*zr), ey2_ref=st.ey2)
-        rows = finite_n_grams(act, st_b, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer, bulk=True)[6]
-        bulks = [WidenedBulk(st_b, target, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn_s, rows=tuple(r[order] for r in rows),
-                       second_layer=second_layer, zrange=zr, basis=b)
-                 for b in (("second", "first") if batch == "fresh" else ("second",))]
-        # fresh batches: each basis keeps one M's direction structure and averages the other, so each edge
-        # falls short of the true one; the larger is kept (docs/theory/two_step.md §8.2)
-        return max(bulks, key=lambda b: b.edge)
     Rm = psd_sqrt(G_U)
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
     idx = np.argsort(ev)[::-1]
@@ -310,8 +326,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     notes = []
     # the most extreme samples of a typical batch leave the bulk and are tested as columns of their own
     # (docs/theory/two_step.md §8.3); a tiny batch keeps at least three quarters of its samples in the bulk
-    K = min(sample_spikes.SAMPLE_RANKS, min(n_bulk, int(round(phi * N / psi))) // 4)
-    bulk = bulk_without(K)
+    K = extreme_ranks(N=N, psi=psi, phi=phi, phi2=phi2, batch=batch)
+    bulk = bulk_without(act, target, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn, second_layer=second_layer)
     # the second step's move of a reused sample's column along the first step's (docs/theory/two_step.md §8.3)
     rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a) if batch == "reused" and K else None
     samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, rho=rho,

@@ -28,8 +28,8 @@ from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "sample_outliers", "S_GRID",
-           "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
+__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "sample_outliers",
+           "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
@@ -173,7 +173,7 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
     side) are binned (``TAIL_BINS`` per side), each bin's column profile computed and interpolated onto ``TAIL_SUB``
-    sub-bins per bin, and the order statistics of the column locations over the
+    sub-bins per bin (:func:`column_parts`), and the order statistics of the column locations over the
     batch taken (:func:`tail_law`, :func:`ranks_of`), for the ``ranks`` most extreme samples per part; ``bulk``: the
     :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`; ``isolated``: per part, how many ranks have their
     median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`ranks_of`), the
@@ -181,31 +181,11 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     (``None`` when ``ranks`` is 0), for :func:`ranked_values`; ``rho``: the second step's move at the rows of
     ``bulk`` (:func:`~rmtfl.theory._two_step.sample_spikes.second_step_move`; computed when not given).
     """
-    d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
         return (), {w: 0 for w, _ in names}, (), None
-    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
-    yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
-    ymax = float(np.max(np.abs(yb)))
-    gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
-    parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
-    for which, phi_b in names:
-        n_b = max(int(round(phi_b * d)), 1)
-        p_tail = min(0.25, TAIL_MASS * k / n_b)
-        ys, zs, mass = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
-        lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
-        mom = []
-        th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
-                                    which=which, lams=lams, moments=mom, rho=rho)
-        vmean = np.array([1.0 + r_rows + ex for ex in rws])
-        vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
-        R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
-        parts.append((mass_f, R @ vmean, R @ vm2, n_b))
-        th2s.append(R @ th2)
-        if guess is None or th2.max() > guess[0]:
-            guess = (float(th2.max()), rws[int(np.argmax(th2))])
+    parts, th2s, guess = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=k, rho=rho)
     top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-3)   # only where the s grid starts looking
     law = tail_law(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts, N=N, psi=psi,
                    wa=bulk.wa)
@@ -220,6 +200,45 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
             found.append((mean, math.sqrt(max(float(th2[b]), 0.0)), median))
     band = tuple(b for part in band_part for b in part)
     return tuple(sorted(found, reverse=True)), isolated, band, law
+
+
+def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None):
+    """The columns of the extreme samples, per batch part (docs/theory/two_step.md §8.3): ``(parts, th2s, guess)``.
+
+    ``parts[b] = (mass, vmean, vm2, n_b)``: per sub-bin of the tails (``TAIL_SUB`` per bin of
+    :func:`~rmtfl.theory._two_step.sample_spikes.tail_bins`, ``TAIL_BINS`` per side, the side of positive ``y`` first,
+    each side from its most extreme sample inward) its probability, the column's variance ``E[v]`` and ``E[v^2]``
+    in each row of ``bulk`` (units of ``1/d``), and the batch part's size; ``th2s[b]``: the sub-bins' strengths
+    ``theta^2``; ``guess``: ``(theta^2, excess)`` of the strongest.  ``eigenvalue(ys, zs, phi_b, y_bulk, w_bulk)``: the
+    eigenvalue of ``M`` along each extreme sample (default :func:`~rmtfl.theory._two_step.sample_spikes.m_spike`,
+    the pole over the bulk's samples); the other arguments as :func:`sample_outliers`.
+    """
+    d = N / psi
+    names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
+    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
+    ymax = float(np.max(np.abs(yb)))
+    gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
+    parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
+    for which, phi_b in names:
+        n_b = max(int(round(phi_b * d)), 1)
+        p_tail = min(0.25, TAIL_MASS * ranks / n_b)
+        ys, zs, mass = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
+        if eigenvalue is None:
+            lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
+        else:
+            lams = list(eigenvalue(ys, zs, phi_b, yb, wb))
+        mom = []
+        th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
+                                    which=which, lams=lams, moments=mom, rho=rho)
+        vmean = np.array([1.0 + r_rows + ex for ex in rws])
+        vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
+        R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
+        parts.append((mass_f, R @ vmean, R @ vm2, n_b))
+        th2s.append(R @ th2)
+        if guess is None or th2.max() > guess[0]:
+            guess = (float(th2.max()), rws[int(np.argmax(th2))])
+    return parts, th2s, guess
 
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.

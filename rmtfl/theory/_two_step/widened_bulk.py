@@ -190,29 +190,42 @@ class WidenedBulk:
         fixed point from ``eta ~ x`` down to a tenth of the grid step) on a grid below the edge.  A long thin tail
         (heavy-tailed ``y``: the extreme samples left in the bulk) puts these values far below the edge.
         """
-        red, N, xe = self.red, int(round(self.N)), self.x_edge
+        N, xe = int(round(self.N)), self.x_edge
         span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
         for _ in range(4):                              # widen the window until it holds ``count`` values
             u = np.linspace(0.0, 1.0, points)
             x = xe * (1.02 - (0.02 + span) * u**1.5)[::-1]
-            z = x + 1j * np.max(x)
-            A = np.zeros((x.size, red.K), complex)
-            B = np.zeros((x.size, red.K), complex)
-            A[:, 0], B[:, 0] = -red.psi / z, -red.Pl[:, 0].sum() / z
-            for eta in np.geomspace(float(np.max(x)), 0.1 * xe * span / points, levels):
-                z = x + 1j * eta
-                for _ in range(sweeps):
-                    t = -1.0 / (z[:, None] * (1.0 + B @ red.rowf.T))
-                    tt = -1.0 / (z[:, None] * (1.0 + A @ red.colh.T))
-                    A = 0.7 * (red.psi * t @ red.Pa) + 0.3 * A
-                    B = 0.7 * (tt @ red.Pl) + 0.3 * B
-            rho = np.maximum(A[:, 0].imag / red.psi, 0.0) / np.pi
-            above = N * np.concatenate([np.cumsum(((rho[1:] + rho[:-1]) / 2 * np.diff(x))[::-1])[::-1], [0.0]])
+            _, above = self.resolvent_below(x, 0.1 * xe * span / points, levels=levels, sweeps=sweeps)
             if above[0] >= count or span >= 0.95:
                 break
             span = min(0.95, 2.0 * span)
         k = np.arange(1, count + 1) - 0.5
         return np.sqrt(np.interp(-k, -above, x, left=x[0]))
+
+    def resolvent_below(self, x, eta_min, *, levels: int = 8, sweeps: int = 12):
+        """``(t, above)`` on the ascending grid ``x`` (of ``x = s^2``), near the real axis
+        (docs/theory/two_step.md §9.2): ``t`` the row kernels ``t_j(x + i eta_min)`` at the bulk's rows (``len(x) x
+        N``; ``-t`` is the row kernel ``tau`` of the column equations, continued below the edge), ``above`` the
+        expected number of eigenvalues of ``H H^T`` above each ``x``.
+
+        The reduced system at complex ``x``: a damped fixed point from ``eta ~ x`` down to ``eta_min``.
+        """
+        red, N = self.red, int(round(self.N))
+        x = np.asarray(x, dtype=float)
+        z = x + 1j * np.max(x)
+        A = np.zeros((x.size, red.K), complex)
+        B = np.zeros((x.size, red.K), complex)
+        A[:, 0], B[:, 0] = -red.psi / z, -red.Pl[:, 0].sum() / z
+        for eta in np.geomspace(float(np.max(x)), eta_min, levels):
+            z = x + 1j * eta
+            for _ in range(sweeps):
+                t = -1.0 / (z[:, None] * (1.0 + B @ red.rowf.T))
+                tt = -1.0 / (z[:, None] * (1.0 + A @ red.colh.T))
+                A = 0.7 * (red.psi * t @ red.Pa) + 0.3 * A
+                B = 0.7 * (tt @ red.Pl) + 0.3 * B
+        rho = np.maximum(A[:, 0].imag / red.psi, 0.0) / np.pi
+        above = N * np.concatenate([np.cumsum(((rho[1:] + rho[:-1]) / 2 * np.diff(x))[::-1])[::-1], [0.0]])
+        return t, above
 
     def tau_rows(self, a, x):
         """``-t(a)`` at rows ``a`` and ``<-tt>`` at ``x`` (docs/theory/two_step.md §8.2)."""
