@@ -14,7 +14,8 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
   the median, how many single draws it holds, and a sign test of the predicted count against the draws (the
   probability, were the prediction a median of the count's law, of at least as many draws on one side of it),
   and the criterion's noise floor (``median_miss``: how often the median of as many draws misses the median of
-  the draws' own law);
+  the draws' own law); and the count the same rule gives on the simulated spectra's rank-by-rank median
+  (``median_spectrum_count``): how well a count read off one typical spectrum, as the prediction's is, can do;
 * the predicted bulk edge against the simulated one: the edge the count rule fits to the predicted spectrum
   (``fitted_edge``) against the mean of the edges it fits to the simulated spectra, within 3 standard errors plus
   three Tracy–Widom scales ``3 N^(-2/3) edge``; the fold of the predicted bulk's density (``bulk_edge``) is shown
@@ -84,6 +85,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     fits = [edge_outlier_count(np.array(r["sv"]), window=window) for r in rows]
     counts = np.array([f.count for f in fits])
     mid = middle_counts(counts)
+    typical = median_spectrum_count([r["sv"] for r in rows], window)
     sim_count = mid[0]
     pred = [o.singular_value for o in p.outliers]
     ok_vals, worst = True, 0.0
@@ -106,7 +108,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
                 draws_in_range=int(np.sum((counts >= p.count_range[0]) & (counts <= p.count_range[1]))),
                 draws=int(counts.size), count_p=sign_test(counts, len(pred)), median_miss=median_miss(counts),
                 values_ok=bool(ok_vals), worst_rel=worst, count_ok=bool(mid[0] <= len(pred) <= mid[1]),
-                sim_count_high=int(mid[1]),
+                sim_count_high=int(mid[1]), typical_count=typical, typical_ok=bool(mid[0] <= typical <= mid[1]),
                 edge_pred=e_pred, edge_fold=p.bulk_edge, edge_sim=float(e_m), edge_se=float(e_se), edge_ok=bool(e_ok),
                 seconds=dt)
 
@@ -116,6 +118,21 @@ def middle_counts(counts) -> tuple[int, int]:
     middle values for an even number (every count between them is a median of the sample)."""
     c = np.sort(np.asarray(counts))
     return int(c[(c.size - 1) // 2]), int(c[c.size // 2])
+
+
+def median_spectrum_count(spectra, window) -> int:
+    """The count rule on the rank-by-rank median of the simulated ``spectra`` (descending singular values; the
+    common leading length is used).
+
+    The prediction is counted by the same rule on one predicted spectrum (docs/theory/two_step.md §9.2); this is
+    that count for an exact typical spectrum.  The rule is not linear in the spectrum, so it need not be the median
+    of the draws' counts (docs/theory/two_step.md §8.4, "A count read off one spectrum").
+    """
+    from rmtfl.numerics import edge_outlier_count
+
+    L = min(len(s) for s in spectra)
+    typical = np.median(np.array([np.asarray(s[:L], float) for s in spectra]), axis=0)
+    return int(edge_outlier_count(typical, window=window).count)
 
 
 def sign_test(counts, predicted) -> float:
@@ -143,6 +160,11 @@ def median_miss(counts) -> float:
     need = (n + 1) // 2
     at_most = [binom.sf(need - 1, n, np.mean(c <= k)) for k in (m, m - 1)]
     return float(1.0 - at_most[0] + at_most[1])
+
+
+def _typical(results) -> str:
+    ok = [r["typical_ok"] for r in results if "typical_ok" in r]
+    return f"{sum(ok)} of {len(results)} points" if len(ok) == len(results) else "(not recorded)"
 
 
 def _points(k: int) -> str:
@@ -175,7 +197,9 @@ def markdown(results) -> str:
             f"the count differs significantly from the draws (sign test, 5 %, † in the table) at "
             f"{_points(sum(r['count_p'] < 0.05 for r in results))}, and a prediction of each point's true median "
             f"count would itself miss the simulated median at about {sum(r['median_miss'] for r in results):.0f} "
-            f"points (the draws' spread, docs/theory/two_step.md §8.4); "
+            f"points (the draws' spread, docs/theory/two_step.md §8.4); the rule applied to the simulated spectra's "
+            f"rank-by-rank median, one typical spectrum as the prediction's count reads, gives the median count at "
+            f"{_typical(results)}; "
             f"the predicted count range holds the median simulated count at {sum(r['count_in_range'] for r in results)}"
             f" points and {sum(r['draws_in_range'] for r in results)} of {sum(r['draws'] for r in results)} single "
             f"draws; prediction time median {np.median([r['seconds'] for r in results]):.3f} s, "

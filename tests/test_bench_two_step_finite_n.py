@@ -75,3 +75,18 @@ def test_cache_keys_keep_the_default_shape_and_tell_others_apart():
 
     assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000) == "1000|reused|gelu|linear|0.2|0.4"   # old caches still hit
     assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000, 0.5, 1.5) != _key("gelu", "linear", "reused", 0.2, 0.4, 1000)
+
+
+def test_median_spectrum_count_is_the_median_count_over_a_common_bulk():
+    from benchmarks.bench_two_step_finite_n import median_spectrum_count
+    from rmtfl.numerics import edge_outlier_count
+    from rmtfl.theory._classical.edge_count import edge_positions
+
+    bulk = list(2.0 - 0.01 * edge_positions(60))          # mean top values of a bulk: edge 2, TW scale 0.01
+    # over one bulk the rule's cut is the same in every draw, and the k-th value of the rank-by-rank median exceeds
+    # it exactly when most draws count at least k (a mean spectrum would put 3.0 / 3 above the edge and count 1)
+    draws = [[3.0] + bulk, bulk[:1] + bulk, bulk[:1] + bulk]
+    assert [edge_outlier_count(np.array(s), window=26).count for s in draws] == [1, 0, 0]
+    assert median_spectrum_count(draws, 26) == 0
+    draws = [[3.0, 2.6] + bulk, [2.9] + bulk + [1.5], [3.1, 2.7, 2.5] + bulk]     # lengths differ: common length
+    assert median_spectrum_count(draws, 26) == 2
