@@ -37,7 +37,7 @@ def test_one_column_sits_at_its_own_outlier_location(model):
 
 
 def test_a_column_below_its_threshold_lifts_the_bulk_by_less_than_one_value(model):
-    bulk, side = model["bulk"], model["sides"][0]
+    side = model["sides"][0]
     weak = [i for i in range(side["v"].shape[0])
             if model["N"] / model["d"] * float((model["tau_r"][0] * model["wa"]) @ side["v"][i]) < 1.0]
     assert weak                                            # sub-threshold columns exist at this point
@@ -55,3 +55,22 @@ def test_batches_are_reproducible_from_the_seed(model):
     b = draw_spectrum(model, np.random.default_rng(3))
     np.testing.assert_array_equal(a[0], b[0])
     assert math.isfinite(a[0][0]) and a[1] >= 1
+
+
+def test_joint_roots_without_columns_are_the_spikes_of_the_master_equation():
+    from scipy import optimize
+
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step.finite_n import finite_n_grams, finite_n_setup, master_eigs, weighted_gram_u
+
+    quad = "hermite(0, 1, 0.5)"
+    m = batch_model(quad, quad, N=1000, psi=1.0, phi=2.0, eta1=1.0, eta2=1000**0.4, joint=True)
+    W, r = m["wa"].size, m["P"]["G_V"].shape[0]
+    vals, above = spectrum_of(m, np.zeros((0, W)), np.zeros((0, W)), np.zeros((0, 0)), np.zeros(0),
+                              U=np.zeros((r, 0)))
+    st = finite_n_setup(get_activation(quad), make_target(quad), phi=2.0, batch="reused", phi2=None)
+    _, G_V, _, _, g, wg, _ = finite_n_grams(get_activation(quad), st, eta1=1.0, eta2=1000**0.4, N=1000, bulk=False)
+    bulk = m["bulk"]
+    top = optimize.brentq(lambda s: master_eigs(bulk, s, weighted_gram_u(g, wg), G_V, g, 1000)[0] - 1.0,
+                          bulk.edge * 1.01, 2 * vals[0])
+    assert above >= 1 and abs(vals[0] - top) < 2e-3 * top        # the root interpolated on the model's grid in s

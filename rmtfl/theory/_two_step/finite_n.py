@@ -51,7 +51,7 @@ from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
            "extreme_ranks", "bulk_without", "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs",
-           "column_spike", "WidenedBulk"]
+           "column_spike", "WidenedBulk", "weighted_gram_u", "sample_components"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
@@ -268,7 +268,9 @@ class FiniteNResult(Result):
     spike_medians: tuple = ()
 
 
-def _G_U_weighted(g, wg):
+def weighted_gram_u(g, wg):
+    """``tau -> G_U(tau)``: the ``N``-side Gram matrix of ``P`` (:func:`finite_n_grams`) with the rows at the nodes
+    ``g`` (weights ``wg``) weighted by the row kernel ``tau`` (the master equation, docs/theory/two_step.md §8.1)."""
     def build(tau):
         Q = g.size
         G = np.zeros((Q + 1, Q + 1))
@@ -336,7 +338,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
     t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
-    GUw = _G_U_weighted(g, wg)
+    GUw = weighted_gram_u(g, wg)
     se = bulk.edge * (1 + 1e-7)
     e0 = master_eigs(bulk, se, GUw, G_V, g, N)
     count = 0 if e0 is None else int(np.sum(e0 > 1.0))
@@ -344,7 +346,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # (docs/theory/two_step.md §8.3)
     joint, joint_ranks = None, None
     cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K, rho=rho,
-                           coupling=lambda ys, zs, which: _sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
+                           coupling=lambda ys, zs, which: sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
                                                                              which))
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None
     if jp is not None and jp.coupling(se) > COUPLING_TOL:
@@ -424,7 +426,7 @@ def _ranked(law, locs, samples, joint_ranks=None):
     return new_locs, medians, tuple(new_samples)
 
 
-def _sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
+def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
     """``U``: the components of the right vectors of ``P`` along the samples ``(ys, zs)``
     (docs/theory/two_step.md §8.3).
 
