@@ -52,7 +52,7 @@ def batch_model(act, tgt, *, N, psi, phi, eta1, eta2, whole_law=True, joint=Fals
     act_o, target = get_activation(act), make_target(tgt)
     d = N / psi
     st = finite_n_setup(act_o, target, phi=phi, batch="reused", phi2=None)
-    _, G_V, _, tn, g, wg, _ = finite_n_grams(act_o, st, eta1=eta1, eta2=eta2, N=N, bulk=False)
+    _, G_V, _, tn, g, wg, *_ = finite_n_grams(act_o, st, eta1=eta1, eta2=eta2, N=N, bulk=False)
     K = extreme_ranks(N=N, psi=psi, phi=phi, phi2=None, batch="reused")
     if K == 0 or sample_spikes.bulk_cut(target, int(round(phi * d)), ranks=K) is None:
         return None

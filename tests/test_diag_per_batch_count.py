@@ -69,7 +69,7 @@ def test_joint_roots_without_columns_are_the_spikes_of_the_master_equation():
     vals, above = spectrum_of(m, np.zeros((0, W)), np.zeros((0, W)), np.zeros((0, 0)), np.zeros(0),
                               U=np.zeros((r, 0)))
     st = finite_n_setup(get_activation(quad), make_target(quad), phi=2.0, batch="reused", phi2=None)
-    _, G_V, _, _, g, wg, _ = finite_n_grams(get_activation(quad), st, eta1=1.0, eta2=1000**0.4, N=1000, bulk=False)
+    _, G_V, _, _, g, wg, *_ = finite_n_grams(get_activation(quad), st, eta1=1.0, eta2=1000**0.4, N=1000, bulk=False)
     bulk = m["bulk"]
     top = optimize.brentq(lambda s: master_eigs(bulk, s, weighted_gram_u(g, wg), G_V, g, 1000)[0] - 1.0,
                           bulk.edge * 1.01, 2 * vals[0])

@@ -101,12 +101,16 @@ def _cmd_two_step(args) -> int:
                  f" (fold of the bulk's density; the count rule fits {p.fitted_edge:.6f} to the predicted spectrum, "
                  "docs/theory/two_step.md §8.4)")]
     for i, o in enumerate(p.outliers, 1):
-        if getattr(o, "kind", "spike") == "sample":
-            lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, one extreme sample of the batch (its place and "
+        # the spread over draws at this N (docs/theory/two_step.md §8.5)
+        s = f"s = {o.singular_value:.6f}" + ("" if o.spread is None else f" ± {o.spread:.3g}")
+        if o.kind == "sample":
+            lines.append(f"  outlier {i}: {s}, one extreme sample of the batch (its place and "
                          f"presence vary from batch to batch; docs/theory/two_step.md §8.3)")
             continue
-        lines.append(f"  outlier {i}: s = {o.singular_value:.6f}, cos^2 target = {o.cos2_target:.6f}, "
-                     f"cos^2 a = {o.cos2_second_layer:.6f}")
+        lines.append(f"  outlier {i}: {s}, cos^2 target = {o.cos2_target:.6f}, cos^2 a = {o.cos2_second_layer:.6f}")
+    if any(o.spread is not None for o in p.outliers):
+        lines.append("  (± the standard deviation of each value from one draw of W0, a and the batch to the next, "
+                     "docs/theory/two_step.md §8.5)")
     if not p.outliers:
         lines.append("  no outlier above the bulk edge")
     if p.count_range is not None and p.count_range[0] != p.count_range[1]:

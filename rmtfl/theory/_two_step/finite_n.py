@@ -45,13 +45,14 @@ from . import sample_spikes
 from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu, relu_F_table
-from .sample_order import ranked_values, sample_outliers
+from .sample_order import SampleLaw, ranked_values, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
+from .spike_spread import spike_spreads
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
            "extreme_ranks", "bulk_without", "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs",
-           "column_spike", "WidenedBulk", "weighted_gram_u", "sample_components"]
+           "column_spike", "WidenedBulk", "weighted_gram_u", "sample_components", "vbar_coefficients"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
@@ -172,7 +173,9 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
 
 
 def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):
-    """``(G_U, G_V, Mbar, t_nodes, g_nodes, g_weights)`` of ``P`` at width ``N`` (module docstring).
+    """``(G_U, G_V, Mbar, t_nodes, g_nodes, g_weights, rows, F)`` of ``P`` at width ``N`` (module docstring): ``rows``
+    the widened bulk's row functions (with ``bulk``), ``F`` the weights ``F(t_q; y, s)`` of the ``v_q`` on the data
+    grid.
 
     ``U = [a, a ⊙ 1_{bin 1}, ..., a ⊙ 1_{bin Q}]`` (so column 0 is ``a`` itself),
     ``Vbar = [eta_1 mu_1 beta_hat_1, eta_2 v(t_1), ..., eta_2 v(t_Q)]``.
@@ -211,7 +214,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         gram[0, 1:] = gram[1:, 0] = cross
         gram[1:, 1:] = Gw
         basis_t = np.concatenate([[st.mus], m])
-    C = _coefficients(st, eta1, eta2, Q)
+    C = vbar_coefficients(st, eta1, eta2, Q)
     G_V = C @ gram @ C.T
     Mbar = (C @ basis_t)[:, None]
     rows = None
@@ -227,10 +230,10 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         # along M with c t mu_2 (over the whole first batch: tau^2 = E y^2 / phi_1); the profile holds its variance
         lin = Zq**2 + Cq**2 * (t**2 * st.mu2**2 * st.tau**2)[:, None]
         rows = (cbar, np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) / st.ey2, e * P)
-    return G_U, G_V, Mbar, t, g, wg, rows
+    return G_U, G_V, Mbar, t, g, wg, rows, Fq
 
 
-def _coefficients(st: FiniteNSetup, eta1, eta2, Q):
+def vbar_coefficients(st: FiniteNSetup, eta1, eta2, Q):
     """``C``: ``Vbar = C @ basis``, the right vectors of ``P`` in the basis of the Gram matrix ``[beta_hat(_1),
     (beta_hat_2,) v_1, ..., v_Q]`` -- ``vbar_0 = eta1 mu1 beta_hat_1``, ``vbar_q = eta2 v_q``."""
     nb = Q + (2 if st.batch == "fresh" else 1)
@@ -249,9 +252,11 @@ class FiniteNResult(Result):
     quantile rows; ``notes``; ``samples``: ``(mean, theta, median)`` of the single-sample outliers;
     ``sample_band``: ``(low, high)`` per rank of them (docs/theory/two_step.md §8.3); ``bulk_top``: the bulk's
     largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2);
-    ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it).
-    Where single-sample outliers are predicted, ``locations`` and the samples' means and medians are those of
-    their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked values").
+    ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it);
+    ``spreads``, ``sample_spreads``: the standard deviation over batches of each one's rank
+    (docs/theory/two_step.md §8.5).  Where single-sample outliers are predicted, ``locations`` and the samples'
+    means and medians are those of their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked
+    values").
     """
 
     spikes: tuple
@@ -266,6 +271,8 @@ class FiniteNResult(Result):
     sample_band: tuple = ()
     bulk_top: tuple = ()
     spike_medians: tuple = ()
+    spreads: tuple = ()
+    sample_spreads: tuple = ()
 
 
 def weighted_gram_u(g, wg):
@@ -317,7 +324,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
                      second_layer="gaussian") -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2)."""
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
-    G_U, G_V, Mbar, tn, g, wg, _ = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
+    G_U, G_V, Mbar, tn, g, wg, _, Fq = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
                                                   bulk=False)
     Rm = psd_sqrt(G_U)
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
@@ -396,34 +403,50 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         th.append(theta)
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
-    locs, spike_medians, samples = _ranked(law, locs, samples, joint_ranks)
+    # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
+    sds = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), Fq=Fq, g=g, wg=wg,
+                        G_U_w=GUw, locations=locs, N=N, psi=psi)
+    locs, spike_medians, samples, spreads, sample_spreads = _ranked(law, locs, samples, joint_ranks, sds=sds,
+                                                                    edge=bulk.edge)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
-                         tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians))
+                         tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),
+                         tuple(spreads), tuple(sample_spreads))
 
 
-def _ranked(law, locs, samples, joint_ranks=None):
+def _ranked(law, locs, samples, joint_ranks=None, sds=None, edge=None):
     """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
-    (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples)``.
+    (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples, spike spreads, sample
+    spreads)``, the spreads the standard deviations of the ranks' values over batches.
 
     Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
     sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
     ``joint_ranks``: the ranks' means from the joint problem over the most extreme sample
     (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, a spike's rank takes its mean
-    from there.
+    from there.  ``sds``: the spikes' own spreads over batches (docs/theory/two_step.md §8.5); where spikes and
+    samples come near each other they move the ranks' means, a spike's rank by as much as they move it with the
+    spikes at their locations; ``edge``: the bulk's edge.
     """
+    k = len(locs)
+    sds = np.zeros(k) if sds is None else np.asarray(sds, dtype=float)
     if law is None or not samples:
-        return list(locs), list(locs), samples
+        if k < 2:
+            return list(locs), list(locs), samples, list(sds), []
+        law = SampleLaw(np.array([edge, edge * (1 + 1e-9)]), np.zeros((2, 0)), ())
     items = sorted([(v, "P", i) for i, v in enumerate(locs)] + [(m, "S", i) for i, (_, _, m) in enumerate(samples)],
                    key=lambda t: -t[0])
-    ranked = ranked_values(law, locs, len(items))
+    still = ranked_values(law, locs, len(items), spread=True)
+    moving = ranked_values(law, locs, len(items), sds=sds, spread=True) if np.any(sds > 0) else still
     new_locs, medians, new_samples = list(locs), list(locs), list(samples)
-    for r, ((mean, med), (_, kind, i)) in enumerate(zip(ranked, items)):
+    spreads, sample_spreads = list(sds), [0.0] * len(samples)
+    for r, ((mean0, _, _), (mean, med, sd), (_, kind, i)) in enumerate(zip(still, moving, items)):
         if kind == "P":
-            new_locs[i], medians[i] = (joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean), med
+            base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
+            new_locs[i], medians[i], spreads[i] = base + (mean - mean0), med, sd
         else:
             new_samples[i] = (mean, samples[i][1], med)
-    return new_locs, medians, tuple(new_samples)
+            sample_spreads[i] = sd
+    return new_locs, medians, tuple(new_samples), spreads, sample_spreads
 
 
 def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
@@ -436,7 +459,7 @@ def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
     """
     ys, zs = np.asarray(ys, dtype=float), np.asarray(zs, dtype=float)
     K = ys.size
-    C = _coefficients(st, eta1, eta2, np.size(tn))
+    C = vbar_coefficients(st, eta1, eta2, np.size(tn))
     phi_b = st.phi2 if which == "second" else st.phi
     if which == "first":
         vec = np.zeros((C.shape[1], K))

@@ -20,7 +20,9 @@ class TwoStepOutlier(Result):
     (a singular value of ``P``) or ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
     route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).  Where the finite-``N``
     route predicts single-sample outliers, ``singular_value`` is the mean over batches of the singular value of
-    this outlier's rank (docs/theory/two_step.md §8.3, "Ranked values").
+    this outlier's rank (docs/theory/two_step.md §8.3, "Ranked values").  ``spread`` (finite-``N`` route; ``None``
+    on the others): the predicted standard deviation of that value from one draw of ``W_0``, ``a`` and the batch to
+    the next, at this ``N`` (docs/theory/two_step.md §8.5) -- what one simulated seed may differ by.
     """
 
     singular_value: float
@@ -29,6 +31,7 @@ class TwoStepOutlier(Result):
     cos2_targets: tuple
     cos2_second_layer: float
     kind: str = "spike"
+    spread: float | None = None
 
 
 @dataclass(frozen=True)

@@ -129,23 +129,63 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     return ranks_of(tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa), ranks, with_bands=with_bands)
 
 
-def ranked_values(law: SampleLaw, fixed, ranks: int):
+def ranked_values(law: SampleLaw, fixed, ranks: int, *, sds=None, spread: bool = False):
     """``[(mean, median), ...]`` of the ``r``-th largest value, ``r = 1..ranks``, of the ``fixed`` locations (the spikes
-    of ``P``, the same in every batch) together with the single-sample outliers of ``law``
-    (docs/theory/two_step.md §8.3, "Ranked values").
+    of ``P``) together with the single-sample outliers of ``law`` (docs/theory/two_step.md §8.3, "Ranked values");
+    with ``spread``, ``[(mean, median, sd), ...]``.
 
-    Above ``s`` lie ``m(s) = #{fixed > s}`` fixed values and ``sum_b Binomial(n_b, P_b(S > s))`` sample outliers, so
+    Above ``s`` lie ``m(s)`` spikes and ``sum_b Binomial(n_b, P_b(S > s))`` sample outliers, so
     ``P(r-th value > s) = P(m(s) + sum_b Bin_b >= r)``; the mean is ``edge + integral of that over s > edge`` (of
     ``max(value, edge)``, as :func:`ranks_of`), the median where it falls to 1/2 (the edge when it starts below).
     Where a sample can pass a spike of ``P``, the ``r``-th value is sometimes the one and sometimes the other: this
-    is what a mean over simulated draws of the ``r``-th singular value measures.
+    is what a mean over simulated draws of the ``r``-th singular value measures.  ``sds``: the spikes' standard
+    deviations over batches (docs/theory/two_step.md §8.5), each spike Gaussian and independent of the others, so
+    that ``m(s)`` is a sum of Bernoulli variables; by default (or where 0) a spike sits at its location in every
+    batch.
     """
-    fixed = np.sort(np.asarray(fixed, dtype=float))[::-1]
+    fixed = np.asarray(fixed, dtype=float)
+    sds = np.zeros_like(fixed) if sds is None else np.asarray(sds, dtype=float)
+    order = np.argsort(-fixed)
+    fixed, sds = fixed[order], sds[order]
     s_e, top = float(law.grid[0]), float(law.grid[-1])
-    inner = fixed[(fixed > s_e) & (fixed < top)]
+    still = fixed[sds <= 0]                                            # spikes at their locations
+    spread_out = [np.linspace(max(s_e, m - 8 * sd), m + 8 * sd, 161) for m, sd in zip(fixed, sds) if sd > 0]
+    end = max([top] + [float(x[-1]) for x in spread_out])
+    inner = still[(still > s_e) & (still < end)]
     eps = 1e-9 * max(top, 1.0)
-    grid = np.unique(np.concatenate([law.grid, inner - eps, inner + eps]))   # the steps of m(s) resolved
-    tails = np.stack([np.interp(grid, law.grid, law.tails[:, b]) for b in range(len(law.sizes))], axis=1)
+    grid = np.unique(np.concatenate([law.grid, inner - eps, inner + eps, *spread_out]))   # the steps of m(s) resolved
+    above = _samples_above(law, grid, ranks)                          # P(q or more sample outliers above s)
+    # the law of m(s): a spike at its location is above s or not; a spread one with probability Phi((m - s) / sd)
+    p = np.where(sds[None, :] > 0, special.ndtr((fixed[None, :] - grid[:, None]) / np.where(sds > 0, sds, 1.0)),
+                 (fixed[None, :] > grid[:, None]).astype(float))
+    pm = np.zeros((grid.size, fixed.size + 1))
+    pm[:, 0] = 1.0
+    for j in range(fixed.size):
+        pm[:, 1:] = pm[:, 1:] * (1 - p[:, j:j + 1]) + pm[:, :-1] * p[:, j:j + 1]
+        pm[:, 0] *= 1 - p[:, j]
+    dg = np.diff(grid)
+    out = []
+    for r in range(1, ranks + 1):
+        # P(m + samples >= r) = sum_j P(m = j) P(samples >= r - j)
+        F = sum(pm[:, j] * (above[:, r - j] if r - j > 0 else 1.0) for j in range(fixed.size + 1))
+        v_r = float(still[r - 1]) if r <= still.size else -np.inf
+        beyond = max(v_r - end, 0.0)                                   # spikes above the grid
+        mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * dg)) + beyond
+        med = v_r if beyond > 0 else _level(grid, F, 0.5)
+        med = s_e if med is None else med
+        if not spread:
+            out.append((mean, med))
+            continue
+        G = F * grid        # E[max(value, edge)^2] = edge^2 + integral of 2 s P(value > s)
+        m2 = s_e**2 + float(np.sum((G[1:] + G[:-1]) * dg)) + (v_r**2 - end**2 if beyond > 0 else 0.0)
+        out.append((mean, med, math.sqrt(max(m2 - mean * mean, 0.0))))
+    return out
+
+
+def _samples_above(law: SampleLaw, grid, ranks: int):
+    """``P(at least q single-sample outliers above s)`` on ``grid`` for ``q = 0..ranks`` (lumped at ``ranks``)."""
+    tails = np.stack([np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b in range(len(law.sizes))],
+                     axis=1) if law.sizes else np.zeros((grid.size, 0))
     k = np.arange(ranks + 1)
     pmf = np.zeros((grid.size, ranks + 1))
     pmf[:, 0] = 1.0
@@ -155,17 +195,7 @@ def ranked_values(law: SampleLaw, fixed, ranks: int):
         conv = np.stack([np.einsum("gi,gi->g", pmf[:, :j + 1], part[:, j::-1]) for j in range(ranks + 1)], axis=1)
         conv[:, -1] += np.clip(1.0 - conv.sum(1), 0.0, None)
         pmf = conv
-    at_least = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]                  # P(samples above s >= q), q = 0..ranks
-    m = (fixed[None, :] > grid[:, None]).sum(1)
-    out = []
-    for r in range(1, ranks + 1):
-        need = r - m
-        F = np.where(need <= 0, 1.0, at_least[np.arange(grid.size), np.clip(need, 0, ranks)])
-        beyond = max(float(fixed[r - 1]) - top, 0.0) if r <= fixed.size else 0.0   # spikes above the grid
-        mean = s_e + float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid))) + beyond
-        med = float(fixed[r - 1]) if beyond > 0 else _level(grid, F, 0.5)
-        out.append((mean, s_e if med is None else med))
-    return out
+    return np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
 
 
 def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None):

@@ -43,7 +43,10 @@ def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
                  eta2=1000**0.4, N=1000)
     note = next(n for n in p.notes if "below the count rule's cut" in n)
     assert float(note.split("fitted edge ")[1].split()[0].rstrip(")")) == float(f"{p.fitted_edge:#.4g}")
-    assert p.fitted_edge > 1.2 * p.bulk_edge        # the heavy-tailed bulk: the fit sees its descent, not its fold
+    # the heavy-tailed bulk: the fit sees its descent, not its fold.  The rule's edge on 25 simulated draws at this
+    # point is 13.94 +- 0.60 (docs/benchmarks/two_step_finite_n.md, N = 1000 reused, seeds 1000-1024): the predicted
+    # fitted edge lies within 3 standard errors of it, the fold far below
+    assert abs(p.fitted_edge - 13.94) < 3 * 0.60 < abs(p.bulk_edge - 13.94)
     # a bounded target and a saturating sigma: no tail, the fitted edge is the fold to within a Tracy-Widom scale
     q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
     assert abs(q.fitted_edge - q.bulk_edge) < 1000 ** (-2 / 3) * q.bulk_edge

@@ -1,0 +1,73 @@
+"""The spread of the two-step outliers from draw to draw: prediction against simulation (docs/theory/two_step.md §8.5).
+
+For each point, ``--draws`` simulations of ``W_2`` (``N = d``, ``n = n2 = 2N``, float32 steps, seeds 5000, 5001, ...)
+give the mean and standard deviation of the top singular values; ``rmtfl.theory.two_step(..., N=N)`` gives each
+outlier's value and its ``spread``.  The standard error of a simulated standard deviation is about
+``sd / sqrt(2 (draws - 1))``.  ``--json`` keeps the simulated numbers (the reference of
+tests/theory/two_step/test_spike_spread.py).
+
+    python -m benchmarks.diag_spike_spread [--draws 200] [--json FILE] [--points "act|target|batch|a1|a2" ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+H2, H3, QUAD = "hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", "hermite(0, 1, 0.5)"
+
+#: The points of the reference: spikes of P alone (tanh, gelu; He1 + He2/2 and He1 + He3/sqrt(6)), both batches,
+#: and two of the quadratic sigma where two spikes of P and single-sample outliers share ranks.
+POINTS = [f"tanh|{H2}|reused|0.2|0.2", f"tanh|{H2}|reused|0.0|0.4", f"tanh|{H3}|reused|0.0|0.4",
+          f"{QUAD}|{H3}|fresh|0.4|0.4", f"tanh|{H2}|reused|0.4|0.4", f"gelu|{H2}|reused|0.4|0.4",
+          f"tanh|{H2}|fresh|0.4|0.4", f"{QUAD}|{H3}|reused|0.2|0.2"]
+
+
+def simulate(point: str, N: int, draws: int) -> list:
+    """The top 8 singular values of ``draws`` simulated ``W_2`` at ``point`` (``act|target|batch|a1|a2``)."""
+    from rmtfl.numerics import simulate_two_step
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    kw = dict(batch="fresh", n2=2 * N) if batch == "fresh" else {}
+    return [[float(v) for v in simulate_two_step(act, tgt, N=N, d=N, n=2 * N, eta1=N ** float(a1),
+                                                 eta2=N ** float(a2), rng=5000 + s, dtype="float32", n_vectors=1,
+                                                 **kw).singular_values[:8]] for s in range(draws)]
+
+
+def predict(point: str, N: int):
+    """``two_step`` at ``point``: the outliers, largest first."""
+    from rmtfl.theory import two_step
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    return two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** float(a1), eta2=N ** float(a2), N=N, batch=batch,
+                    phi2=2.0 if batch == "fresh" else None).outliers
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--points", nargs="*", default=POINTS)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    ref = {"_source": f"python -m benchmarks.diag_spike_spread --draws {a.draws} (simulate_two_step, N = d = {a.N}, "
+                      f"n = n2 = {2 * a.N}, float32, seeds 5000-{4999 + a.draws})"}
+    print("| point | rank | predicted value ± spread | simulated mean ± sd |\n|---|---|---|---|")
+    for p in a.points:
+        S = np.array(simulate(p, a.N, a.draws))
+        ref[p] = dict(N=a.N, draws=a.draws, mean=S.mean(0).tolist(), sd=S.std(0, ddof=1).tolist())
+        for r, o in enumerate(predict(p, a.N)[:3]):
+            print(f"| {p} | {r + 1} | {o.singular_value:.3f} ± {o.spread:.3f} | {S[:, r].mean():.3f} ± "
+                  f"{S[:, r].std(ddof=1):.3f} (± {S[:, r].std(ddof=1) / math.sqrt(2 * (a.draws - 1)):.3f}) |",
+                  flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(ref, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The spread of the finite-N outliers over draws (docs/theory/two_step.md §8.5)."""
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+from rmtfl.theory import two_step
+from rmtfl.theory._two_step.sample_order import SampleLaw, ranked_values
+
+#: Simulated means and standard deviations of the top singular values over 200 draws (source: its "_source" key).
+REFERENCE = json.loads((pathlib.Path(__file__).parent / "spike_spread_reference.json").read_text())
+
+#: Points whose top outlier is a spike of P well above the bulk, with no single-sample outlier near it.
+TOP_SPIKE = [k for k in REFERENCE if k != "_source" and not k.startswith("hermite")]
+
+
+def _predict(point, N=1000):
+    act, tgt, batch, a1, a2 = point.split("|")
+    return two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** float(a1), eta2=N ** float(a2), N=N, batch=batch,
+                    phi2=2.0 if batch == "fresh" else None)
+
+
+@pytest.mark.parametrize("point", TOP_SPIKE)
+def test_top_spread_within_three_standard_errors_of_200_draws(point):
+    """The predicted spread of the top outlier against the standard deviation of 200 simulated draws: within 3
+    standard errors of that standard deviation (sd / sqrt(2 (draws - 1)), 15 % at 200 draws)."""
+    ref = REFERENCE[point]
+    top = _predict(point).outliers[0]
+    sd, se = ref["sd"][0], ref["sd"][0] / math.sqrt(2 * (ref["draws"] - 1))
+    assert abs(top.spread - sd) <= 3 * se, (top.spread, sd, se)
+    assert abs(top.singular_value - ref["mean"][0]) <= max(0.03 * ref["mean"][0], 3 * sd / math.sqrt(ref["draws"]))
+
+
+def test_spread_shrinks_as_n_to_the_minus_half():
+    """At fixed steps the spikes of P converge, and their spread falls as N^(-1/2) (sums over N rows and n samples):
+    sqrt(N) times the spread is 11.8, 13.4, 14.0, 14.2 at N = 1000, 4000, 16000, 64000."""
+    s = [two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=4.0, eta2=8.0, N=N).outliers[0].spread
+         for N in (16000, 64000)]
+    assert s[0] > 0 and s[1] > 0
+    assert s[0] / s[1] == pytest.approx(2.0, rel=0.02)
+
+
+def test_asymptotic_route_has_no_spread():
+    p = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=4.0, eta2=8.0)
+    assert all(o.spread is None for o in p.outliers)
+
+
+def test_ranked_values_with_spread_against_direct_integration():
+    """Spikes Gaussian and independent over batches, with one batch part of single-sample outliers: mean, median and
+    standard deviation of each rank against scipy quad/brentq on P(sum of Bernoulli + Binomial >= r)."""
+    s_e, top, n = 2.0, 8.0, 400
+    p1 = lambda s: 0.004 * np.exp(-2.0 * (s - s_e))                 # noqa: E731
+    grid = s_e + (top - s_e) * np.linspace(0.0, 1.0, 4001) ** 2
+    law = SampleLaw(grid, p1(grid)[:, None], (n,))
+    mu, sd = np.array([9.5, 3.4, 3.0]), np.array([0.8, 0.5, 0.0])
+
+    def F(s, r):
+        q = [special.ndtr((m - s) / v) if v > 0 else float(m > s) for m, v in zip(mu, sd)]
+        pm = np.array([1.0])
+        for qi in q:                                                  # Poisson-binomial law of the spikes above s
+            pm = np.convolve(pm, [1 - qi, qi])
+        return sum(pm[j] * (stats.binom.sf(r - j - 1, n, p1(s)) if r - j > 0 else 1.0) for j in range(pm.size))
+
+    got = ranked_values(law, mu, 5, sds=sd, spread=True)
+    for r, (mean, median, spread) in enumerate(got, 1):
+        cuts = [s_e, 3.0, 20.0]
+        m1 = s_e + sum(integrate.quad(lambda s: F(s, r), a, b, limit=400)[0] for a, b in zip(cuts, cuts[1:]))
+        m2 = s_e**2 + sum(integrate.quad(lambda s: 2 * s * F(s, r), a, b, limit=400)[0] for a, b in zip(cuts, cuts[1:]))
+        assert mean == pytest.approx(m1, rel=2e-4), r
+        assert spread == pytest.approx(math.sqrt(m2 - m1 * m1), rel=2e-3), r
+        if F(s_e, r) >= 0.5 and abs(F(3.0 - 1e-9, r) - F(3.0 + 1e-9, r)) < 1e-12:
+            ref = __import__("scipy.optimize", fromlist=["brentq"]).brentq(lambda s: F(s, r) - 0.5, s_e, 20.0)
+            assert median == pytest.approx(ref, rel=1e-3), r
+    assert ranked_values(law, mu, 5, sds=np.zeros(3)) == ranked_values(law, mu, 5)
