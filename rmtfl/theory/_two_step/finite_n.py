@@ -45,7 +45,7 @@ from . import sample_spikes
 from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu, relu_F_table
-from .sample_order import SampleLaw, ranked_values, sample_outliers
+from .sample_order import rank_outliers, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .spike_spread import spike_spreads
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
@@ -404,49 +404,20 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
-    sds = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), Fq=Fq, g=g, wg=wg,
-                        G_U_w=GUw, locations=locs, N=N, psi=psi)
-    locs, spike_medians, samples, spreads, sample_spreads = _ranked(law, locs, samples, joint_ranks, sds=sds,
-                                                                    edge=bulk.edge)
+    sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), Fq=Fq, g=g,
+                                   wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi)
+    # a spike's law matters where another outlier comes within its spread: there the ranks share out their values
+    others = list(locs) + [m for _, _, m in samples]
+    near = [any(abs(v - x) < 6.0 * sd for j, x in enumerate(others) if j != i)
+            for i, (v, sd) in enumerate(zip(locs, sds))]
+    tail = None if bulk.zrange is None else (st.zs < bulk.zrange[0]) | (st.zs > bulk.zrange[1])
+    laws = [spike_law(i, tail) if near[i] else None for i in range(len(locs))]
+    locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
+                                                                          laws=laws, edge=bulk.edge)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),
                          tuple(spreads), tuple(sample_spreads))
-
-
-def _ranked(law, locs, samples, joint_ranks=None, sds=None, edge=None):
-    """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
-    (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples, spike spreads, sample
-    spreads)``, the spreads the standard deviations of the ranks' values over batches.
-
-    Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
-    sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
-    ``joint_ranks``: the ranks' means from the joint problem over the most extreme sample
-    (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, a spike's rank takes its mean
-    from there.  ``sds``: the spikes' own spreads over batches (docs/theory/two_step.md §8.5); where spikes and
-    samples come near each other they move the ranks' means, a spike's rank by as much as they move it with the
-    spikes at their locations; ``edge``: the bulk's edge.
-    """
-    k = len(locs)
-    sds = np.zeros(k) if sds is None else np.asarray(sds, dtype=float)
-    if law is None or not samples:
-        if k < 2:
-            return list(locs), list(locs), samples, list(sds), []
-        law = SampleLaw(np.array([edge, edge * (1 + 1e-9)]), np.zeros((2, 0)), ())
-    items = sorted([(v, "P", i) for i, v in enumerate(locs)] + [(m, "S", i) for i, (_, _, m) in enumerate(samples)],
-                   key=lambda t: -t[0])
-    still = ranked_values(law, locs, len(items), spread=True)
-    moving = ranked_values(law, locs, len(items), sds=sds, spread=True) if np.any(sds > 0) else still
-    new_locs, medians, new_samples = list(locs), list(locs), list(samples)
-    spreads, sample_spreads = list(sds), [0.0] * len(samples)
-    for r, ((mean0, _, _), (mean, med, sd), (_, kind, i)) in enumerate(zip(still, moving, items)):
-        if kind == "P":
-            base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
-            new_locs[i], medians[i], spreads[i] = base + (mean - mean0), med, sd
-        else:
-            new_samples[i] = (mean, samples[i][1], med)
-            sample_spreads[i] = sd
-    return new_locs, medians, tuple(new_samples), spreads, sample_spreads
 
 
 def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):

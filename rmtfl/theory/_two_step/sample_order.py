@@ -28,7 +28,7 @@ from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "sample_outliers",
+__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers", "sample_outliers",
            "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
@@ -129,7 +129,7 @@ def order_statistics(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     return ranks_of(tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa), ranks, with_bands=with_bands)
 
 
-def ranked_values(law: SampleLaw, fixed, ranks: int, *, sds=None, spread: bool = False):
+def ranked_values(law: SampleLaw, fixed, ranks: int, *, laws=None, spread: bool = False):
     """``[(mean, median), ...]`` of the ``r``-th largest value, ``r = 1..ranks``, of the ``fixed`` locations (the spikes
     of ``P``) together with the single-sample outliers of ``law`` (docs/theory/two_step.md §8.3, "Ranked values");
     with ``spread``, ``[(mean, median, sd), ...]``.
@@ -138,26 +138,29 @@ def ranked_values(law: SampleLaw, fixed, ranks: int, *, sds=None, spread: bool =
     ``P(r-th value > s) = P(m(s) + sum_b Bin_b >= r)``; the mean is ``edge + integral of that over s > edge`` (of
     ``max(value, edge)``, as :func:`ranks_of`), the median where it falls to 1/2 (the edge when it starts below).
     Where a sample can pass a spike of ``P``, the ``r``-th value is sometimes the one and sometimes the other: this
-    is what a mean over simulated draws of the ``r``-th singular value measures.  ``sds``: the spikes' standard
-    deviations over batches (docs/theory/two_step.md §8.5), each spike Gaussian and independent of the others, so
-    that ``m(s)`` is a sum of Bernoulli variables; by default (or where 0) a spike sits at its location in every
-    batch.
+    is what a mean over simulated draws of the ``r``-th singular value measures.  ``laws``: per spike ``None`` or its
+    law over batches as ``(x, sf)``, ``P(spike > location + x) = sf`` on an ascending grid
+    (docs/theory/two_step.md §8.5), the spikes independent of each other, so that ``m(s)`` is a sum of Bernoulli variables; by default (or
+    where ``None``) a spike sits at its location in every batch.
     """
     fixed = np.asarray(fixed, dtype=float)
-    sds = np.zeros_like(fixed) if sds is None else np.asarray(sds, dtype=float)
+    laws = [None] * fixed.size if laws is None else list(laws)
     order = np.argsort(-fixed)
-    fixed, sds = fixed[order], sds[order]
+    fixed, laws = fixed[order], [laws[j] for j in order]
     s_e, top = float(law.grid[0]), float(law.grid[-1])
-    still = fixed[sds <= 0]                                            # spikes at their locations
-    spread_out = [np.linspace(max(s_e, m - 8 * sd), m + 8 * sd, 161) for m, sd in zip(fixed, sds) if sd > 0]
+    moves = np.array([lw is not None for lw in laws], dtype=bool)
+    still = fixed[~moves]                                              # spikes at their locations
+    spread_out = [_law_points(m, lw, s_e) for m, lw in zip(fixed, laws) if lw is not None]
     end = max([top] + [float(x[-1]) for x in spread_out])
     inner = still[(still > s_e) & (still < end)]
     eps = 1e-9 * max(top, 1.0)
     grid = np.unique(np.concatenate([law.grid, inner - eps, inner + eps, *spread_out]))   # the steps of m(s) resolved
     above = _samples_above(law, grid, ranks)                          # P(q or more sample outliers above s)
-    # the law of m(s): a spike at its location is above s or not; a spread one with probability Phi((m - s) / sd)
-    p = np.where(sds[None, :] > 0, special.ndtr((fixed[None, :] - grid[:, None]) / np.where(sds > 0, sds, 1.0)),
-                 (fixed[None, :] > grid[:, None]).astype(float))
+    # the law of m(s): a spike at its location is above s or not; a spread one with the probability of its law
+    p = (fixed[None, :] > grid[:, None]).astype(float)
+    for j, lw in enumerate(laws):
+        if lw is not None:
+            p[:, j] = np.interp(grid - fixed[j], lw[0], lw[1], left=1.0, right=0.0)
     pm = np.zeros((grid.size, fixed.size + 1))
     pm[:, 0] = 1.0
     for j in range(fixed.size):
@@ -180,6 +183,52 @@ def ranked_values(law: SampleLaw, fixed, ranks: int, *, sds=None, spread: bool =
         m2 = s_e**2 + float(np.sum((G[1:] + G[:-1]) * dg)) + (v_r**2 - end**2 if beyond > 0 else 0.0)
         out.append((mean, med, math.sqrt(max(m2 - mean * mean, 0.0))))
     return out
+
+
+def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edge=None):
+    """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
+    (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples, spike spreads, sample
+    spreads)``, the spreads the standard deviations of the ranks' values over batches.
+
+    Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
+    sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
+    ``joint_ranks``: the ranks' means from the joint problem over the most extreme sample
+    (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, a spike's rank takes its mean
+    from there.  ``sds``, ``laws``: the spikes' own spreads and laws over batches (docs/theory/two_step.md §8.5);
+    where spikes and samples come near each other the laws move the ranks' means, a spike's rank by as much as they
+    move it with the spikes at their locations; ``edge``: the bulk's edge.
+    """
+    k = len(locs)
+    sds = np.zeros(k) if sds is None else np.asarray(sds, dtype=float)
+    if law is None or not samples:
+        if k < 2:
+            return list(locs), list(locs), samples, list(sds), []
+        law = SampleLaw(np.array([edge, edge * (1 + 1e-9)]), np.zeros((2, 0)), ())
+    items = sorted([(v, "P", i) for i, v in enumerate(locs)] + [(m, "S", i) for i, (_, _, m) in enumerate(samples)],
+                   key=lambda t: -t[0])
+    still = ranked_values(law, locs, len(items), spread=True)
+    moving = ranked_values(law, locs, len(items), laws=laws, spread=True) if laws and any(laws) else still
+    new_locs, medians, new_samples = list(locs), list(locs), list(samples)
+    spreads, sample_spreads = list(sds), [0.0] * len(samples)
+    for r, ((mean0, _, _), (mean, med, sd), (_, kind, i)) in enumerate(zip(still, moving, items)):
+        if kind == "P":
+            base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
+            # a spike whose law is not needed (nothing comes near it) keeps its own spread
+            new_locs[i], medians[i] = base + (mean - mean0), med
+            spreads[i] = sd if laws and laws[i] is not None else float(sds[i])
+        else:
+            new_samples[i] = (mean, samples[i][1], med)
+            sample_spreads[i] = sd
+    return new_locs, medians, tuple(new_samples), spreads, sample_spreads
+
+
+def _law_points(location, law, s_e, points: int = 161):
+    """Grid points where a spike's law (``(x, sf)``) moves, between its ``1e-7`` and ``1 - 1e-7`` quantiles, at or
+    above the edge ``s_e``."""
+    x, sf = law
+    inside = (sf > 1e-7) & (sf < 1.0 - 1e-7)
+    a, b = (float(x[inside][0]), float(x[inside][-1])) if inside.any() else (float(x[0]), float(x[-1]))
+    return np.linspace(max(s_e, location + a), max(s_e, location + b), points)
 
 
 def _samples_above(law: SampleLaw, grid, ranks: int):

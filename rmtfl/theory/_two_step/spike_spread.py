@@ -15,7 +15,9 @@ with ``q_i`` the eigenvector of ``s^2 <-tt> R G_V R`` (``R = G_U(tau)^{1/2}``) a
 ``w^(i) = y p^(i)(y, s)``; along ``beta*`` it is the batch mean of ``w z*``; across, a Gaussian vector of ``d``
 components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative variance ``2/d``).  The bulk's own
 ``O(N^{-1/2})`` fluctuation of the resolvent is left out: it matters near the edge, not for spikes well above it;
-and so is the correlation between spikes.  Deterministic: no sampling, the quadrature rules of the prediction.
+and so is the correlation between spikes.  The law of a spike: the batch's samples beyond the bulk's cut one by one
+(a compensated compound Poisson sum; with a heavy-tailed target they carry most of the variance and skew the law),
+the rest of the variance a Gaussian, by FFT of the characteristic function.  Deterministic: no sampling, the quadrature rules of the prediction.
 """
 from __future__ import annotations
 
@@ -28,27 +30,25 @@ from .widened_bulk import WidenedBulk, master_eigs, psd_sqrt
 __all__ = ["spike_spreads"]
 
 
-def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float,
-                  psi: float) -> np.ndarray:
-    """Standard deviation over batches of each outlier of ``P`` at ``locations`` (module docstring;
-    docs/theory/two_step.md §8.5).
+def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float, psi: float):
+    """``(sds, law)``: the standard deviation over batches of each outlier of ``P`` at ``locations`` (module
+    docstring; docs/theory/two_step.md §8.5), and ``law(i, tail)``, the law of the ``i``-th as ``(x, sf)``,
+    ``P(outlier > location + x) = sf`` on an ascending grid ``x`` (``None`` where its spread is 0).
 
     ``st``: the :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup` of the prediction; ``G_V``, ``C``, ``Fq``:
     the ``d``-side Gram matrix of ``P``, its coefficients on the basis of
     :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the weights ``F(t_q; y, s)`` of that basis on the data
     grid of ``st``; ``g``, ``wg``: the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side
-    Gram matrix.  A root where the eigenvalue's derivative cannot be taken gets 0.
+    Gram matrix.  ``tail`` (for ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or
+    ``None``), whose samples enter the law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root where the
+    eigenvalue's derivative cannot be taken gets 0.
     """
     k = len(locations)
-    if k == 0:
-        return np.zeros(0)
     d, n1 = N / psi, st.phi * N / psi
     n2 = (st.phi2 if st.batch == "fresh" else st.phi) * N / psi
     y, zs, w = st.y, st.zs, st.w
     fresh = st.batch == "fresh"
-    kappa, across = np.zeros(k), np.zeros(k)
-    hu = np.zeros((k, g.size))
-    f1, f2 = np.zeros((k, y.size)), np.zeros((k, y.size))   # delta S / S per sample of the first / second batch
+    sds, parts = np.zeros(k), [None] * k
     for i, s in enumerate(locations):
         tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
         got = _slope(bulk, s, G_U_w, G_V, g, N)
@@ -61,24 +61,77 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         S = float(Rq @ G_V @ Rq)
         u = G_V @ Rq / S
         h = g**2 * tq * (u[0] + u[1:]) ** 2                  # the row terms of u^T G_U(tau) u, relative
-        hu[i] = h / float(wg @ h)
-        kappa[i] = got[0] / abs(got[1])
+        h = h / float(wg @ h)
         c = C.T @ Rq                                        # the combination of the Gram basis along q
         c1 = c[0] if fresh else 0.0                         # the first batch's beta_hat_1 (fresh batches)
-        wv = y * (c[1] + c[2:] @ Fq) if fresh else y * (c[0] + c[1:] @ Fq)
+        wv = _weights(c, fresh, y, Fq)
         A = c1 * float((y * zs) @ w) + float((wv * zs) @ w)
         T = S - A * A                                       # everything across beta*
         Ey2, Ew2 = float((y * y) @ w), float((wv * wv) @ w)
         e1, e2 = c1**2 * Ey2 / n1, Ew2 / n2                 # each batch's share of the part across
-        # delta S = 2 A delta A + T (each batch's share times its E_n[w^2] moving) + the chi-square factor below
-        f1[i] = (2 * A * c1 * y * zs + (T * e1 / (e1 + e2)) * y * y / Ey2) / S
-        f2[i] = (2 * A * wv * zs + (T * e2 / (e1 + e2) * wv * wv / Ew2 if e2 > 0 else 0.0)) / S
-        across[i] = T / S
-    # over the whole law of the batch, its most extreme samples included: with a heavy-tailed target they dominate
-    # these sums, and the Gaussian of this variance is what the prediction uses (docs/theory/two_step.md §8.5);
-    # the chi-square factor of the Gaussian vectors of d components across beta* adds 2 / d to the relative variance
-    var_v = _var(f2, w) / n2 + (_var(f1, w) / n1 if fresh else 0.0) + 2.0 * across**2 / d
-    return kappa * np.sqrt(np.clip(_var(hu, wg) / N + var_v, 0.0, None))
+        # delta S / S per sample of each batch: 2 A delta A + T (each batch's share times its E_n[w^2] moving),
+        # as (along, across) coefficients of (y z*, y^2) (first batch) and (w z*, w^2) (second)
+        co = (2 * A * c1 / S, T * e1 / ((e1 + e2) * Ey2 * S), 2 * A / S,
+              T * e2 / ((e1 + e2) * Ew2 * S) if e2 > 0 else 0.0)
+        # over the whole law of the batch, its most extreme samples included (with a heavy-tailed target they
+        # dominate these sums); the chi-square factor across beta* adds 2 / d, the rows their own part
+        var = (_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2 + 2.0 * (T / S) ** 2 / d + _var(h, wg) / N
+               + (_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0))
+        kappa = got[0] / abs(got[1])
+        sds[i] = kappa * math.sqrt(max(var, 0.0))
+        parts[i] = (c, co, var, kappa)
+
+    def law(i, tail):
+        if parts[i] is None or sds[i] == 0.0:
+            return None
+        c, co, var, kappa = parts[i]
+        tail = np.zeros(y.size, dtype=bool) if tail is None else tail      # no tail: the Gaussian alone
+        yt, zt, wt = y[tail], zs[tail], _weights(c, fresh, y, Fq)[tail]
+        jumps, rates = [(co[2] * wt * zt + co[3] * wt * wt) / n2], [n2 * w[tail]]
+        if fresh:
+            jumps.append((co[0] * yt * zt + co[1] * yt * yt) / n1)
+            rates.append(n1 * w[tail])
+        return _compound_law(np.concatenate(jumps), np.concatenate(rates), var, kappa)
+
+    return sds, law
+
+
+def _weights(c, fresh, y, F):
+    """The sample weights ``w = y p(y, s)`` of the combination ``c`` of the Gram basis (the second batch's part for
+    fresh batches)."""
+    return y * (c[1] + c[2:] @ F) if fresh else y * (c[0] + c[1:] @ F)
+
+
+def _compound_law(jumps, rates, var, kappa, points: int = 2048, bins: int = 48):
+    """``(x, sf)`` of ``kappa X``: ``X`` a centred Gaussian plus the compensated compound Poisson sum of ``jumps`` at
+    ``rates`` (the tails' samples one by one), of total variance ``var`` (the Gaussian takes what the jumps leave);
+    by FFT of its characteristic function.  The jumps are pooled into ``bins`` bins of ``|jump|`` (geometric) keeping
+    each bin's rate and mean jump; jumps whose larger ones have a total rate below ``1e-4`` per batch are left out
+    of the shape (their variance stays in the Gaussian)."""
+    order = np.argsort(-np.abs(jumps))
+    jumps, rates = jumps[order], rates[order]
+    keep = (np.cumsum(rates) >= 1e-4) & (rates > 0)         # drop the rarest, largest jumps from the shape
+    jumps, rates = jumps[keep], rates[keep]
+    if jumps.size > bins:
+        mag = np.log(np.abs(jumps) + 1e-300)
+        edges = np.linspace(mag.min(), mag.max() + 1e-12, bins // 2 + 1)
+        key = np.digitize(mag, edges) * 2 + (jumps > 0)
+        _, inv = np.unique(key, return_inverse=True)
+        r = np.bincount(inv, weights=rates)
+        jumps, rates = np.bincount(inv, weights=rates * jumps) / r, r
+    core = max(var - float(rates @ jumps**2), 0.0)
+    sd = math.sqrt(var)
+    lo = -(float(rates @ np.clip(jumps, 0.0, None)) + 8.0 * sd)
+    hi = float(rates @ np.clip(-jumps, 0.0, None)) + 8.0 * sd + float(np.max(np.abs(jumps), initial=0.0))
+    x = np.linspace(lo, hi, points)
+    dx = x[1] - x[0]
+    t = 2.0 * np.pi * np.fft.fftfreq(points, d=dx)
+    tj = np.outer(t, jumps)
+    logphi = -0.5 * core * t * t + (rates * (np.expm1(1j * tj) - 1j * tj)).sum(1)
+    pdf = np.clip(np.real(np.fft.fft(np.exp(logphi - 1j * t * lo))), 0.0, None)
+    pdf /= pdf.sum()
+    sf = 1.0 - np.cumsum(pdf) + pdf                         # P(X >= x_j)
+    return kappa * x, np.clip(sf, 0.0, 1.0)
 
 
 def _var(f, w):

@@ -49,8 +49,8 @@ def test_asymptotic_route_has_no_spread():
 
 
 def test_ranked_values_with_spread_against_direct_integration():
-    """Spikes Gaussian and independent over batches, with one batch part of single-sample outliers: mean, median and
-    standard deviation of each rank against scipy quad/brentq on P(sum of Bernoulli + Binomial >= r)."""
+    """Spikes with laws over batches (here Gaussian) and independent, with one batch part of single-sample outliers:
+    mean, median and standard deviation of each rank against scipy quad/brentq on P(sum of Bernoulli + Binomial >= r)."""
     s_e, top, n = 2.0, 8.0, 400
     p1 = lambda s: 0.004 * np.exp(-2.0 * (s - s_e))                 # noqa: E731
     grid = s_e + (top - s_e) * np.linspace(0.0, 1.0, 4001) ** 2
@@ -64,7 +64,9 @@ def test_ranked_values_with_spread_against_direct_integration():
             pm = np.convolve(pm, [1 - qi, qi])
         return sum(pm[j] * (stats.binom.sf(r - j - 1, n, p1(s)) if r - j > 0 else 1.0) for j in range(pm.size))
 
-    got = ranked_values(law, mu, 5, sds=sd, spread=True)
+    x = np.linspace(-8.0, 8.0, 4001)
+    laws = [(v * x, special.ndtr(-x)) if v > 0 else None for v in sd]       # Gaussian: P(spike > mu + v x)
+    got = ranked_values(law, mu, 5, laws=laws, spread=True)
     for r, (mean, median, spread) in enumerate(got, 1):
         cuts = [s_e, 3.0, 20.0]
         m1 = s_e + sum(integrate.quad(lambda s: F(s, r), a, b, limit=400)[0] for a, b in zip(cuts, cuts[1:]))
@@ -74,4 +76,21 @@ def test_ranked_values_with_spread_against_direct_integration():
         if F(s_e, r) >= 0.5 and abs(F(3.0 - 1e-9, r) - F(3.0 + 1e-9, r)) < 1e-12:
             ref = __import__("scipy.optimize", fromlist=["brentq"]).brentq(lambda s: F(s, r) - 0.5, s_e, 20.0)
             assert median == pytest.approx(ref, rel=1e-3), r
-    assert ranked_values(law, mu, 5, sds=np.zeros(3)) == ranked_values(law, mu, 5)
+    assert ranked_values(law, mu, 5, laws=[None] * 3) == ranked_values(law, mu, 5)
+
+
+def test_compound_law_against_closed_forms():
+    """The law of a Gaussian plus a compensated compound Poisson sum: with no jumps the Gaussian; with one jump size J
+    at rate lam and a narrow Gaussian, J (Poisson(lam) - lam) blurred; mean 0 and the given variance either way."""
+    from rmtfl.theory._two_step.spike_spread import _compound_law
+
+    x, sf = _compound_law(np.zeros(0), np.zeros(0), 0.04, 3.0)
+    np.testing.assert_allclose(sf, special.ndtr(-x / 0.6), atol=2e-3)
+    J, lam, core = 0.5, 2.0, 0.05**2                       # atoms J (k - lam), each blurred by a narrow Gaussian
+    x, sf = _compound_law(np.array([J]), np.array([lam]), lam * J * J + core, 1.0)
+    for k in range(6):                                     # P(X >= J (k - lam - 1/2)) = P(Poisson >= k)
+        at = J * (k - lam - 0.5)
+        assert np.interp(at, x, sf) == pytest.approx(stats.poisson.sf(k - 1, lam), abs=1e-4)
+    pdf = -np.diff(np.append(sf, 0.0))
+    assert float(pdf @ x) == pytest.approx(0.0, abs=1e-3)
+    assert float(pdf @ x**2) == pytest.approx(lam * J * J + core, rel=1e-2)
