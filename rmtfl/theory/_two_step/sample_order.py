@@ -28,8 +28,8 @@ from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike, row_functions
 
-__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers", "sample_outliers",
-           "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
+__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers",
+           "sample_outliers", "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
 S_GRID = 48
@@ -140,8 +140,8 @@ def ranked_values(law: SampleLaw, fixed, ranks: int, *, laws=None, spread: bool 
     Where a sample can pass a spike of ``P``, the ``r``-th value is sometimes the one and sometimes the other: this
     is what a mean over simulated draws of the ``r``-th singular value measures.  ``laws``: per spike ``None`` or its
     law over batches as ``(x, sf)``, ``P(spike > location + x) = sf`` on an ascending grid
-    (docs/theory/two_step.md §8.5), the spikes independent of each other, so that ``m(s)`` is a sum of Bernoulli variables; by default (or
-    where ``None``) a spike sits at its location in every batch.
+    (docs/theory/two_step.md §8.5), the spikes independent of each other, so that ``m(s)`` is a sum of Bernoulli
+    variables; by default (or where ``None``) a spike sits at its location in every batch.
     """
     fixed = np.asarray(fixed, dtype=float)
     laws = [None] * fixed.size if laws is None else list(laws)

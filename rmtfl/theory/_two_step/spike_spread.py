@@ -17,7 +17,8 @@ components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative 
 ``O(N^{-1/2})`` fluctuation of the resolvent is left out: it matters near the edge, not for spikes well above it;
 and so is the correlation between spikes.  The law of a spike: the batch's samples beyond the bulk's cut one by one
 (a compensated compound Poisson sum; with a heavy-tailed target they carry most of the variance and skew the law),
-the rest of the variance a Gaussian, by FFT of the characteristic function.  Deterministic: no sampling, the quadrature rules of the prediction.
+the rest of the variance a Gaussian, by FFT of the characteristic function.  Deterministic: no sampling, the
+quadrature rules of the prediction.
 """
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
     :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the weights ``F(t_q; y, s)`` of that basis on the data
     grid of ``st``; ``g``, ``wg``: the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side
     Gram matrix.  ``tail`` (for ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or
-    ``None``), whose samples enter the law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root where the
-    eigenvalue's derivative cannot be taken gets 0.
+    ``None``), whose samples enter the law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root
+    where the eigenvalue's derivative cannot be taken gets 0.
     """
     k = len(locations)
     d, n1 = N / psi, st.phi * N / psi

@@ -50,7 +50,8 @@ def test_asymptotic_route_has_no_spread():
 
 def test_ranked_values_with_spread_against_direct_integration():
     """Spikes with laws over batches (here Gaussian) and independent, with one batch part of single-sample outliers:
-    mean, median and standard deviation of each rank against scipy quad/brentq on P(sum of Bernoulli + Binomial >= r)."""
+    mean, median and standard deviation of each rank against scipy quad/brentq on
+    P(sum of Bernoulli + Binomial >= r)."""
     s_e, top, n = 2.0, 8.0, 400
     p1 = lambda s: 0.004 * np.exp(-2.0 * (s - s_e))                 # noqa: E731
     grid = s_e + (top - s_e) * np.linspace(0.0, 1.0, 4001) ** 2
