@@ -444,12 +444,12 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca, spread=float(sd)) for s, th, ct, ca, sd in
-            zip(r.locations, r.thetas, r.cos2_target, r.cos2_a, r.spreads)]
+            zip(r.locations, r.thetas, r.cos2_target, r.cos2_a, r.spreads, strict=True)]
     # every outlier is reported at the mean of its rank and counted at the median (docs/theory/two_step.md §8.3)
     medians = r.spike_medians or r.locations
     seen = [(m, o) for m, o in zip(medians, outs)] + [
         (med, TwoStepOutlier(s, th, 0.0, (0.0,), 0.0, "sample", spread=float(sd)))
-        for (s, th, med), sd in zip(r.samples, r.sample_spreads or [0.0] * len(r.samples))]
+        for (s, th, med), sd in zip(r.samples, r.sample_spreads, strict=True)]
     seen.sort(key=lambda v: -v[0])
     rule = count_on_prediction([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     count = rule.count
