@@ -65,7 +65,7 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         h = h / float(wg @ h)
         c = C.T @ Rq                                        # the combination of the Gram basis along q
         c1 = c[0] if fresh else 0.0                         # the first batch's beta_hat_1 (fresh batches)
-        wv = _weights(c, fresh, y, Fq)
+        wv = y * (c[1] + c[2:] @ Fq) if fresh else y * (c[0] + c[1:] @ Fq)   # the sample weights w = y p(y, s)
         A = c1 * float((y * zs) @ w) + float((wv * zs) @ w)
         T = S - A * A                                       # everything across beta*
         Ey2, Ew2 = float((y * y) @ w), float((wv * wv) @ w)
@@ -80,14 +80,14 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
                + (_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0))
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
-        parts[i] = (c, co, var, kappa)
+        parts[i] = (wv, co, var, kappa)
 
     def law(i, tail):
         if parts[i] is None or sds[i] == 0.0:
             return None
-        c, co, var, kappa = parts[i]
+        wv, co, var, kappa = parts[i]
         tail = np.zeros(y.size, dtype=bool) if tail is None else tail      # no tail: the Gaussian alone
-        yt, zt, wt = y[tail], zs[tail], _weights(c, fresh, y, Fq)[tail]
+        yt, zt, wt = y[tail], zs[tail], wv[tail]
         jumps, rates = [(co[2] * wt * zt + co[3] * wt * wt) / n2], [n2 * w[tail]]
         if fresh:
             jumps.append((co[0] * yt * zt + co[1] * yt * yt) / n1)
@@ -95,12 +95,6 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         return _compound_law(np.concatenate(jumps), np.concatenate(rates), var, kappa)
 
     return sds, law
-
-
-def _weights(c, fresh, y, F):
-    """The sample weights ``w = y p(y, s)`` of the combination ``c`` of the Gram basis (the second batch's part for
-    fresh batches)."""
-    return y * (c[1] + c[2:] @ F) if fresh else y * (c[0] + c[1:] @ F)
 
 
 def _compound_law(jumps, rates, var, kappa, points: int = 2048, bins: int = 48):
