@@ -20,10 +20,12 @@ import numpy as np
 H2, H3, QUAD = "hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", "hermite(0, 1, 0.5)"
 
 #: The points of the reference: spikes of P alone (tanh, gelu; He1 + He2/2 and He1 + He3/sqrt(6)), both batches,
-#: and two of the quadratic sigma where two spikes of P and single-sample outliers share ranks.
+#: two of the quadratic sigma where two spikes of P and single-sample outliers share ranks, and two spikes near the
+#: edge (where the bulk's own resolvent adds to the spread).
 POINTS = [f"tanh|{H2}|reused|0.2|0.2", f"tanh|{H2}|reused|0.0|0.4", f"tanh|{H3}|reused|0.0|0.4",
           f"{QUAD}|{H3}|fresh|0.4|0.4", f"tanh|{H2}|reused|0.4|0.4", f"gelu|{H2}|reused|0.4|0.4",
-          f"tanh|{H2}|fresh|0.4|0.4", f"{QUAD}|{H3}|reused|0.2|0.2"]
+          f"tanh|{H2}|fresh|0.4|0.4", f"{QUAD}|{H3}|reused|0.2|0.2", f"tanh|{H2}|reused|0.0|0.0",
+          f"erf|{H2}|reused|0.1|0.0"]
 
 
 def simulate(point: str, N: int, draws: int) -> list:

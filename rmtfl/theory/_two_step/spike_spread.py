@@ -13,11 +13,12 @@ variances that the same quadrature rules give; a He3 part in the target makes th
 with ``q_i`` the eigenvector of ``s^2 <-tt> R G_V R`` (``R = G_U(tau)^{1/2}``) at the root and ``u_i = G_V R q_i /
 (R q_i)^T G_V (R q_i)``.  The right vector ``V R q_i = X^T (w^(i)) / n`` of a batch is a weighted sum of its samples,
 ``w^(i) = y p^(i)(y, s)``; along ``beta*`` it is the batch mean of ``w z*``; across, a Gaussian vector of ``d``
-components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative variance ``2/d``).  The bulk's own
-``O(N^{-1/2})`` fluctuation of the resolvent is left out: it matters near the edge, not for spikes well above it;
-and so is the correlation between spikes.  The law of a spike: the batch's samples beyond the bulk's cut one by one
-(a compensated compound Poisson sum; with a heavy-tailed target they carry most of the variance and skew the law),
-the rest of the variance a Gaussian, by FFT of the characteristic function.  Deterministic: no sampling, the
+components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative variance ``2/d``).  Given the
+spike's vectors, the bulk's own resolvent fluctuates as well (:func:`resolvent_variance`, the outlier's classical
+CLT): it matters near the edge, not for spikes well above it.  The correlation between spikes is left out.  The law
+of a spike: the batch's samples beyond the bulk's cut one by one (a compensated compound Poisson sum; with a
+heavy-tailed target they carry most of the variance and skew the law), the rest of the variance a Gaussian, by FFT
+of the characteristic function.  Deterministic: no sampling, the
 quadrature rules of the prediction.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 
 from .widened_bulk import WidenedBulk, master_eigs, psd_sqrt
 
-__all__ = ["spike_spreads"]
+__all__ = ["spike_spreads", "resolvent_variance"]
 
 
 def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float, psi: float):
@@ -78,6 +79,8 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         # dominate these sums); the chi-square factor across beta* adds 2 / d, the rows their own part
         var = (_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2 + 2.0 * (T / S) ** 2 / d + _var(h, wg) / N
                + (_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0))
+        # and the bulk's own resolvent, given the spike's vectors (the outlier CLT; it matters near the edge)
+        var += resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=g**2 * (u[0] + u[1:]) ** 2)
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
         parts[i] = (wv, co, var, kappa)
@@ -132,6 +135,42 @@ def _compound_law(jumps, rates, var, kappa, points: int = 2048, bins: int = 48):
 def _var(f, w):
     """Variance over one draw of each row of ``f`` (functions on nodes with probability weights ``w``)."""
     return (f * f) @ w - (f @ w) ** 2
+
+
+def resolvent_variance(bulk: WidenedBulk, g, wg, s: float, *, N: float, d: float, weights) -> float:
+    """The relative variance of the master equation's eigenvalue at the outlier ``s`` from the bulk's own resolvent
+    (docs/theory/two_step.md §8.5, "The bulk's resolvent"), given the spike's vectors.
+
+    With ``G = (x - H H^T)^{-1}``, ``G~ = (x - H^T H)^{-1}`` (``x = s^2``) and a spike ``theta a b^T`` (unit ``a``,
+    ``b``), the outlier solves ``(1 - theta psi_x)^2 = theta^2 phi_1 phi_2`` with ``phi_1 = s a^T G a``,
+    ``phi_2 = s b^T G~ b``, ``psi_x = a^T G H b``.  To first order the eigenvalue moves by
+    ``d phi_1 / phi_1 + d phi_2 / phi_2 + 2 theta psi_x``, three uncorrelated terms:
+
+    * ``N`` side: ``a_j^2`` proportional to ``weights`` at the nodes ``g`` of the law of ``sqrt(N) a`` (weights
+      ``wg``); the off-diagonal ``sum_{j != k} a_j a_k G_jk`` with ``E G_jk^2 = c_j c_k / sum_l c_l``,
+      ``c_j = (G^2)_jj - G_jj^2`` (the row sums of the squares, ``(G^2)_jj = -d tau_j / dx``):
+      ``2 E[w c]^2 / (N E[c] E[w tau]^2)``;
+    * ``d`` side, a generic direction: ``2 ((1/d) tr G~^2 - g~^2) / (d g~^2)``, ``g~ = (1/d) tr G~ = <-tt>``;
+    * the cross form, ``b`` generic: ``E psi_x^2 = a^T (x G^2 - G) a / d``, and ``theta^2 phi_1 phi_2 = 1``:
+      ``4 E[w (x (G^2)_jj - G_jj)] / (d x E[w tau] g~)``.
+
+    For a Marchenko–Pastur bulk and a generic ``a`` these are the classical terms of the outlier's CLT: the spread
+    of a rank-one spike over Gaussian noise is then :func:`rmtfl.theory.bgn_outlier_sd`
+    (``tests/theory/two_step/test_spike_spread.py``).  The derivatives in ``x``: the implicit function theorem on the
+    profile's reduced system (:meth:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk.kernel_slopes`).
+    """
+    x = s * s
+    got = bulk.kernel_slopes(np.asarray(g, dtype=float) / math.sqrt(N), x)
+    if got is None:
+        return 0.0
+    tau, dtau, gt, dgt = got
+    w = np.asarray(weights, dtype=float)
+    c = np.clip(-dtau - tau * tau, 0.0, None)
+    w_tau = float(wg @ (w * tau))
+    n_side = 2.0 * float(wg @ (w * c)) ** 2 / (N * float(wg @ c) * w_tau**2)
+    d_side = 2.0 * max(-dgt - gt * gt, 0.0) / (d * gt * gt)
+    cross = 4.0 * float(wg @ (w * np.clip(-x * dtau - tau, 0.0, None))) / (d * x * w_tau * gt)
+    return n_side + d_side + cross
 
 
 def _slope(bulk, s, G_U_w, G_V, g, N):

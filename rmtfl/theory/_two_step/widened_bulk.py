@@ -241,6 +241,31 @@ class WidenedBulk:
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
+    def kernel_slopes(self, a, x):
+        """``(tau, dtau/dx, g, dg/dx)``: the row kernel ``tau = -t(a)`` at rows ``a`` and ``g = <-tt>`` at ``x``
+        (as :meth:`tau_rows`) with their derivatives in ``x``, by the implicit function theorem on the reduced
+        system (one linear solve at the kernels already solved there); ``None`` where the kernels are not found
+        (docs/theory/two_step.md §8.5)."""
+        v = self.kernels(x)
+        if v is None:
+            return None
+        red, K = self.red, self.red.K
+        A, B = v[:K], v[K:]
+        J, dx = red.derivatives(A, B, x)
+        try:
+            dv = -np.linalg.solve(J, dx)
+        except np.linalg.LinAlgError:
+            return None
+        dA, dB = dv[:K], dv[K:]
+        f = row_functions(np.asarray(a, dtype=float), self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        tau = 1.0 / (x * (1.0 + f @ B))
+        dtau = -tau / x - x * tau * tau * (f @ dB)
+        _, Dtt, _, _ = red.parts(A, B, x)
+        w = red.Pl[:, 0]
+        g = float(w @ (1.0 / (x * Dtt)))
+        dg = -float(w @ (1.0 / (x * x * Dtt) + (red.colh @ dA) / (x * Dtt * Dtt)))
+        return tau, dtau, g, dg
+
 
 def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
     """Singular value of the isolated column with per-row excess variance ``excess`` (docs/theory/two_step.md §8.3).
