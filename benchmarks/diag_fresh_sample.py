@@ -1,0 +1,175 @@
+"""One extreme sample planted in the first of two fresh batches: its outlier and its column, against the column
+model of the finite-N prediction and two corrections of it (docs/theory/two_step.md §8.3, "A first-batch sample
+under the second step").
+
+A first-batch sample ``x_i`` is an eigen-direction ``u`` of ``M_1`` (eigenvalue ``lambda_i``); the first step puts
+its excess ``delta_j`` into row ``j`` of ``W_1``.  The second step multiplies row ``j`` of ``W_1`` on the right by
+``(1 + e_j) I + p_j M_2`` (its identity part ``e_j = eta_2 a_j <y c>`` and its ``M_2`` part
+``p_j = eta_2 a_j cbar``, docs/theory/two_step.md §8.2), so in the Gram matrix the excess lies along
+``(1 + e_j) u + p_j M_2 u``, a direction that turns from row to row.  The prediction's column keeps ``delta_j``
+alone along ``u`` ("scalar"); "e2" multiplies it by ``(1 + e_j)^2``; "2x2" takes the top eigenvalue of the
+``2 x 2`` block on ``(u, M_2 u / |M_2 u|)``.  Each is solved for its root above the widened bulk, with the eigenvalue
+of ``M_1`` along the sample over the bulk's samples (as the prediction) or over the whole law
+(:func:`benchmarks.diag_m_spike.m_spike_whole_law`).
+
+The simulation (``N = d``, ``n = n2 = 2d``, seeds 4000, 4001, ...) plants ``z* = --z`` in the first sample of the
+first batch and reports the singular value whose right vector leans most on it, with ``W_2`` as it is and with
+``W_2`` less its part along ``a`` (the top spike of ``P``, to which the sample's column couples), and the column
+``(W_2 - a a^T W_2 / |a|^2) x`` (``x`` the sample less its part along ``beta*``) row by row, binned in
+``g = sqrt(N) a``::
+
+    python -m benchmarks.diag_fresh_sample --activation tanh --target "hermite(0, 1, 0, 0.4082482904638631)" --z 4
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+BINS = np.array([-4.0, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 4.0])
+
+
+def column_models(act, tgt, *, N, alphas, z):
+    """The planted sample's ``y``, the roots of the three column models with both eigenvalues, the bulk's edge, and
+    the models' row variances averaged over the bins of ``g`` (``BINS``)."""
+    from scipy import optimize
+
+    from rmtfl.theory._two_step import finite_n as fn
+    from rmtfl.theory._two_step.sample_spikes import m_spike, sample_strengths, y_law_truncated
+    from rmtfl.theory._two_step.widened_bulk import row_functions
+
+    from .diag_m_spike import m_spike_whole_law
+
+    d = N
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    y = float(tgt.links[0](np.array([z]))[0])
+    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
+    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[3]
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
+    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
+    m2 = st.tau**2 * st.phi / st.phi2 + st.ey1**2                     # |M_2 u|^2 for a direction u generic to M_2
+
+    def parts(a, lam):
+        r = row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+        g = a * math.sqrt(N)
+        delta = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(d), g=g,
+                                 wg=np.full(g.size, 1.0 / g.size), which="first", lams=[lam])[1][0]
+        e = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[2])
+        p = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[0])
+        return r, delta, e, p
+
+    def strength(mode, r, delta, e, p, tau, w):
+        base = float(w @ ((1 + r) * tau))
+        if mode == "scalar":
+            return base + float(w @ (delta * tau))
+        A = float(w @ (tau * delta * (1 + e) ** 2))
+        if mode == "e2":
+            return base + A
+        B = float(w @ (tau * delta * (1 + e) * p)) * math.sqrt(m2)
+        C = float(w @ (tau * delta * p * p)) * m2
+        return base + 0.5 * (A + C) + math.sqrt(0.25 * (A - C) ** 2 + B * B)
+
+    yb, wb = y_law_truncated(tgt, bulk.zrange)
+    lams = {"bulk's samples": m_spike(y, 2.0, yb, wb),
+            "whole law": float(m_spike_whole_law(tgt, np.array([y]), np.array([z]), 2.0, d)[0])}
+    roots = {}
+    for lname, lam in lams.items():
+        r, delta, e, p = parts(bulk.a, lam)
+        for mode in ("scalar", "e2", "2x2"):
+            def f(x, mode=mode):
+                return bulk.red.psi * strength(mode, r, delta, e, p, bulk.tau_rows(bulk.a, x)[0], bulk.wa) - 1.0
+            xe = bulk.x_edge * (1 + 1e-7)
+            if f(xe) <= 0:
+                roots[f"{mode}, {lname}"] = None
+                continue
+            hi = 2 * xe
+            while f(hi) > 0:
+                hi *= 2
+            roots[f"{mode}, {lname}"] = math.sqrt(optimize.brentq(f, xe, hi, xtol=1e-12))
+    gf = np.linspace(-4.0, 4.0, 801)
+    r, delta, e, _ = parts(gf / math.sqrt(N), lams["whole law"])
+    wgt, b = np.exp(-0.5 * gf**2), np.digitize(gf, BINS) - 1
+
+    def binned(v):
+        return [float(np.sum((wgt * v)[b == k]) / np.sum(wgt[b == k])) for k in range(BINS.size - 1)]
+
+    rows = {"scalar": binned(1 + r + delta), "e2": binned((1 + e) ** 2 * (1 + delta) + r), "base 1 + r": binned(1 + r)}
+    return y, roots, bulk.edge, rows
+
+
+def simulate(act, tgt, *, N, alphas, z, draws):
+    """Per draw: the planted sample's singular value in ``W_2`` and in ``W_2`` less its part along ``a``; and the mean
+    squared column entries (times ``d``) per bin of ``g``, along the sample and along a random direction."""
+    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+
+    d, n = N, 2 * N
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    with_p, without_p = [], []
+    acc, acc_g, cnt = (np.zeros(BINS.size - 1) for _ in range(3))
+    for s in range(draws):
+        rng = np.random.default_rng(4000 + s)
+        W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+        a = rng.standard_normal(N) / math.sqrt(N)
+        X1, X2 = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+        X1[0, 0] = z                                                    # the target direction is e_1
+        W = gd_steps(act, W0, a, [(X1, sample_targets(X1, target=tgt)), (X2, sample_targets(X2, target=tgt))],
+                     etas=(eta1, eta2))
+        ah = a / np.linalg.norm(a)
+        Wp = W - np.outer(ah, ah @ W)
+        x = X1[0] / np.linalg.norm(X1[0])
+        for M, out in ((W, with_p), (Wp, without_p)):
+            _, S, Vt = np.linalg.svd(M, full_matrices=False)
+            k = int(np.argmax((Vt[:12] @ x) ** 2))
+            out.append(float(S[k]))
+        xo = x.copy()
+        xo[0] = 0.0
+        xo /= np.linalg.norm(xo)
+        u = rng.standard_normal(d)
+        u[0] = 0.0
+        u /= np.linalg.norm(u)
+        b = np.digitize(a * math.sqrt(N), BINS) - 1
+        for k in range(BINS.size - 1):
+            m = b == k
+            acc[k] += float(np.sum((Wp[m] @ xo) ** 2)) * d
+            acc_g[k] += float(np.sum((Wp[m] @ u) ** 2)) * d
+            cnt[k] += m.sum()
+    return with_p, without_p, (acc / cnt).tolist(), (acc_g / cnt).tolist()
+
+
+def main(argv=None) -> int:
+    from rmtfl.theory import get_activation, make_target
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--activation", default="tanh")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)")
+    ap.add_argument("--alphas", default="0.4,0.4")
+    ap.add_argument("--z", type=float, default=4.0, help="z* of the planted sample")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--draws", type=int, default=30)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    act, tgt = get_activation(a.activation), make_target(a.target)
+    alphas = tuple(float(v) for v in a.alphas.split(","))
+    y, roots, edge, rows = column_models(act, tgt, N=a.N, alphas=alphas, z=a.z)
+    with_p, without_p, col, col_g = simulate(act, tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
+    se = lambda v: float(np.std(v, ddof=1) / math.sqrt(len(v)))      # noqa: E731
+    print(f"planted y = {y:.3f}, bulk edge {edge:.4f}")
+    for k, v in roots.items():
+        print(f"  root, {k:28s} {'-' if v is None else f'{v:.3f}'}")
+    print(f"  simulated: W_2 {np.mean(with_p):.3f} ± {se(with_p):.3f}; less its part along a "
+          f"{np.mean(without_p):.3f} ± {se(without_p):.3f} ({a.draws} draws)")
+    print("  column variance per bin of g", BINS.tolist())
+    for name, v in [("simulated, the sample", col), ("simulated, a random direction", col_g)] + list(rows.items()):
+        print(f"    {name:30s}", " ".join(f"{x:7.3f}" for x in v))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(dict(y=y, roots=roots, edge=edge, with_p=with_p, without_p=without_p, column=col,
+                           column_random=col_g, models=rows), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
