@@ -14,7 +14,8 @@ of ``M_1`` along the sample over the bulk's samples (as the prediction) or over 
 
 The simulation (``N = d``, ``n = n2 = 2d``, seeds 4000, 4001, ...) plants ``z* = --z`` in the first sample of the
 first batch and reports the singular value whose right vector leans most on it, with ``W_2`` as it is and with
-``W_2`` less its part along ``a`` (the top spike of ``P``, to which the sample's column couples), and the column
+``W_2`` less its part along ``a`` (the top spike of ``P``, to which the sample's column couples; the joint problem
+of :mod:`rmtfl.theory._two_step.joint_roots` gives the column's root coupled to ``P`` and alone), and the column
 ``(W_2 - a a^T W_2 / |a|^2) x`` (``x`` the sample less its part along ``beta*``) row by row, binned in
 ``g = sqrt(N) a``::
 
@@ -100,6 +101,39 @@ def column_models(act, tgt, *, N, alphas, z):
     return y, roots, bulk.edge, rows
 
 
+def coupled_root(act, tgt, *, N, alphas, z):
+    """The planted column's root in the joint problem of :mod:`rmtfl.theory._two_step.joint_roots` (the column alone
+    with the spikes of ``P``; the prediction's column with the whole-law eigenvalue), coupled to ``P`` and not:
+    ``(coupled, uncoupled)``."""
+    from rmtfl.theory._two_step import finite_n as fn
+    from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem
+    from rmtfl.theory._two_step.sample_spikes import sample_strengths
+    from rmtfl.theory._two_step.widened_bulk import row_functions
+
+    from .diag_m_spike import m_spike_whole_law
+
+    d = N
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    y = float(tgt.links[0](np.array([z]))[0])
+    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
+    _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
+    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
+    lam = float(m_spike_whole_law(tgt, np.array([y]), np.array([z]), 2.0, d)[0])
+    r = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    ex = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(d),
+                          g=bulk.a * math.sqrt(N), wg=bulk.wa, which="first", lams=[lam])[1][0]
+    U = fn.sample_components(act, st, eta1, eta2, tn, np.array([y]), np.array([z]), float(d), "first")
+    out = []
+    for UU in (U, 0.0 * U):
+        jp = JointProblem(bulk, ExtremeColumns(np.array([1.0 + r + ex]), UU), fn.weighted_gram_u(g, wg), G_V, g,
+                          float(N))
+        se = bulk.edge * (1 + 1e-7)
+        roots = jp.roots(se, 3 * se + 100.0, np.zeros(1), refine=lambda found: range(len(found)))
+        out.append(min(roots, key=lambda v: v[1])[0])      # the root whose null vector lies least in P's block
+    return tuple(out)
+
+
 def simulate(act, tgt, *, N, alphas, z, draws):
     """Per draw: the planted sample's singular value in ``W_2`` and in ``W_2`` less its part along ``a``; and the mean
     squared column entries (times ``d``) per bin of ``g``, along the sample and along a random direction."""
@@ -154,11 +188,13 @@ def main(argv=None) -> int:
     act, tgt = get_activation(a.activation), make_target(a.target)
     alphas = tuple(float(v) for v in a.alphas.split(","))
     y, roots, edge, rows = column_models(act, tgt, N=a.N, alphas=alphas, z=a.z)
+    coupled, uncoupled = coupled_root(act, tgt, N=a.N, alphas=alphas, z=a.z)
     with_p, without_p, col, col_g = simulate(act, tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
     se = lambda v: float(np.std(v, ddof=1) / math.sqrt(len(v)))      # noqa: E731
     print(f"planted y = {y:.3f}, bulk edge {edge:.4f}")
     for k, v in roots.items():
         print(f"  root, {k:28s} {'-' if v is None else f'{v:.3f}'}")
+    print(f"  joint problem (scalar, whole law): {uncoupled:.3f} alone, {coupled:.3f} coupled to the spikes of P")
     print(f"  simulated: W_2 {np.mean(with_p):.3f} ± {se(with_p):.3f}; less its part along a "
           f"{np.mean(without_p):.3f} ± {se(without_p):.3f} ({a.draws} draws)")
     print("  column variance per bin of g", BINS.tolist())
@@ -166,8 +202,8 @@ def main(argv=None) -> int:
         print(f"    {name:30s}", " ".join(f"{x:7.3f}" for x in v))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(y=y, roots=roots, edge=edge, with_p=with_p, without_p=without_p, column=col,
-                           column_random=col_g, models=rows), f, indent=1)
+            json.dump(dict(y=y, roots=roots, edge=edge, coupled=coupled, uncoupled=uncoupled, with_p=with_p,
+                           without_p=without_p, column=col, column_random=col_g, models=rows), f, indent=1)
     return 0
 
 

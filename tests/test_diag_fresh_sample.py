@@ -36,3 +36,15 @@ def test_simulation_runs_and_finds_the_planted_sample():
     assert len(with_p) == len(without_p) == 2
     assert np.all(np.isfinite(col)) and np.all(np.isfinite(col_g))
     assert col[-1] > col_g[-1]                      # the planted sample's column stands out in the outer rows
+
+
+def test_joint_problem_couples_the_planted_column_to_p():
+    """The planted column alone in the joint problem has the column's own root; coupled to the spikes of P it moves
+    (tanh at N = 1000: 2.464 -> 2.496, docs/theory/two_step.md §8.3; at N = 400 it moves down instead)."""
+    from benchmarks.diag_fresh_sample import coupled_root
+
+    act, tgt = get_activation("tanh"), make_target(H3)
+    coupled, alone = coupled_root(act, tgt, N=1000, alphas=(0.4, 0.4), z=4.0)
+    _, roots, _, _ = column_models(act, tgt, N=1000, alphas=(0.4, 0.4), z=4.0)
+    assert math.isclose(alone, roots["scalar, whole law"], rel_tol=1e-6)
+    assert abs(coupled / alone - 1) > 5e-3            # the coupling moves it (the size is the measurement)
