@@ -1,6 +1,6 @@
-"""One extreme sample planted in the first of two fresh batches: its outlier and its column, against the column
-model of the finite-N prediction and two corrections of it (docs/theory/two_step.md §8.3, "A first-batch sample
-under the second step").
+"""One extreme sample planted in the first of two fresh batches (or in a reused one): its outlier and its column
+against the column model of the finite-N prediction and two corrections of it (docs/theory/two_step.md §8.3, "A
+first-batch sample under the second step").
 
 A first-batch sample ``x_i`` is an eigen-direction ``u`` of ``M_1`` (eigenvalue ``lambda_i``); the first step puts
 its excess ``delta_j`` into row ``j`` of ``W_1``.  The second step multiplies row ``j`` of ``W_1`` on the right by
@@ -15,11 +15,12 @@ of ``M_1`` along the sample over the bulk's samples (as the prediction) or over 
 The simulation (``N = d``, ``n = n2 = 2d``, seeds 4000, 4001, ...) plants ``z* = --z`` in the first sample of the
 first batch and reports the singular value whose right vector leans most on it, with ``W_2`` as it is and with
 ``W_2`` less its part along ``a`` (the top spike of ``P``, to which the sample's column couples; the joint problem
-of :mod:`rmtfl.theory._two_step.joint_roots` gives the column's root coupled to ``P`` and alone), and the column
-``(W_2 - a a^T W_2 / |a|^2) x`` (``x`` the sample less its part along ``beta*``) row by row, binned in
-``g = sqrt(N) a``::
+of :mod:`rmtfl.theory._two_step.joint_roots` gives the column's root coupled to ``P`` and alone, fresh batches), and
+the column ``(W_2 - a a^T W_2 / |a|^2) x`` (``x`` the sample less its part along ``beta*``) row by row, binned in
+``g = sqrt(N) a``.  ``--batch reused`` plants it in the one batch both steps see::
 
     python -m benchmarks.diag_fresh_sample --activation tanh --target "hermite(0, 1, 0, 0.4082482904638631)" --z 4
+    python -m benchmarks.diag_fresh_sample --batch reused
 """
 from __future__ import annotations
 
@@ -33,13 +34,13 @@ import numpy as np
 BINS = np.array([-4.0, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 4.0])
 
 
-def column_models(act, tgt, *, N, alphas, z):
+def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
     """The planted sample's ``y``, the roots of the three column models with both eigenvalues, the bulk's edge, and
     the models' row variances averaged over the bins of ``g`` (``BINS``)."""
     from scipy import optimize
 
     from rmtfl.theory._two_step import finite_n as fn
-    from rmtfl.theory._two_step.sample_spikes import m_spike, sample_strengths, y_law_truncated
+    from rmtfl.theory._two_step.sample_spikes import m_spike, sample_strengths, second_step_move, y_law_truncated
     from rmtfl.theory._two_step.widened_bulk import row_functions
 
     from .diag_m_spike import m_spike_whole_law
@@ -47,17 +48,22 @@ def column_models(act, tgt, *, N, alphas, z):
     d = N
     eta1, eta2 = N ** alphas[0], N ** alphas[1]
     y = float(tgt.links[0](np.array([z]))[0])
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
+    phi2 = 2.0 if batch == "fresh" else None
+    which = "first" if batch == "fresh" else "both"
+    st = fn.finite_n_setup(act, tgt, phi=2.0, batch=batch, phi2=phi2)
     tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=phi2, batch=batch)
     bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
-    m2 = st.tau**2 * st.phi / st.phi2 + st.ey1**2                     # |M_2 u|^2 for a direction u generic to M_2
+    # |M_2 u|^2 for a direction u generic to M_2 (a reused batch: u is M's own eigenvector, no mixing)
+    m2 = st.tau**2 * st.phi / st.phi2 + st.ey1**2 if batch == "fresh" else 0.0
+    rho = second_step_move(act, st, eta1 * bulk.a) if batch == "reused" else None
 
     def parts(a, lam):
         r = row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
         g = a * math.sqrt(N)
+        move = None if rho is None else second_step_move(act, st, eta1 * a)
         delta = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(d), g=g,
-                                 wg=np.full(g.size, 1.0 / g.size), which="first", lams=[lam])[1][0]
+                                 wg=np.full(g.size, 1.0 / g.size), which=which, lams=[lam], rho=move)[1][0]
         e = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[2])
         p = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[0])
         return r, delta, e, p
@@ -134,7 +140,7 @@ def coupled_root(act, tgt, *, N, alphas, z):
     return tuple(out)
 
 
-def simulate(act, tgt, *, N, alphas, z, draws):
+def simulate(act, tgt, *, N, alphas, z, draws, batch="fresh"):
     """Per draw: the planted sample's singular value in ``W_2`` and in ``W_2`` less its part along ``a``; and the mean
     squared column entries (times ``d``) per bin of ``g``, along the sample and along a random direction."""
     from rmtfl.numerics._two_step.model import gd_steps, sample_targets
@@ -149,7 +155,8 @@ def simulate(act, tgt, *, N, alphas, z, draws):
         a = rng.standard_normal(N) / math.sqrt(N)
         X1, X2 = rng.standard_normal((n, d)), rng.standard_normal((n, d))
         X1[0, 0] = z                                                    # the target direction is e_1
-        W = gd_steps(act, W0, a, [(X1, sample_targets(X1, target=tgt)), (X2, sample_targets(X2, target=tgt))],
+        first = (X1, sample_targets(X1, target=tgt))
+        W = gd_steps(act, W0, a, [first, (X2, sample_targets(X2, target=tgt))] if batch == "fresh" else first,
                      etas=(eta1, eta2))
         ah = a / np.linalg.norm(a)
         Wp = W - np.outer(ah, ah @ W)
@@ -183,18 +190,21 @@ def main(argv=None) -> int:
     ap.add_argument("--z", type=float, default=4.0, help="z* of the planted sample")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=30)
+    ap.add_argument("--batch", default="fresh", choices=("fresh", "reused"),
+                    help="reused: the sample planted in the one batch, which both steps see")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     act, tgt = get_activation(a.activation), make_target(a.target)
     alphas = tuple(float(v) for v in a.alphas.split(","))
-    y, roots, edge, rows = column_models(act, tgt, N=a.N, alphas=alphas, z=a.z)
-    coupled, uncoupled = coupled_root(act, tgt, N=a.N, alphas=alphas, z=a.z)
-    with_p, without_p, col, col_g = simulate(act, tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
+    y, roots, edge, rows = column_models(act, tgt, N=a.N, alphas=alphas, z=a.z, batch=a.batch)
+    coupled, uncoupled = coupled_root(act, tgt, N=a.N, alphas=alphas, z=a.z) if a.batch == "fresh" else (None, None)
+    with_p, without_p, col, col_g = simulate(act, tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws, batch=a.batch)
     se = lambda v: float(np.std(v, ddof=1) / math.sqrt(len(v)))      # noqa: E731
     print(f"planted y = {y:.3f}, bulk edge {edge:.4f}")
     for k, v in roots.items():
         print(f"  root, {k:28s} {'-' if v is None else f'{v:.3f}'}")
-    print(f"  joint problem (scalar, whole law): {uncoupled:.3f} alone, {coupled:.3f} coupled to the spikes of P")
+    if coupled is not None:
+        print(f"  joint problem (scalar, whole law): {uncoupled:.3f} alone, {coupled:.3f} coupled to the spikes of P")
     print(f"  simulated: W_2 {np.mean(with_p):.3f} ± {se(with_p):.3f}; less its part along a "
           f"{np.mean(without_p):.3f} ± {se(without_p):.3f} ({a.draws} draws)")
     print("  column variance per bin of g", BINS.tolist())
