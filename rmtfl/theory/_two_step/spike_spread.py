@@ -18,8 +18,7 @@ spike's vectors, the bulk's own resolvent fluctuates as well (:func:`resolvent_v
 CLT): it matters near the edge, not for spikes well above it.  The correlation between spikes is left out.  The law
 of a spike: the batch's samples beyond the bulk's cut one by one (a compensated compound Poisson sum; with a
 heavy-tailed target they carry most of the variance and skew the law), the rest of the variance a Gaussian, by FFT
-of the characteristic function.  Deterministic: no sampling, the
-quadrature rules of the prediction.
+of the characteristic function.  Deterministic: no sampling, the quadrature rules of the prediction.
 """
 from __future__ import annotations
 

@@ -234,12 +234,17 @@ class WidenedBulk:
             return None, None
         K = self.red.K
         A, B = v[:K], v[K:]
-        key = np.asarray(a, dtype=float).tobytes()
-        f = self._rowf.get(key)
-        if f is None:        # the profile's row functions do not depend on x: one evaluation per set of rows
-            f = self._rowf[key] = row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        f = self._row_functions(a)
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
+
+    def _row_functions(self, a):
+        """The profile's row functions at rows ``a``; they do not depend on ``x``: one evaluation per set of rows."""
+        key = np.asarray(a, dtype=float).tobytes()
+        f = self._rowf.get(key)
+        if f is None:
+            f = self._rowf[key] = row_functions(a, self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        return f
 
     def kernel_slopes(self, a, x):
         """``(tau, dtau/dx, g, dg/dx)``: the row kernel ``tau = -t(a)`` at rows ``a`` and ``g = <-tt>`` at ``x``
@@ -257,7 +262,7 @@ class WidenedBulk:
         except np.linalg.LinAlgError:
             return None
         dA, dB = dv[:K], dv[K:]
-        f = row_functions(np.asarray(a, dtype=float), self.st, self.eta1, self.eta2, self.tn, self.rows, self.basis)
+        f = self._row_functions(a)
         tau = 1.0 / (x * (1.0 + f @ B))
         dtau = -tau / x - x * tau * tau * (f @ dB)
         _, Dtt, _, _ = red.parts(A, B, x)
