@@ -28,10 +28,29 @@ import argparse
 import json
 import math
 import sys
+import types
 
 import numpy as np
 
 BINS = np.array([-4.0, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 4.0])
+
+
+def _setup(act, tgt, *, N, alphas, z, batch):
+    """The prediction's pieces at this point (its data grid, Gram matrices and widened bulk) and the planted sample's
+    ``y`` and eigenvalue of ``M_1`` over the whole law."""
+    from rmtfl.theory._two_step import finite_n as fn
+
+    from .diag_m_spike import m_spike_whole_law
+
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    y = float(tgt.links[0](np.array([z]))[0])
+    phi2 = 2.0 if batch == "fresh" else None
+    st = fn.finite_n_setup(act, tgt, phi=2.0, batch=batch, phi2=phi2)
+    _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=phi2, batch=batch)
+    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
+    lam = float(m_spike_whole_law(tgt, np.array([y]), np.array([z]), 2.0, N)[0])
+    return types.SimpleNamespace(eta1=eta1, eta2=eta2, y=y, st=st, G_V=G_V, tn=tn, g=g, wg=wg, bulk=bulk, lam=lam)
 
 
 def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
@@ -39,55 +58,44 @@ def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
     the models' row variances averaged over the bins of ``g`` (``BINS``)."""
     from scipy import optimize
 
-    from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step.sample_spikes import m_spike, sample_strengths, second_step_move, y_law_truncated
     from rmtfl.theory._two_step.widened_bulk import row_functions
 
-    from .diag_m_spike import m_spike_whole_law
-
-    d = N
-    eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    y = float(tgt.links[0](np.array([z]))[0])
-    phi2 = 2.0 if batch == "fresh" else None
+    p = _setup(act, tgt, N=N, alphas=alphas, z=z, batch=batch)
+    st, bulk, y, eta1, eta2 = p.st, p.bulk, p.y, p.eta1, p.eta2
     which = "first" if batch == "fresh" else "both"
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch=batch, phi2=phi2)
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=phi2, batch=batch)
-    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
     # |M_2 u|^2 for a direction u generic to M_2 (a reused batch: u is M's own eigenvector, no mixing)
     m2 = st.tau**2 * st.phi / st.phi2 + st.ey1**2 if batch == "fresh" else 0.0
-    rho = second_step_move(act, st, eta1 * bulk.a) if batch == "reused" else None
 
     def parts(a, lam):
         r = row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
         g = a * math.sqrt(N)
-        move = None if rho is None else second_step_move(act, st, eta1 * a)
-        delta = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(d), g=g,
+        move = second_step_move(act, st, eta1 * a) if batch == "reused" else None
+        delta = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(N), g=g,
                                  wg=np.full(g.size, 1.0 / g.size), which=which, lams=[lam], rho=move)[1][0]
-        e = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[2])
-        p = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[0])
-        return r, delta, e, p
+        e = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[2])        # the identity part (row_functions)
+        q = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[0])        # the M_2 part
+        return r, delta, e, q
 
-    def strength(mode, r, delta, e, p, tau, w):
+    def strength(mode, r, delta, e, q, tau, w):
         base = float(w @ ((1 + r) * tau))
         if mode == "scalar":
             return base + float(w @ (delta * tau))
         A = float(w @ (tau * delta * (1 + e) ** 2))
         if mode == "e2":
             return base + A
-        B = float(w @ (tau * delta * (1 + e) * p)) * math.sqrt(m2)
-        C = float(w @ (tau * delta * p * p)) * m2
+        B = float(w @ (tau * delta * (1 + e) * q)) * math.sqrt(m2)
+        C = float(w @ (tau * delta * q * q)) * m2
         return base + 0.5 * (A + C) + math.sqrt(0.25 * (A - C) ** 2 + B * B)
 
     yb, wb = y_law_truncated(tgt, bulk.zrange)
-    lams = {"bulk's samples": m_spike(y, 2.0, yb, wb),
-            "whole law": float(m_spike_whole_law(tgt, np.array([y]), np.array([z]), 2.0, d)[0])}
+    lams = {"bulk's samples": m_spike(y, 2.0, yb, wb), "whole law": p.lam}
     roots = {}
     for lname, lam in lams.items():
-        r, delta, e, p = parts(bulk.a, lam)
+        r, delta, e, q = parts(bulk.a, lam)
         for mode in ("scalar", "e2", "2x2"):
             def f(x, mode=mode):
-                return bulk.red.psi * strength(mode, r, delta, e, p, bulk.tau_rows(bulk.a, x)[0], bulk.wa) - 1.0
+                return bulk.red.psi * strength(mode, r, delta, e, q, bulk.tau_rows(bulk.a, x)[0], bulk.wa) - 1.0
             xe = bulk.x_edge * (1 + 1e-7)
             if f(xe) <= 0:
                 roots[f"{mode}, {lname}"] = None
@@ -97,7 +105,7 @@ def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
                 hi *= 2
             roots[f"{mode}, {lname}"] = math.sqrt(optimize.brentq(f, xe, hi, xtol=1e-12))
     gf = np.linspace(-4.0, 4.0, 801)
-    r, delta, e, _ = parts(gf / math.sqrt(N), lams["whole law"])
+    r, delta, e, _ = parts(gf / math.sqrt(N), p.lam)
     wgt, b = np.exp(-0.5 * gf**2), np.digitize(gf, BINS) - 1
 
     def binned(v):
@@ -110,30 +118,22 @@ def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
 def coupled_root(act, tgt, *, N, alphas, z):
     """The planted column's root in the joint problem of :mod:`rmtfl.theory._two_step.joint_roots` (the column alone
     with the spikes of ``P``; the prediction's column with the whole-law eigenvalue), coupled to ``P`` and not:
-    ``(coupled, uncoupled)``."""
+    ``(coupled, uncoupled)``; fresh batches."""
     from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem
     from rmtfl.theory._two_step.sample_spikes import sample_strengths
     from rmtfl.theory._two_step.widened_bulk import row_functions
 
-    from .diag_m_spike import m_spike_whole_law
-
-    d = N
-    eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    y = float(tgt.links[0](np.array([z]))[0])
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
-    _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
-    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
-    lam = float(m_spike_whole_law(tgt, np.array([y]), np.array([z]), 2.0, d)[0])
+    p = _setup(act, tgt, N=N, alphas=alphas, z=z, batch="fresh")
+    bulk = p.bulk
     r = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
-    ex = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(d),
-                          g=bulk.a * math.sqrt(N), wg=bulk.wa, which="first", lams=[lam])[1][0]
-    U = fn.sample_components(act, st, eta1, eta2, tn, np.array([y]), np.array([z]), float(d), "first")
+    ex = sample_strengths(act, p.st, ys=[p.y], zs=[z], eta1=p.eta1, eta2=p.eta2, N=float(N), d=float(N),
+                          g=bulk.a * math.sqrt(N), wg=bulk.wa, which="first", lams=[p.lam])[1][0]
+    U = fn.sample_components(act, p.st, p.eta1, p.eta2, p.tn, np.array([p.y]), np.array([z]), float(N), "first")
     out = []
     for UU in (U, 0.0 * U):
-        jp = JointProblem(bulk, ExtremeColumns(np.array([1.0 + r + ex]), UU), fn.weighted_gram_u(g, wg), G_V, g,
-                          float(N))
+        jp = JointProblem(bulk, ExtremeColumns(np.array([1.0 + r + ex]), UU), fn.weighted_gram_u(p.g, p.wg), p.G_V,
+                          p.g, float(N))
         se = bulk.edge * (1 + 1e-7)
         roots = jp.roots(se, 3 * se + 100.0, np.zeros(1), refine=lambda found: range(len(found)))
         out.append(min(roots, key=lambda v: v[1])[0])      # the root whose null vector lies least in P's block
