@@ -7,6 +7,8 @@ outlier's value and its ``spread``.  The standard error of a simulated standard 
 tests/theory/two_step/test_spike_spread.py).
 
     python -m benchmarks.diag_spike_spread [--draws 200] [--json FILE] [--points "act|target|batch|a1|a2" ...]
+
+``--correlations RANK`` reports instead what the RANK-th value follows from draw to draw (:func:`correlations`).
 """
 from __future__ import annotations
 
@@ -39,6 +41,36 @@ def simulate(point: str, N: int, draws: int) -> list:
                                                  **kw).singular_values[:8]] for s in range(draws)]
 
 
+def correlations(point: str, N: int, draws: int, rank: int = 2) -> dict:
+    """Which draw-to-draw quantities the ``rank``-th singular value follows (reused batches; seeds 9000, 9001, ...):
+    its correlation with the rows' ``E_N[g^4]`` (``g = sqrt(N) a``), the batch's ``E_n[y^2]`` and ``E_n[y^4]`` and its
+    largest ``|y|``, and the share of its variance that a linear fit on all four leaves
+    (docs/theory/two_step.md §8.5)."""
+    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+    from rmtfl.theory import get_activation, make_target
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    if batch != "reused":
+        raise ValueError(f"correlations: reused batches only, got {point!r}")
+    act, tgt = get_activation(act), make_target(tgt)
+    rows = []
+    for s in range(draws):
+        rng = np.random.default_rng(9000 + s)
+        W0, a = rng.standard_normal((N, N)) / math.sqrt(N), rng.standard_normal(N) / math.sqrt(N)
+        X = rng.standard_normal((2 * N, N))
+        y = sample_targets(X, target=tgt)
+        W = gd_steps(act, W0, a, (X, y), etas=(N ** float(a1), N ** float(a2)))
+        sv = np.linalg.svd(W, compute_uv=False)[rank - 1]
+        g = a * math.sqrt(N)
+        rows.append((sv, np.mean(g**4), np.mean(y**2), np.mean(y**4), np.max(np.abs(y))))
+    R = np.array(rows)
+    X = np.column_stack([np.ones(draws), R[:, 1:]])
+    resid = R[:, 0] - X @ np.linalg.lstsq(X, R[:, 0], rcond=None)[0]
+    names = ("E_N[g^4]", "E_n[y^2]", "E_n[y^4]", "max |y|")
+    return dict(sd=float(R[:, 0].std(ddof=1)), unexplained=float(resid.var() / R[:, 0].var()),
+                **{k: float(np.corrcoef(R[:, 0], R[:, i + 1])[0, 1]) for i, k in enumerate(names)})
+
+
 def predict(point: str, N: int):
     """``two_step`` at ``point``: the outliers, largest first."""
     from rmtfl.theory import two_step
@@ -54,7 +86,13 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--points", nargs="*", default=POINTS)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--correlations", type=int, default=0, metavar="RANK",
+                    help="instead: what the RANK-th value follows from draw to draw (reused points)")
     a = ap.parse_args(argv)
+    if a.correlations:
+        for p in a.points:
+            print(p, json.dumps(correlations(p, a.N, a.draws, a.correlations)), flush=True)
+        return 0
     ref = {"_source": f"python -m benchmarks.diag_spike_spread --draws {a.draws} (simulate_two_step, N = d = {a.N}, "
                       f"n = n2 = {2 * a.N}, float32, seeds 5000-{4999 + a.draws})"}
     print("| point | rank | predicted value ± spread | simulated mean ± sd |\n|---|---|---|---|")
