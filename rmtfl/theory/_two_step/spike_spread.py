@@ -61,7 +61,8 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         Rq = R @ qv[:, int(np.argmin(np.abs(ev - 1.0)))]
         S = float(Rq @ G_V @ Rq)
         u = G_V @ Rq / S
-        h = g**2 * tq * (u[0] + u[1:]) ** 2                  # the row terms of u^T G_U(tau) u, relative
+        omega = g**2 * (u[0] + u[1:]) ** 2                  # the spike's row weights
+        h = omega * tq                                      # the row terms of u^T G_U(tau) u, relative
         h = h / float(wg @ h)
         c = C.T @ Rq                                        # the combination of the Gram basis along q
         c1 = c[0] if fresh else 0.0                         # the first batch's beta_hat_1 (fresh batches)
@@ -79,7 +80,7 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         var = (_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2 + 2.0 * (T / S) ** 2 / d + _var(h, wg) / N
                + (_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0))
         # and the bulk's own resolvent, given the spike's vectors (the outlier CLT; it matters near the edge)
-        var += resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=g**2 * (u[0] + u[1:]) ** 2)
+        var += resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=omega)
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
         parts[i] = (wv, co, var, kappa)
