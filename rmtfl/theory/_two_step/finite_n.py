@@ -38,7 +38,7 @@ import numpy as np
 from scipy import optimize, special
 
 from rmtfl._results import Result
-from .._classical.activations import Activation
+from .._classical.activations import Activation, in_pieces
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from . import sample_spikes
@@ -163,7 +163,7 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
         zw = np.repeat(z, W.size // z.size) * W
         z0 = float(wz @ (z * act.derivative(1, z)))
     for q, tq in enumerate(t):
-        v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq))
+        v, *d2 = in_pieces(lambda u: act.derivatives((1, 2) if bulk else (1,), u), args(tq))
         Fo[q] = v @ W - f0 + st.mu1
         if bulk:
             Co[q] = d2[0] @ W - c0 + st.mu2

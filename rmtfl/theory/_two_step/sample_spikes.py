@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .._classical.activations import Activation
+from .._classical.activations import Activation, in_pieces
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
@@ -261,7 +261,7 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
         if which == "both":
             D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
         arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
-        s2 = act.derivative(1, arg).reshape(S * Q, AB)
+        s2 = in_pieces(lambda u: act.derivative(1, u), arg).reshape(S * Q, AB)
         s2 -= (s2 @ W2)[:, None]
         s2 *= eta2
         h = s2 + h
@@ -311,5 +311,5 @@ def second_step_move(act: Activation, st, t):
          + tau_x * xi[None, None, :]).reshape(y.size, -1)
     zz = np.repeat(z, xi.size)[None, None, :]
     # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t
-    cov = act.derivative(1, zz + t[:, None, None] * D[None]) @ wc          # (Q, Y)
+    cov = in_pieces(lambda u: act.derivative(1, u), zz + t[:, None, None] * D[None]) @ wc          # (Q, Y)
     return cov @ wy / den

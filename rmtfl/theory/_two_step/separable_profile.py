@@ -109,9 +109,13 @@ class SeparableProfile:
         return Dt, Dtt, -1.0 / (x * Dt), -1.0 / (x * Dtt)
 
     def equations(self, A, B, x):
-        """The reduced equations ``(A - psi Pa^T t, B - Pl^T tt)`` at ``(A, B, x)``."""
-        _, _, t, tt = self.parts(A, B, x)
-        return np.concatenate([A - self.psi * (self.Pa.T @ t), B - self.Pl.T @ tt])
+        """The reduced equations ``(A - psi Pa^T t, B - Pl^T tt)`` at ``(A, B, x)`` (the arithmetic of
+        :meth:`parts`, inlined: this is the innermost call of every solve)."""
+        K = self.K
+        out = np.empty(2 * K)
+        out[:K] = A - self.psi * (self.Pa.T @ (-1.0 / (x * (1.0 + self.rowf @ B))))
+        out[K:] = B - self.Pl.T @ (-1.0 / (x * (1.0 + self.colh @ A)))
+        return out
 
     def derivatives(self, A, B, x):
         """Derivatives of :meth:`equations` in ``(A, B)`` (a ``2K x 2K`` matrix) and in ``x``:

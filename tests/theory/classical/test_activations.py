@@ -67,3 +67,19 @@ def test_callables_and_errors():
     with pytest.raises(ValueError, match="name, a callable"):
         get_activation(3.0)
     assert "relu" in known_activations()
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+@pytest.mark.parametrize("shape", [(7,), (3, 5000), (2, 3, 4000)])
+def test_in_pieces_is_the_function_itself(name, shape):
+    """The theory's piecewise evaluation gives the very values of one call (bit for bit), for one derivative and a
+    list of them, whatever the shape and however the pieces fall."""
+    from rmtfl.theory._classical.activations import in_pieces
+
+    act = get_activation(name)
+    z = np.random.default_rng(3).normal(size=shape) * 2.0
+    np.testing.assert_array_equal(in_pieces(lambda u: act.derivative(1, u), z, piece=1000), act.derivative(1, z))
+    many = in_pieces(lambda u: act.derivatives((1, 2), u), z, piece=999)
+    for got, want in zip(many, act.derivatives((1, 2), z), strict=True):
+        assert got.shape == z.shape
+        np.testing.assert_array_equal(got, want)
