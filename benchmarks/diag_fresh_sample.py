@@ -59,7 +59,7 @@ def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
     from scipy import optimize
 
     from rmtfl.theory._two_step.sample_spikes import m_spike, sample_strengths, second_step_move, y_law_truncated
-    from rmtfl.theory._two_step.widened_bulk import row_functions
+    from rmtfl.theory._two_step.widened_bulk import row_coefficients
 
     p = _setup(act, tgt, N=N, alphas=alphas, z=z, batch=batch)
     st, bulk, y, eta1, eta2 = p.st, p.bulk, p.y, p.eta1, p.eta2
@@ -68,13 +68,12 @@ def column_models(act, tgt, *, N, alphas, z, batch="fresh"):
     m2 = st.tau**2 * st.phi / st.phi2 + st.ey1**2 if batch == "fresh" else 0.0
 
     def parts(a, lam):
-        r = row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+        r = bulk.functions(a)[:, 5]
         g = a * math.sqrt(N)
         move = second_step_move(act, st, eta1 * a) if batch == "reused" else None
         delta = sample_strengths(act, st, ys=[y], zs=[z], eta1=eta1, eta2=eta2, N=float(N), d=float(N), g=g,
                                  wg=np.full(g.size, 1.0 / g.size), which=which, lams=[lam], rho=move)[1][0]
-        e = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[2])        # the identity part (row_functions)
-        q = eta2 * a * np.interp(eta1 * a, bulk.tn, bulk.rows[0])        # the M_2 part
+        e, _, q, _, _ = row_coefficients(a, bulk.st, eta1, eta2, bulk.tn, bulk.rows)   # the identity and M_2 parts
         return r, delta, e, q
 
     def strength(mode, r, delta, e, q, tau, w):
@@ -122,11 +121,10 @@ def coupled_root(act, tgt, *, N, alphas, z):
     from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem
     from rmtfl.theory._two_step.sample_spikes import sample_strengths
-    from rmtfl.theory._two_step.widened_bulk import row_functions
 
     p = _setup(act, tgt, N=N, alphas=alphas, z=z, batch="fresh")
     bulk = p.bulk
-    r = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    r = bulk.functions(bulk.a)[:, 5]
     ex = sample_strengths(act, p.st, ys=[p.y], zs=[z], eta1=p.eta1, eta2=p.eta2, N=float(N), d=float(N),
                           g=bulk.a * math.sqrt(N), wg=bulk.wa, which="first", lams=[p.lam])[1][0]
     U = fn.sample_components(act, p.st, p.eta1, p.eta2, p.tn, np.array([p.y]), np.array([z]), float(N), "first")

@@ -25,12 +25,12 @@ def test_without_extreme_samples_the_bulk_keeps_its_top_values(model):
 
 
 def test_one_column_sits_at_its_own_outlier_location(model):
-    from rmtfl.theory._two_step.widened_bulk import column_spike, row_functions
+    from rmtfl.theory._two_step.widened_bulk import column_spike
 
     bulk, side = model["bulk"], model["sides"][0]
     v = side["v"][0]                                       # the most extreme sub-bin: far above its threshold
     vals, above = spectrum_of(model, v[None], side["v2"][:1], np.zeros((1, 1)), np.zeros(1))
-    r = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    r = bulk.functions(bulk.a)[:, 5]
     s = column_spike(bulk, bulk.a, bulk.wa, v - 1.0 - r, rtol=1e-10)
     assert s is not None and above == len([x for x in model["spikes"] if x > bulk.edge]) + 1
     assert min(abs(vals[:above] - s)) < 2e-3 * s            # the root interpolated on the model's grid in s

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import optimize
 
 from .sample_spikes import m_spike, sample_strengths, typical_extremes, y_law_truncated
-from .widened_bulk import psd_sqrt, row_functions
+from .widened_bulk import psd_sqrt
 
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample", "TOP_QUANTILES"]
 
@@ -61,7 +61,7 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
     d = N / psi
     yb, wb = y_law_truncated(target, bulk.zrange)
     ymax = float(np.max(np.abs(yb)))
-    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    r_rows = bulk.functions(bulk.a)[:, 5]
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     V, U = [], []
     for which, phi_b in names:

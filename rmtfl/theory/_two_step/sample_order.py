@@ -26,7 +26,7 @@ from scipy import special
 
 from .bulk_edge import y_law
 from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
-from .widened_bulk import column_spike, row_functions
+from .widened_bulk import column_spike
 
 __all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers",
            "sample_outliers", "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
@@ -294,7 +294,7 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
-    r_rows = row_functions(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5]
+    r_rows = bulk.functions(bulk.a)[:, 5]
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
     ymax = float(np.max(np.abs(yb)))
     gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:

@@ -23,7 +23,8 @@ from .bulk_edge import quantile_nodes, weighted_mp_cdf, y_law
 from .separable_profile import SeparableProfile, fold_edge, solve_near
 from .sample_spikes import y_law_truncated
 
-__all__ = ["WidenedBulk", "row_functions", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID"]
+__all__ = ["WidenedBulk", "row_functions", "row_coefficients", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt",
+           "M_GRID"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
@@ -51,22 +52,31 @@ def _m_cdf_of(yb: bytes, wb: bytes, phi: float, whole: bool):
     return weighted_mp_cdf(y, w, phi, grids=(M_GRID // 4, M_GRID // 2, M_GRID), floor=1e-10)
 
 
-def row_functions(a, st, eta1, eta2, tn, rows, basis="second"):
-    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2).
-
-    Fresh batches: ``basis`` names the batch whose ``M`` gives the columns (its eigenvectors); the other ``M`` is
-    averaged over directions."""
+def row_coefficients(a, st, eta1, eta2, tn, rows):
+    """``(e, p1, p2, q, r)`` at the rows ``a`` (docs/theory/two_step.md §8.2): row ``j`` of the bulk is
+    ``w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)`` plus noise of variance ``r``, that is
+    ``w_j ((1 + e) I + p1 M_1 + p2 M_2 + q M_1 M_2)``; ``rows``: the tables ``(cbar, rem, ident)`` of the split of
+    ``y c`` over the nodes ``tn`` of ``t``."""
     cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
     rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
     ident = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])   # e P of the split
     phi2 = st.phi2 if st.batch == "fresh" else st.phi
-    # row j is w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)
     e = eta2 * a * ident
-    one = 1 + e
-    p1, p2 = one * eta1 * a * st.mu2, eta2 * a * cbar
+    p1, p2 = (1 + e) * eta1 * a * st.mu2, eta2 * a * cbar
     q = eta1 * eta2 * a * a * st.mu2 * cbar
     r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
         + (eta2 * a) ** 2 * st.ey2 * rem / phi2
+    return e, p1, p2, q, r
+
+
+def row_functions(a, st, eta1, eta2, tn, rows, basis="second"):
+    """``f_k`` of the separable profile at the rows ``a`` (docs/theory/two_step.md §8.2), from
+    :func:`row_coefficients`.
+
+    Fresh batches: ``basis`` names the batch whose ``M`` gives the columns (its eigenvectors); the other ``M`` is
+    averaged over directions."""
+    e, p1, p2, q, r = row_coefficients(a, st, eta1, eta2, tn, rows)
+    one = 1 + e
     if st.batch != "fresh":   # one batch: M_1 = M_2 = M, so w_j ((1 + e) + p M + q M^2)
         p = p1 + p2
         return np.stack([one * one, 2 * one * p, p * p + 2 * one * q, 2 * p * q, q * q, r], axis=1)
@@ -104,7 +114,9 @@ class WidenedBulk:
         self.a, self.wa, self.zrange = a, wa, zrange
         self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
         colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
-        self.red = SeparableProfile(row_functions(a, st, eta1, eta2, tn, rows, basis), colh, Nn / d, wa, wl)
+        rowf = row_functions(a, st, eta1, eta2, tn, rows, basis)
+        self._rowf = {np.asarray(a, dtype=float).tobytes(): rowf}   # row functions by rows (:meth:`functions`)
+        self.red = SeparableProfile(rowf, colh, Nn / d, wa, wl)
         cmax = float(np.max(np.abs(self.red.rowf) @ np.abs(colh).max(0)))
         self.x_start = 4.0 * (1 + math.sqrt(Nn / d)) ** 2 * max(cmax, 1.0)
         path = []
@@ -114,7 +126,6 @@ class WidenedBulk:
         for x, v in path:             # the fold's continuation solved the kernels on its way down
             if x > self.x_edge:
                 self._keep(x, v)
-        self._rowf = {}   # row functions by rows
 
     def _solve_x(self, x, guess):
         red, K = self.red, self.red.K
@@ -241,12 +252,13 @@ class WidenedBulk:
             return None, None
         K = self.red.K
         A, B = v[:K], v[K:]
-        f = self._row_functions(a)
+        f = self.functions(a)
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
-    def _row_functions(self, a):
-        """The profile's row functions at rows ``a``; they do not depend on ``x``: one evaluation per set of rows."""
+    def functions(self, a):
+        """The profile's row functions (:func:`row_functions`) at rows ``a``; they do not depend on ``x``: one
+        evaluation per set of rows (the array is shared: not to be written to)."""
         key = np.asarray(a, dtype=float).tobytes()
         f = self._rowf.get(key)
         if f is None:
@@ -269,7 +281,7 @@ class WidenedBulk:
         except np.linalg.LinAlgError:
             return None
         dA, dB = dv[:K], dv[K:]
-        f = self._row_functions(a)
+        f = self.functions(a)
         tau = 1.0 / (x * (1.0 + f @ B))
         dtau = -tau / x - x * tau * tau * (f @ dB)
         _, Dtt, _, _ = red.parts(A, B, x)
@@ -287,7 +299,7 @@ def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
     (the column denominator of the variance-profile equations).  ``None`` when it stays inside the bulk.
     ``rtol``: relative accuracy of ``x``.
     """
-    v = 1.0 + row_functions(a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows, bulk.basis)[:, 5] + excess
+    v = 1.0 + bulk.functions(a)[:, 5] + excess
     psi = bulk.red.psi
 
     def f(x):
