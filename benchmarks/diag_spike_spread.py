@@ -8,7 +8,9 @@ tests/theory/two_step/test_spike_spread.py).
 
     python -m benchmarks.diag_spike_spread [--draws 200] [--json FILE] [--points "act|target|batch|a1|a2" ...]
 
-``--correlations RANK`` reports instead what the RANK-th value follows from draw to draw (:func:`correlations`).
+``--correlations RANK`` reports instead what the RANK-th value follows from draw to draw (:func:`correlations`);
+``--decompose FIXED`` splits each value's variance over draws into the part the batch makes and the part ``W_0`` and
+``a`` make (:func:`decompose`), beside the parts of the predicted spread (:func:`predicted_parts`).
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def correlations(point: str, N: int, draws: int, rank: int = 2) -> dict:
     its correlation with the rows' ``E_N[g^4]`` (``g = sqrt(N) a``), the batch's ``E_n[y^2]`` and ``E_n[y^4]`` and its
     largest ``|y|``, and the share of its variance that a linear fit on all four leaves
     (docs/theory/two_step.md §8.5)."""
-    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+    from rmtfl.numerics._two_step.model import gd_steps
     from rmtfl.theory import get_activation, make_target
 
     act, tgt, batch, a1, a2 = point.split("|")
@@ -55,10 +57,7 @@ def correlations(point: str, N: int, draws: int, rank: int = 2) -> dict:
     act, tgt = get_activation(act), make_target(tgt)
     rows = []
     for s in range(draws):
-        rng = np.random.default_rng(9000 + s)
-        W0, a = rng.standard_normal((N, N)) / math.sqrt(N), rng.standard_normal(N) / math.sqrt(N)
-        X = rng.standard_normal((2 * N, N))
-        y = sample_targets(X, target=tgt)
+        W0, a, X, y = _draw(np.random.default_rng(9000 + s), N, tgt)
         W = gd_steps(act, W0, a, (X, y), etas=(N ** float(a1), N ** float(a2)))
         sv = np.linalg.svd(W, compute_uv=False)[rank - 1]
         g = a * math.sqrt(N)
@@ -69,6 +68,58 @@ def correlations(point: str, N: int, draws: int, rank: int = 2) -> dict:
     names = ("E_N[g^4]", "E_n[y^2]", "E_n[y^4]", "max |y|")
     return dict(sd=float(R[:, 0].std(ddof=1)), unexplained=float(resid.var() / R[:, 0].var()),
                 **{k: float(np.corrcoef(R[:, 0], R[:, i + 1])[0, 1]) for i, k in enumerate(names)})
+
+
+def _draw(rng, N, tgt):
+    """``W_0``, ``a`` and one batch ``(X, y)`` of ``2N`` samples (``d = N``), from ``rng`` in that order."""
+    from rmtfl.numerics._two_step.model import sample_targets
+
+    W0, a = rng.standard_normal((N, N)) / math.sqrt(N), rng.standard_normal(N) / math.sqrt(N)
+    X = rng.standard_normal((2 * N, N))
+    return W0, a, X, sample_targets(X, target=tgt)
+
+
+def decompose(point: str, N: int, fixed: int, draws: int) -> dict:
+    """The mean over ``fixed`` draws of ``(W_0, a)`` of the variance of the top three singular values over ``draws``
+    batches (``"batch"``), and the mean over ``fixed`` batches of their variance over ``draws`` draws of ``(W_0, a)``
+    (``"W0, a"``), as standard deviations (reused batches; float64 steps; seeds 8000 + ``f`` for the fixed part,
+    20000 + 1000 ``f`` + ``s`` for the rest).  With no interaction between the two they would add up to the total
+    variance (docs/theory/two_step.md §8.5)."""
+    from rmtfl.numerics._two_step.model import gd_steps
+    from rmtfl.theory import get_activation, make_target
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    if batch != "reused":
+        raise ValueError(f"decompose: reused batches only, got {point!r}")
+    act, tgt = get_activation(act), make_target(tgt)
+    etas = (N ** float(a1), N ** float(a2))
+    out = {}
+    for varies in ("batch", "W0, a"):
+        var = []
+        for f in range(fixed):
+            W0f, af, Xf, yf = _draw(np.random.default_rng(8000 + f), N, tgt)
+            sv = []
+            for s in range(draws):
+                W0, a, X, y = _draw(np.random.default_rng(20000 + 1000 * f + s), N, tgt)
+                W0, a = (W0f, af) if varies == "batch" else (W0, a)
+                X, y = (Xf, yf) if varies == "W0, a" else (X, y)
+                sv.append(np.linalg.svd(gd_steps(act, W0, a, (X, y), etas=etas), compute_uv=False)[:3])
+            var.append(np.var(sv, axis=0, ddof=1))
+        out[varies] = np.sqrt(np.mean(var, axis=0)).tolist()
+    return out
+
+
+def predicted_parts(point: str, N: int) -> list:
+    """Per outlier of ``P`` (largest first), the standard deviation each part of the predicted spread alone gives
+    (``detail`` of :func:`rmtfl.theory._two_step.spike_spread.spike_spreads`)."""
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step.finite_n import predict_finite_n
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    parts = []
+    predict_finite_n(get_activation(act), make_target(tgt), psi=1.0, phi=2.0, phi2=2.0 if batch == "fresh" else None,
+                     eta1=N ** float(a1), eta2=N ** float(a2), batch=batch, N=float(N), spread_detail=parts)
+    return parts
 
 
 def predict(point: str, N: int):
@@ -88,7 +139,15 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--correlations", type=int, default=0, metavar="RANK",
                     help="instead: what the RANK-th value follows from draw to draw (reused points)")
+    ap.add_argument("--decompose", type=int, default=0, metavar="FIXED",
+                    help="instead: the variance the batch makes and the one W0 and a make, each over --draws draws "
+                         "and averaged over FIXED draws of the other (reused points)")
     a = ap.parse_args(argv)
+    if a.decompose:
+        for p in a.points:
+            print(p, json.dumps(dict(simulated=decompose(p, a.N, a.decompose, a.draws),
+                                     predicted=predicted_parts(p, a.N))), flush=True)
+        return 0
     if a.correlations:
         for p in a.points:
             print(p, json.dumps(correlations(p, a.N, a.draws, a.correlations)), flush=True)

@@ -321,8 +321,11 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
 
 
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
-                     second_layer="gaussian") -> FiniteNResult:
-    """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2)."""
+                     second_layer="gaussian", spread_detail: list | None = None) -> FiniteNResult:
+    """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2).
+
+    ``spread_detail``: a list that receives the parts of each spike's spread (``detail`` of
+    :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of their locations."""
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
     G_U, G_V, Mbar, tn, g, wg, _, Fq = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
                                                   bulk=False)
@@ -405,7 +408,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
     sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), Fq=Fq, g=g,
-                                   wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi)
+                                   wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi, detail=spread_detail)
     # a spike's law matters where another outlier comes within its spread: there the ranks share out their values
     others = list(locs) + [m for _, _, m in samples]
     near = [any(abs(v - x) < 6.0 * sd for j, x in enumerate(others) if j != i)

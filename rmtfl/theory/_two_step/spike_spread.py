@@ -31,7 +31,8 @@ from .widened_bulk import WidenedBulk, master_eigs, psd_sqrt
 __all__ = ["spike_spreads", "resolvent_variance"]
 
 
-def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float, psi: float):
+def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float, psi: float,
+                  detail: list | None = None):
     """``(sds, law)``: the standard deviation over batches of each outlier of ``P`` at ``locations`` (module
     docstring; docs/theory/two_step.md §8.5), and ``law(i, tail)``, the law of the ``i``-th as ``(x, sf)``,
     ``P(outlier > location + x) = sf`` on an ascending grid ``x`` (``None`` where its spread is 0).
@@ -42,7 +43,10 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
     grid of ``st``; ``g``, ``wg``: the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side
     Gram matrix.  ``tail`` (for ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or
     ``None``), whose samples enter the law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root
-    where the eigenvalue's derivative cannot be taken gets 0.
+    where the eigenvalue's derivative cannot be taken gets 0.  ``detail``: a list that receives, per outlier, the
+    standard deviations each part of the variance alone would give (``data``: the second batch's samples; ``first``:
+    the first batch's, fresh batches; ``chi2``: the batch across ``beta*``; ``rows``: the rows' empirical law;
+    ``resolvent``: the bulk's own; ``None`` where the spread is 0).
     """
     k = len(locations)
     d, n1 = N / psi, st.phi * N / psi
@@ -50,6 +54,8 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
     y, zs, w = st.y, st.zs, st.w
     fresh = st.batch == "fresh"
     sds, parts = np.zeros(k), [None] * k
+    if detail is not None:
+        detail[:] = [None] * k
     for i, s in enumerate(locations):
         tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
         got = _slope(bulk, s, G_U_w, G_V, g, N)
@@ -77,13 +83,17 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
               T * e2 / ((e1 + e2) * Ew2 * S) if e2 > 0 else 0.0)
         # over the whole law of the batch, its most extreme samples included (with a heavy-tailed target they
         # dominate these sums); the chi-square factor across beta* adds 2 / d, the rows their own part
-        var = (_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2 + 2.0 * (T / S) ** 2 / d + _var(h, wg) / N
-               + (_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0))
-        # and the bulk's own resolvent, given the spike's vectors (the outlier CLT; it matters near the edge)
-        var += resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=omega)
+        terms = dict(data=_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2,
+                     first=_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0,
+                     chi2=2.0 * (T / S) ** 2 / d, rows=_var(h, wg) / N,
+                     # and the bulk's own resolvent, given the spike's vectors (the outlier CLT; near the edge)
+                     resolvent=resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=omega))
+        var = terms["data"] + terms["chi2"] + terms["rows"] + terms["first"] + terms["resolvent"]
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
         parts[i] = (wv, co, var, kappa)
+        if detail is not None:
+            detail[i] = {name: kappa * math.sqrt(max(v, 0.0)) for name, v in terms.items()}
 
     def law(i, tail):
         if parts[i] is None or sds[i] == 0.0:
