@@ -200,10 +200,14 @@ def hermite_polynomial(coeffs, *, name: str | None = None) -> Activation:
     def fn(z):
         return H.hermeval(z, c)
 
+    ders = [c]                      # the derivatives' series, each differentiated once, when first asked for
+
     def deriv(k, z):
         if k > deg:
             return np.zeros_like(np.asarray(z, dtype=float))
-        return H.hermeval(z, H.hermeder(c, k))
+        while len(ders) <= k:
+            ders.append(H.hermeder(ders[-1]))
+        return H.hermeval(z, ders[k])
 
     def mp_fn(z):
         return mp.fsum(mp.mpf(float(p)) * z**i for i, p in enumerate(power))
