@@ -75,6 +75,8 @@ __all__ = ["two_step_bulk_edge", "weighted_mp_stieltjes", "weighted_mp_cdf", "we
 _Y_ORDER = 60       # Gauss–Hermite order for the law of z* in y = g(z*)
 _NOISE_ORDER = 8    # Gauss–Hermite order for the label noise (y-law: 60 x 8 nodes)
 _GRID = 1500        # grid for the density of M
+#: Grid points :func:`weighted_mp_cdf` puts between the 0.5 % and 99.5 % points of the law of ``M`` at the least.
+MIN_BULK_POINTS = 100
 _MP_HEIGHTS = 10    # heights Im z = 1 ... eps of weighted_mp_stieltjes (tenfold apart at eps = 1e-9)
 
 
@@ -195,9 +197,24 @@ def weighted_mp_cdf(y, w, phi, *, grids=(_GRID, _GRID, _GRID), floor: float = 1e
         rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
         keep = np.nonzero(rho > floor * rho.max())[0]
         x = np.linspace(x[max(keep[0] - 1, 0)], x[min(keep[-1] + 1, len(x) - 1)], n_grid)
+    F = _cdf_on(x, y, w, phi)
+    if np.count_nonzero((F > 0.005) & (F < 0.995)) < MIN_BULK_POINTS:
+        # a link of degree 4 spreads islands of M's law far out, and a linear grid over them leaves the bulk
+        # unresolved: a grid uniform in asinh((x - centre) / h), as fine as h / 50 at the bulk and geometric
+        # towards the far islands (docs/theory/two_step.md §5.5)
+        lo, mid, hi = np.interp([0.005, 0.5, 0.995], F, x)
+        h = max(hi - lo, 1e-12 * max(abs(x[0]), abs(x[-1]), 1.0)) / 50.0
+        u = np.linspace(math.asinh((x[0] - mid) / h), math.asinh((x[-1] - mid) / h), 2 * grids[-1])
+        x = mid + h * np.sinh(u)
+        F = _cdf_on(x, y, w, phi)
+    return x, F
+
+
+def _cdf_on(x, y, w, phi):
+    """The CDF of the law of ``M`` on the grid ``x`` (the density by the trapezoid rule, normalised on it)."""
     rho = np.maximum(weighted_mp_stieltjes(x, y, w, phi).imag, 0.0) / np.pi
     F = np.concatenate([[0.0], np.cumsum((rho[1:] + rho[:-1]) / 2 * np.diff(x))])
-    return x, F / F[-1]
+    return F / F[-1]
 
 
 def weighted_mp_quantiles(y, w, phi, count):

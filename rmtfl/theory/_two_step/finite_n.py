@@ -414,7 +414,13 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     near = [any(abs(v - x) < 6.0 * sd for j, x in enumerate(others) if j != i)
             for i, (v, sd) in enumerate(zip(locs, sds))]
     tail = None if bulk.zrange is None else (st.zs < bulk.zrange[0]) | (st.zs > bulk.zrange[1])
-    laws = [spike_law(i, tail) if near[i] else None for i in range(len(locs))]
+    # the law is the first-order response to the batch's samples: it cannot move a spike by more than its value (a
+    # singular value grows more slowly than a sample's weight); beyond, the target's tail is too heavy for the batch
+    wild = [i for i, (v, sd) in enumerate(zip(locs, sds)) if sd > v]
+    if wild:
+        notes.append(f"the spike at {locs[wild[0]]:.4g} spreads by {sds[wild[0]]:.3g} over batches, more than its "
+                     "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
+    laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),

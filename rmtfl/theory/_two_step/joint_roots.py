@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from .sample_spikes import m_spike, sample_strengths, typical_extremes, y_law_truncated
+from .sample_spikes import extreme_eigenvalues, sample_strengths, typical_extremes, y_law_truncated
 from .widened_bulk import psd_sqrt
 
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample", "TOP_QUANTILES"]
@@ -60,13 +60,12 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
         return None
     d = N / psi
     yb, wb = y_law_truncated(target, bulk.zrange)
-    ymax = float(np.max(np.abs(yb)))
     r_rows = bulk.functions(bulk.a)[:, 5]
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     V, U = [], []
     for which, phi_b in names:
         ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
-        lams = [m_spike(v, phi_b, yb, wb) if abs(v) > ymax else v / phi_b for v in ys]
+        lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
         _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
                                   wg=bulk.wa, which=which, lams=lams, rho=rho)
         V.extend(1.0 + r_rows + ex for ex in rws)

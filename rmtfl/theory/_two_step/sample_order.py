@@ -25,7 +25,7 @@ import numpy as np
 from scipy import special
 
 from .bulk_edge import y_law
-from .sample_spikes import m_spike, sample_strengths, tail_bins, tail_refinement, y_law_truncated
+from .sample_spikes import extreme_eigenvalues, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike
 
 __all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers",
@@ -289,14 +289,14 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     each side from its most extreme sample inward) its probability, the column's variance ``E[v]`` and ``E[v^2]``
     in each row of ``bulk`` (units of ``1/d``), and the batch part's size; ``th2s[b]``: the sub-bins' strengths
     ``theta^2``; ``guess``: ``(theta^2, excess)`` of the strongest.  ``eigenvalue(ys, zs, phi_b, y_bulk, w_bulk)``: the
-    eigenvalue of ``M`` along each extreme sample (default :func:`~rmtfl.theory._two_step.sample_spikes.m_spike`,
-    the pole over the bulk's samples); the other arguments as :func:`sample_outliers`.
+    eigenvalue of ``M`` along each extreme sample (default
+    :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`: the pole over the bulk's samples for those
+    beyond the bulk); the other arguments as :func:`sample_outliers`.
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     r_rows = bulk.functions(bulk.a)[:, 5]
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
-    ymax = float(np.max(np.abs(yb)))
     gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
     parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
     for which, phi_b in names:
@@ -304,7 +304,7 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
         p_tail = min(0.25, TAIL_MASS * ranks / n_b)
         ys, zs, mass = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
         if eigenvalue is None:
-            lams = [m_spike(y, phi_b, yb, wb) if abs(y) > ymax else y / phi_b for y in ys]
+            lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
         else:
             lams = list(eigenvalue(ys, zs, phi_b, yb, wb))
         mom = []

@@ -32,7 +32,7 @@ from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
 __all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated",
-           "sample_strengths", "second_step_move", "m_spike", "SAMPLE_RANKS", "TAIL_START"]
+           "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS", "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
@@ -117,17 +117,24 @@ def typical_extremes(target: Target, n: int, K: int):
 
 def bulk_cut(target: Target, n: int, ranks: int | None = None):
     """``(lo, hi)``: the ``z*``-interval of the samples left in the bulk — all but the ``ranks`` most extreme ``|y|``
-    of a batch of ``n`` on average (``P(|y| > y_c) = ranks / n``) — or ``None`` if that set is not an interval."""
+    of a batch of ``n`` on average (``P(|y| > y_c) = ranks / n``) — or ``None`` if that leaves every sample in.
+
+    The extreme samples are those of the two tails of ``z*``: a sample counts by the smallest ``|y|`` at or beyond its
+    ``z*`` (away from 0).  Where ``|y|`` grows outward, as for the links of degree up to 3 on the acceptance grid, that
+    is its own ``|y|``; a link with a deep inner extremum (He1 + He4/5: ``y = -3.03`` at ``z* = -1.91``) keeps the
+    samples there in the bulk, which a plain cut in ``|y|`` would tear out of its middle."""
     ranks = SAMPLE_RANKS if ranks is None else ranks
     z, y, w = _dense_y(target)
-    order = np.argsort(-np.abs(y))
+    a = np.abs(y)
+    i0 = int(np.searchsorted(z, 0.0))
+    reach = np.concatenate([np.minimum.accumulate(a[:i0]), np.minimum.accumulate(a[i0:][::-1])[::-1]])
+    order = np.lexsort((-np.abs(z), -reach))            # ties (where |y| comes back to 0 further out): outermost first
     k = int(np.searchsorted(np.cumsum(w[order]), ranks / n))
     inside = np.ones(z.size, bool)
     inside[order[:k]] = False
     if inside.all():
         return None
-    lo, hi = z[inside].min(), z[inside].max()
-    return (float(lo), float(hi)) if inside[(z >= lo) & (z <= hi)].all() else None
+    return float(z[inside].min()), float(z[inside].max())
 
 
 def truncated_rule(lo: float, hi: float, order: int = 24):
@@ -158,6 +165,18 @@ def m_spike(y_i: float, phi: float, y_bulk, w_bulk) -> float:
     wb = np.asarray(w_bulk, dtype=float)       # weights: the bulk samples' share of the batch (sum <= 1)
     yb = np.asarray(y_bulk, dtype=float)
     return float(y_i / phi + wb @ (yb / (1.0 - yb / y_i)))
+
+
+def extreme_eigenvalues(ys, zs, phi: float, y_bulk, w_bulk, zrange) -> list:
+    """The eigenvalue of ``M`` along each of the samples ``(ys, zs)``: :func:`m_spike` for a sample beyond every
+    ``|y|`` of the bulk (``y_bulk``, ``w_bulk``) and outside its ``z*``-interval ``zrange``; ``y / phi`` for the others,
+    which the bulk holds.  A sample at an inner extremum of the link (He1 + He4/5 at ``z* = -1.91``) lies inside the
+    bulk even where no node of its rule reaches that ``|y|``: the pole there would be a resonance with the bulk's own
+    samples, not an eigenvalue of its own."""
+    ymax = float(np.max(np.abs(y_bulk)))
+    lo, hi = zrange if zrange is not None else (math.inf, -math.inf)
+    return [m_spike(y, phi, y_bulk, w_bulk) if abs(y) > ymax and not lo <= z <= hi else y / phi
+            for y, z in zip(ys, zs)]
 
 
 def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None,

@@ -456,6 +456,14 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     if seen[count:]:
         notes.append(uncounted_note(seen[count:], rule, r.edge))
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
+    wild = [o for o in outs if o.spread > o.singular_value]
+    if wild and reliable:
+        # the prediction's own error estimate: a value that moves by more than itself from batch to batch is a mean
+        # over rare batches, not what a typical one shows (docs/theory/two_step.md §9.3)
+        reliable = False
+        notes.append(f"outlier at {wild[0].singular_value:.4g} spreads by {wild[0].spread:.3g} over batches, more "
+                     "than its value: the target's tail is too heavy for a batch of this size "
+                     "(docs/theory/two_step.md §9.3)")
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
     lo, hi = (predicted_count(sorted(list(medians) + [b[i] for b in r.sample_band if b[i] is not None],
                                      reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
