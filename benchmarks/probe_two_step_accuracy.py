@@ -1,0 +1,124 @@
+"""The finite-N two-step prediction at random points off the acceptance grid, against a few simulated draws each
+(docs/theory/two_step.md §9.3, "Off the grid"; docs/reliability.md §4).
+
+The acceptance page (:mod:`benchmarks.bench_two_step_finite_n`) checks a fixed grid; this probe draws every input at
+once from the ranges people simulate -- seven sigma, five targets (Hermite degree up to 4, label noise), ``psi`` and
+``phi`` off the default shape, ``N`` from 300 to 1500, both exponents in ``[0, 0.45]``, both batch kinds -- and sets
+``rmtfl.theory.two_step(..., N=N)`` beside ``--draws`` simulated draws of ``W_2`` (float32 steps; point ``i`` of seed
+``S`` draws with seeds ``100000 S + 100 i``, ``+ 1``, ...: the points' draws are independent, so the errors of
+few-draw means do not line up across points).  With a heavy-tailed target at a small batch the top value's law over
+batches is itself heavy-tailed: a few draws' mean and standard error understate it, and ``--draws`` should be
+raised before reading a miss there as the prediction's (docs/theory/two_step.md §9.3).
+
+Per point: the top outlier within 5 % or 3 standard errors of the simulated mean (``top``), the count of the rule of
+docs/theory/two_step.md §9.2 against the median simulated count (``count``), the fitted edge within 3 standard errors
+plus ``3 N^(-2/3)`` edge (``edge``); a point whose prediction is marked reliable but whose top outlier is more than
+25 % and 3 standard errors off is reported as ``WRONG``::
+
+    python -m benchmarks.probe_two_step_accuracy --seed 1 --count 60            # about 3 minutes on one core
+
+Exit status 1 when any point is ``WRONG``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+
+import numpy as np
+
+ACTIVATIONS = ["tanh", "erf", "gelu", "relu", "sigmoid", "softplus", "hermite(0, 1, 0.5)"]
+TARGETS = ["hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", "hermite(0, 1)", "hermite(0, 0.8, 0.4)",
+           "hermite(0, 1, 0, 0, 0.2)"]
+#: The largest ``N d n`` simulated (twice that of N = d = 1000, n = 2000).
+MAX_WORK = 4e9
+WRONG = 0.25
+
+
+def draw(rng: random.Random) -> dict:
+    """One random point: the call's arguments, the sizes ``d, n`` and the batch."""
+    while True:
+        psi, phi = rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 2.0, 4.0])
+        N = rng.choice([300, 500, 1000, 1500])
+        d, n = int(round(N / psi)), int(round(phi * N / psi))
+        if N * d * n <= MAX_WORK:
+            break
+    batch = rng.choice(["reused", "fresh"])
+    return dict(act=rng.choice(ACTIVATIONS), tgt=rng.choice(TARGETS), psi=psi, phi=phi, N=N, d=d, n=n, batch=batch,
+                a1=round(rng.uniform(0.0, 0.45), 2), a2=round(rng.uniform(0.0, 0.45), 2),
+                noise=rng.choice([0.0, 0.0, 0.25]))
+
+
+def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
+    """The prediction beside ``draws`` simulated draws at the point ``pt`` (seeds ``first_seed``, ``first_seed + 1``,
+    ...; module docstring for the criteria)."""
+    from rmtfl.numerics import edge_outlier_count, simulate_two_step
+    from rmtfl.theory import two_step
+
+    N, eta1, eta2 = pt["N"], pt["N"] ** pt["a1"], pt["N"] ** pt["a2"]
+    fresh = pt["batch"] == "fresh"
+    t0 = time.perf_counter()
+    p = two_step(pt["act"], pt["tgt"], psi=pt["psi"], phi=pt["phi"], eta1=eta1, eta2=eta2, N=N, batch=pt["batch"],
+                 phi2=pt["phi"] if fresh else None, noise=pt["noise"])
+    seconds = time.perf_counter() - t0
+    window = max(12, math.ceil(0.8 * math.sqrt(min(N, pt["d"]))))
+    tops, counts, edges = [], [], []
+    for s in range(draws):
+        r = simulate_two_step(pt["act"], pt["tgt"], N=N, d=pt["d"], n=pt["n"], eta1=eta1, eta2=eta2,
+                              batch=pt["batch"], n2=pt["n"] if fresh else None, noise=pt["noise"], rng=first_seed + s,
+                              dtype="float32", k=80)
+        sv = np.asarray(r.singular_values[:80], dtype=float)
+        f = edge_outlier_count(sv, window=window)
+        tops.append(sv[0])
+        counts.append(f.count)
+        edges.append(f.edge)
+    top, top_se = float(np.mean(tops)), float(np.std(tops, ddof=1) / math.sqrt(draws))
+    e_m, e_se = float(np.mean(edges)), float(np.std(edges, ddof=1) / math.sqrt(draws))
+    pred_top = p.outliers[0].singular_value if p.outliers else (p.fitted_edge or p.bulk_edge)
+    rel = abs(pred_top - top) / top
+    e_pred = p.fitted_edge if p.fitted_edge is not None else p.bulk_edge
+    out = dict(pt, pred_top=pred_top, sim_top=top, sim_top_se=top_se, rel_top=rel,
+               top_ok=bool(abs(pred_top - top) <= max(0.05 * top, 3 * top_se)),
+               pred_count=len(p.outliers), sim_counts=sorted(int(c) for c in counts),
+               count_ok=bool(len(p.outliers) == int(np.median(counts))),
+               edge_pred=e_pred, edge_sim=e_m,
+               edge_ok=bool(abs(e_pred - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m),
+               reliable=bool(p.reliable), notes=list(p.notes), seconds=seconds)
+    out["wrong"] = bool(out["reliable"] and rel > WRONG and abs(pred_top - top) > 3 * top_se)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=40)
+    ap.add_argument("--draws", type=int, default=4, help="simulated draws per point")
+    ap.add_argument("--json", default=None, help="write every point's comparison here")
+    a = ap.parse_args(argv)
+    rng = random.Random(a.seed)
+    rows = []
+    for i in range(a.count):
+        r = check(draw(rng), a.draws, first_seed=100_000 * a.seed + 100 * i)
+        rows.append(r)
+        flags = "".join(k[0].upper() if not r[k + "_ok"] else "." for k in ("top", "count", "edge"))
+        print(f"{i:3d} {flags} {'WRONG' if r['wrong'] else '':5s} {r['act']:>18s} {r['tgt']:>38s} {r['batch']:6s} "
+              f"N={r['N']:<5d} psi={r['psi']:<4g} phi={r['phi']:<4g} a=({r['a1']:.2f},{r['a2']:.2f}) "
+              f"noise={r['noise']:<4g} top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
+              f"count {r['pred_count']}/{r['sim_counts']} {'' if r['reliable'] else 'UNRELIABLE'}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    n = len(rows)
+    rel = sorted(r["rel_top"] for r in rows if r["reliable"])
+    print(f"{n} points: top {sum(r['top_ok'] for r in rows)}, count {sum(r['count_ok'] for r in rows)}, "
+          f"edge {sum(r['edge_ok'] for r in rows)}; reliable {len(rel)}, their top outlier off by at most "
+          f"{100 * (rel[-1] if rel else 0):.1f} % (median {100 * (rel[len(rel) // 2] if rel else 0):.1f} %); "
+          f"wrong {sum(r['wrong'] for r in rows)}")
+    return 1 if any(r["wrong"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
