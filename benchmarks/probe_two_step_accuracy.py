@@ -38,18 +38,25 @@ MAX_WORK = 4e9
 WRONG = 0.25
 
 
-def draw(rng: random.Random) -> dict:
-    """One random point: the call's arguments, the sizes ``d, n`` and the batch."""
+def draw(rng: random.Random, wide: bool = False) -> dict:
+    """One random point: the call's arguments, the sizes ``d, n`` and the batch.  ``wide``: more extreme shapes
+    (``psi`` from 0.25 to 4, ``phi`` from 0.5 to 8) and a Rademacher second layer half the time."""
     while True:
-        psi, phi = rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 2.0, 4.0])
+        if wide:
+            psi, phi = rng.choice([0.25, 0.5, 1.0, 2.0, 4.0]), rng.choice([0.5, 1.0, 2.0, 4.0, 8.0])
+        else:
+            psi, phi = rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 2.0, 4.0])
         N = rng.choice([300, 500, 1000, 1500])
         d, n = int(round(N / psi)), int(round(phi * N / psi))
-        if N * d * n <= MAX_WORK:
+        if N * d * n <= MAX_WORK and min(d, n) >= 2:
             break
     batch = rng.choice(["reused", "fresh"])
-    return dict(act=rng.choice(ACTIVATIONS), tgt=rng.choice(TARGETS), psi=psi, phi=phi, N=N, d=d, n=n, batch=batch,
-                a1=round(rng.uniform(0.0, 0.45), 2), a2=round(rng.uniform(0.0, 0.45), 2),
-                noise=rng.choice([0.0, 0.0, 0.25]))
+    pt = dict(act=rng.choice(ACTIVATIONS), tgt=rng.choice(TARGETS), psi=psi, phi=phi, N=N, d=d, n=n, batch=batch,
+              a1=round(rng.uniform(0.0, 0.45), 2), a2=round(rng.uniform(0.0, 0.45), 2),
+              noise=rng.choice([0.0, 0.0, 0.25]))
+    if wide:
+        pt["second_layer"] = rng.choice(["gaussian", "rademacher"])
+    return pt
 
 
 def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
@@ -61,15 +68,16 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
     N, eta1, eta2 = pt["N"], pt["N"] ** pt["a1"], pt["N"] ** pt["a2"]
     fresh = pt["batch"] == "fresh"
     t0 = time.perf_counter()
+    layer = pt.get("second_layer", "gaussian")
     p = two_step(pt["act"], pt["tgt"], psi=pt["psi"], phi=pt["phi"], eta1=eta1, eta2=eta2, N=N, batch=pt["batch"],
-                 phi2=pt["phi"] if fresh else None, noise=pt["noise"])
+                 phi2=pt["phi"] if fresh else None, noise=pt["noise"], second_layer=layer)
     seconds = time.perf_counter() - t0
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, pt["d"]))))
     tops, counts, edges = [], [], []
     for s in range(draws):
         r = simulate_two_step(pt["act"], pt["tgt"], N=N, d=pt["d"], n=pt["n"], eta1=eta1, eta2=eta2,
                               batch=pt["batch"], n2=pt["n"] if fresh else None, noise=pt["noise"], rng=first_seed + s,
-                              dtype="float32", k=80)
+                              dtype="float32", k=min(80, N, pt["d"]), second_layer=layer)
         sv = np.asarray(r.singular_values[:80], dtype=float)
         f = edge_outlier_count(sv, window=window)
         tops.append(sv[0])
@@ -97,16 +105,17 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--draws", type=int, default=4, help="simulated draws per point")
     ap.add_argument("--json", default=None, help="write every point's comparison here")
+    ap.add_argument("--wide", action="store_true", help="psi from 0.25 to 4, phi from 0.5 to 8, Rademacher second layers")
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     rows = []
     for i in range(a.count):
-        r = check(draw(rng), a.draws, first_seed=100_000 * a.seed + 100 * i)
+        r = check(draw(rng, a.wide), a.draws, first_seed=100_000 * a.seed + 100 * i)
         rows.append(r)
         flags = "".join(k[0].upper() if not r[k + "_ok"] else "." for k in ("top", "count", "edge"))
         print(f"{i:3d} {flags} {'WRONG' if r['wrong'] else '':5s} {r['act']:>18s} {r['tgt']:>38s} {r['batch']:6s} "
               f"N={r['N']:<5d} psi={r['psi']:<4g} phi={r['phi']:<4g} a=({r['a1']:.2f},{r['a2']:.2f}) "
-              f"noise={r['noise']:<4g} top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
+              f"noise={r['noise']:<4g} {r.get('second_layer', 'gaussian')[:4]} top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
               f"count {r['pred_count']}/{r['sim_counts']} {'' if r['reliable'] else 'UNRELIABLE'}", flush=True)
     if a.json:
         with open(a.json, "w") as f:

@@ -17,6 +17,11 @@ def test_draws_stay_in_the_stated_ranges_and_repeat_with_the_seed():
         assert 0.0 <= pt["a1"] <= 0.45 and 0.0 <= pt["a2"] <= 0.45
         assert pt["N"] * pt["d"] * pt["n"] <= probe.MAX_WORK
         assert pt["d"] == round(pt["N"] / pt["psi"]) and pt["n"] == round(pt["phi"] * pt["d"])
+        assert "second_layer" not in pt
+    wide = [probe.draw(rng, wide=True) for _ in range(200)]
+    assert {p["second_layer"] for p in wide} == {"gaussian", "rademacher"}
+    assert {p["psi"] for p in wide} == {0.25, 0.5, 1.0, 2.0, 4.0}
+    assert all(p["N"] * p["d"] * p["n"] <= probe.MAX_WORK for p in wide)
 
 
 def test_one_point_against_its_draws(tmp_path):

@@ -374,6 +374,9 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
             lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch
             joint_ranks = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]), law,
                                                 len(joint) + sum(smp[2] > lowest for smp in samples))
+            if any(m > 2.0 * v for m, (v, _) in zip(joint_ranks, joint)):     # at most 1.34 on the acceptance grids
+                notes.append("the batch's most extreme sample carries a spike's rank past twice its location: the "
+                             "sample's tail is beyond the range checked (docs/theory/two_step.md §9.3)")
     locs, c2t, c2a, th = [], [], [], []
     for i in range(count):
         if joint is not None:

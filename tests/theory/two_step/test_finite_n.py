@@ -195,6 +195,11 @@ def test_a_spread_beyond_the_value_marks_the_prediction_unreliable():
     q = two_step_finite_n(quad, he4, psi=1.0, phi=2.0, eta1=1000**0.01, eta2=1000**0.33, N=1000)
     assert not q.reliable and any("too heavy" in n for n in q.notes)
     assert abs(q.outliers[0].singular_value - 15.46) < 0.03 * 15.46
+    # the batch's most extreme sample, averaged over its law, carries the top spike's rank from 28.4 to 76 (82.6
+    # reported, where 4 draws have 25.35 +- 0.29: probe_two_step_accuracy --wide --seed 14, point 37); on the
+    # acceptance grids that rank moves by at most a factor 1.34
+    r = two_step_finite_n(quad, he4, psi=2.0, phi=1.0, eta1=1500**0.24, eta2=1500**0.31, N=1500)
+    assert not r.reliable and any("most extreme sample carries" in n for n in r.notes)
     ok = two_step_finite_n(quad, "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=500**0.4,
                            eta2=500**0.4, N=500)
     assert ok.reliable and 0.5 < max(o.spread / o.singular_value for o in ok.outliers) < 1.0
