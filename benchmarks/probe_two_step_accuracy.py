@@ -105,7 +105,8 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--draws", type=int, default=4, help="simulated draws per point")
     ap.add_argument("--json", default=None, help="write every point's comparison here")
-    ap.add_argument("--wide", action="store_true", help="psi from 0.25 to 4, phi from 0.5 to 8, Rademacher second layers")
+    ap.add_argument("--wide", action="store_true",
+                    help="psi from 0.25 to 4, phi from 0.5 to 8, Rademacher second layers")
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
     rows = []
@@ -115,7 +116,8 @@ def main(argv=None) -> int:
         flags = "".join(k[0].upper() if not r[k + "_ok"] else "." for k in ("top", "count", "edge"))
         print(f"{i:3d} {flags} {'WRONG' if r['wrong'] else '':5s} {r['act']:>18s} {r['tgt']:>38s} {r['batch']:6s} "
               f"N={r['N']:<5d} psi={r['psi']:<4g} phi={r['phi']:<4g} a=({r['a1']:.2f},{r['a2']:.2f}) "
-              f"noise={r['noise']:<4g} {r.get('second_layer', 'gaussian')[:4]} top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
+              f"noise={r['noise']:<4g} {r.get('second_layer', 'gaussian')[:4]} "
+              f"top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
               f"count {r['pred_count']}/{r['sim_counts']} {'' if r['reliable'] else 'UNRELIABLE'}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
