@@ -105,11 +105,21 @@ def _dense_y(target: Target):
     return z, y, w / w.sum()
 
 
+def _by_reach(z, y):
+    """Indices of the dense grid, most extreme sample first: a sample counts by its reach, the smallest ``|y|`` at or
+    beyond its ``z*`` (away from 0), so the extreme samples are those of the two tails of ``z*``; ties (where ``|y|``
+    comes back to 0 further out) go outermost first.  Where ``|y|`` grows outward this is the order of ``|y|``."""
+    a = np.abs(y)
+    i0 = int(np.searchsorted(z, 0.0))
+    reach = np.concatenate([np.minimum.accumulate(a[:i0]), np.minimum.accumulate(a[i0:][::-1])[::-1]])
+    return np.lexsort((-np.abs(z), -reach))
+
+
 def typical_extremes(target: Target, n: int, K: int):
-    """``(y, z*)`` of the ``K`` most extreme ``|y|`` of a typical batch of ``n``: the ``(k - 1/2)/n`` quantiles of the law
-    of ``|y|``, ``k = 1..K`` (label noise left out, as in :func:`tail_bins`)."""
+    """``(y, z*)`` of the ``K`` most extreme samples of a typical batch of ``n``: the ``(k - 1/2)/n`` quantiles,
+    ``k = 1..K``, of the samples ordered as in :func:`bulk_cut` (label noise left out, as in :func:`tail_bins`)."""
     z, y, w = _dense_y(target)
-    order = np.argsort(-np.abs(y), kind="stable")
+    order = _by_reach(z, y)
     cum = np.cumsum(w[order])
     idx = [order[min(int(np.searchsorted(cum, (k - 0.5) / n)), z.size - 1)] for k in range(1, K + 1)]
     return y[idx], z[idx]
@@ -125,10 +135,7 @@ def bulk_cut(target: Target, n: int, ranks: int | None = None):
     samples there in the bulk, which a plain cut in ``|y|`` would tear out of its middle."""
     ranks = SAMPLE_RANKS if ranks is None else ranks
     z, y, w = _dense_y(target)
-    a = np.abs(y)
-    i0 = int(np.searchsorted(z, 0.0))
-    reach = np.concatenate([np.minimum.accumulate(a[:i0]), np.minimum.accumulate(a[i0:][::-1])[::-1]])
-    order = np.lexsort((-np.abs(z), -reach))            # ties (where |y| comes back to 0 further out): outermost first
+    order = _by_reach(z, y)
     k = int(np.searchsorted(np.cumsum(w[order]), ranks / n))
     inside = np.ones(z.size, bool)
     inside[order[:k]] = False

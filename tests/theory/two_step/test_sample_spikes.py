@@ -389,6 +389,25 @@ def test_bulk_cut_of_a_link_with_an_inner_extremum_takes_the_tails(n):
         assert np.all(y[inside] <= yc + 1e-9) and np.all(y[~inside] >= yc - 0.01 * yc)
 
 
+@pytest.mark.parametrize("n", [300, 600, 1200, 4000])
+def test_typical_extremes_are_the_samples_the_bulk_cut_leaves_out(n):
+    """The joint problem's extreme columns and the bulk cut order samples alike: every one of the ``K`` typical
+    extremes lies outside the bulk's ``z*``-interval, also for He1 + He4/5, whose inner minimum (``|y| = 3.03``) a
+    ranking by ``|y|`` would take among the extremes of a small batch while the bulk keeps it.  For links whose
+    ``|y|`` grows outward the order is that of ``|y|``: the ``(k - 1/2)/n`` quantiles of ``|y|``."""
+    from rmtfl.theory._two_step.sample_spikes import typical_extremes
+
+    for name in (HE4, "hermite(0, 1, 0, 0.4082482904638631)", "linear"):
+        t = make_target(name)
+        lo, hi = bulk_cut(t, n, ranks=12)
+        ys, zs = typical_extremes(t, n, 12)
+        assert np.all((zs < lo) | (zs > hi)), name
+        assert np.all(np.diff(np.abs(ys)) <= 1e-9), name                # the most extreme first
+    ys, _ = typical_extremes(make_target("linear"), n, 12)
+    k = np.arange(1, 13)
+    np.testing.assert_allclose(np.abs(ys), stats.norm.isf((k - 0.5) / n / 2), atol=2e-3)
+
+
 def test_no_pole_of_m_for_a_sample_the_bulk_holds():
     """A sample at the inner minimum of He1 + He4/5 lies inside the bulk's interval: its eigenvalue of ``M`` is
     ``y / phi``, not the pole of Silverstein's equation, which no node of the bulk's rule reaches there and which
