@@ -13,7 +13,11 @@ raised before reading a miss there as the prediction's (docs/theory/two_step.md 
 Per point: the top outlier within 5 % or 3 standard errors of the simulated mean (``top``), the count of the rule of
 docs/theory/two_step.md §9.2 against the median simulated count (``count``), the fitted edge within 3 standard errors
 plus ``3 N^(-2/3)`` edge (``edge``); a point whose prediction is marked reliable but whose top outlier is more than
-25 % and 3 standard errors off is reported as ``WRONG``::
+25 % and 3 standard errors off is a suspect, and is drawn again with ``--confirm`` draws (40 by default; the first
+``--draws`` of them are the same): it is reported as ``WRONG`` only if the larger sample still says so.  A
+heavy-tailed law of the top value over batches can make a suspect of a right prediction: the quadratic sigma with
+He1 + He3/sqrt(6), reused, N = 300, psi = 0.5, phi = 1, (alpha1, alpha2) = (0.25, 0.15), predicted 24.3, had 11.2 over
+the four draws of seed 8, and 22.5 +- 3.7 over sixty others (docs/reliability.md §4)::
 
     python -m benchmarks.probe_two_step_accuracy --seed 1 --count 60            # about 3 minutes on one core
 
@@ -99,26 +103,43 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
     return out
 
 
+def _again(r: dict, draws: int) -> str:
+    """What the first draws of a suspect said, for its line of the table."""
+    if "first_draws" not in r:
+        return ""
+    return f" (drawn {len(r['sim_counts'])} times; the first {draws}: {r['first_draws']['sim_top']:.3f})"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--draws", type=int, default=4, help="simulated draws per point")
+    ap.add_argument("--confirm", type=int, default=40,
+                    help="draws for a point whose first draws say WRONG, before it is reported (at most 100)")
     ap.add_argument("--json", default=None, help="write every point's comparison here")
     ap.add_argument("--wide", action="store_true",
                     help="psi from 0.25 to 4, phi from 0.5 to 8, Rademacher second layers")
     a = ap.parse_args(argv)
+    for name, lo in (("count", 1), ("draws", 2), ("confirm", 2)):
+        if not lo <= getattr(a, name) <= (100 if name != "count" else 1000):
+            ap.error(f"--{name} must be in [{lo}, {100 if name != 'count' else 1000}], got {getattr(a, name)}")
     rng = random.Random(a.seed)
     rows = []
     for i in range(a.count):
-        r = check(draw(rng, a.wide), a.draws, first_seed=100_000 * a.seed + 100 * i)
+        pt = draw(rng, a.wide)
+        r = check(pt, a.draws, first_seed=100_000 * a.seed + 100 * i)
+        if r["wrong"] and a.confirm > a.draws:        # a suspect: more draws (the first ones the same) decide
+            first = {k: r[k] for k in ("sim_top", "sim_top_se", "sim_counts")}
+            r = dict(check(pt, a.confirm, first_seed=100_000 * a.seed + 100 * i), first_draws=first)
         rows.append(r)
         flags = "".join(k[0].upper() if not r[k + "_ok"] else "." for k in ("top", "count", "edge"))
         print(f"{i:3d} {flags} {'WRONG' if r['wrong'] else '':5s} {r['act']:>18s} {r['tgt']:>38s} {r['batch']:6s} "
               f"N={r['N']:<5d} psi={r['psi']:<4g} phi={r['phi']:<4g} a=({r['a1']:.2f},{r['a2']:.2f}) "
               f"noise={r['noise']:<4g} {r.get('second_layer', 'gaussian')[:4]} "
               f"top {r['pred_top']:.3f}/{r['sim_top']:.3f}+-{r['sim_top_se']:.3f} "
-              f"count {r['pred_count']}/{r['sim_counts']} {'' if r['reliable'] else 'UNRELIABLE'}", flush=True)
+              f"count {r['pred_count']}/{r['sim_counts']} {'' if r['reliable'] else 'UNRELIABLE'}{_again(r, a.draws)}",
+              flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
@@ -127,7 +148,7 @@ def main(argv=None) -> int:
     print(f"{n} points: top {sum(r['top_ok'] for r in rows)}, count {sum(r['count_ok'] for r in rows)}, "
           f"edge {sum(r['edge_ok'] for r in rows)}; reliable {len(rel)}, their top outlier off by at most "
           f"{100 * (rel[-1] if rel else 0):.1f} % (median {100 * (rel[len(rel) // 2] if rel else 0):.1f} %); "
-          f"wrong {sum(r['wrong'] for r in rows)}")
+          f"wrong {sum(r['wrong'] for r in rows)} (suspects drawn again: {sum('first_draws' in r for r in rows)})")
     return 1 if any(r["wrong"] for r in rows) else 0
 
 

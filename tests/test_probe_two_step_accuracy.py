@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from benchmarks import probe_two_step_accuracy as probe
 
 
@@ -37,3 +39,32 @@ def test_one_point_against_its_draws(tmp_path):
     assert probe.main(["--seed", "3", "--count", "1", "--draws", "2", "--json", str(out)]) in (0, 1)
     rows = json.loads(out.read_text())
     assert len(rows) == 1 and {"top_ok", "count_ok", "edge_ok", "wrong", "seconds"} <= rows[0].keys()
+
+
+@pytest.mark.parametrize("still_wrong", [False, True])
+def test_a_suspect_is_drawn_again_before_it_is_reported(monkeypatch, tmp_path, still_wrong):
+    """A point whose first draws say WRONG is checked again with ``--confirm`` draws from the same first seed; only
+    the larger sample's verdict counts (exit status 1 only then), and the first draws' mean is kept beside it."""
+    calls = []
+
+    def fake_check(pt, draws, first_seed=1000):
+        calls.append((draws, first_seed))
+        wrong = draws == 3 or still_wrong
+        return dict(pt, pred_top=2.0, sim_top=1.0 if draws == 3 else 1.9, sim_top_se=0.01, rel_top=0.5, top_ok=False,
+                    pred_count=1, sim_counts=[1] * draws, count_ok=True, edge_pred=1.0, edge_sim=1.0, edge_ok=True,
+                    reliable=True, notes=[], seconds=0.0, wrong=wrong)
+
+    monkeypatch.setattr(probe, "check", fake_check)
+    out = tmp_path / "probe.json"
+    rc = probe.main(["--seed", "2", "--count", "1", "--draws", "3", "--confirm", "12", "--json", str(out)])
+    assert calls == [(3, 200_000), (12, 200_000)]
+    assert rc == (1 if still_wrong else 0)
+    row = json.loads(out.read_text())[0]
+    assert row["first_draws"]["sim_top"] == 1.0 and row["sim_top"] == 1.9 and len(row["sim_counts"]) == 12
+
+
+@pytest.mark.parametrize("args", [["--confirm", "101"], ["--draws", "1"], ["--count", "0"]])
+def test_bad_arguments_exit_2(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        probe.main(args)
+    assert e.value.code == 2 and "must be in" in capsys.readouterr().err
