@@ -45,6 +45,7 @@ import inspect
 import json
 import math
 import pickle
+import re
 import resource
 import select
 import signal
@@ -606,8 +607,10 @@ ALIASES = {"spec": ("activation", "target")}
 
 
 def names_param(message: str, pname: str) -> bool:
-    """Whether an error message names the parameter ``pname`` (or its alias)."""
-    return pname in message or any(a in message for a in ALIASES.get(pname, ()))
+    """Whether an error message names the parameter ``pname`` (or its alias) as a word of its own: "N must be ..."
+    names ``N``, "... is NaN" does not, nor does "degree" name ``d``."""
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])", message)
+               for w in (pname, *ALIASES.get(pname, ())))
 
 
 def classify(out: Outcome, pname: str, bad: Bad | None, base_finite: bool = True) -> str:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import re
 import signal
 import sys
 import time
 import warnings
 
-ACTIVATIONS = ["tanh", "gelu", "erf", "hermite(0, 1, 0.5)", "sigmoid", "softplus", "he3", "relu"]
+ACTIVATIONS = ["tanh", "gelu", "erf", "hermite(0, 1, 0.5)", "sigmoid", "softplus", "he3", "relu", "identity"]
 TARGETS = ["linear", "he2", "hermite(0, 1, 0.5)", "tanh", "hermite(0, 0, 0, 0, 1)"]
-NAMES = ("psi", "phi", "eta", "N", "target", "activation", "noise", "batch")
+NAMES = ("psi", "phi", "phi2", "eta1", "eta2", "N", "target", "activation", "noise", "batch")
+#: A parameter's name as a word of the message: "N must be ..." names ``N``, "... is NaN" does not.
+NAMED = re.compile(r"\b(" + "|".join(NAMES) + r")\b")
 
 
 class _Late(Exception):
@@ -58,7 +61,7 @@ def probe(act, tgt, kw, limit):
     except _Late:
         outcome = "slow"
     except ValueError as e:
-        outcome = "named" if any(n in str(e) for n in NAMES) else f"unnamed: {e}"
+        outcome = "named" if NAMED.search(str(e)) else f"unnamed: {e}"
     except Exception as e:                                    # noqa: BLE001 -- the probe reports it
         outcome = f"{type(e).__name__}: {e}"
     finally:

@@ -234,6 +234,19 @@ def test_classifier():
     assert F.classify(F.Outcome("ok", finite=False), "lam", _bad("nan", NAN, False, False)) == "passthrough"
 
 
+@pytest.mark.parametrize("message, pname, named", [
+    ("N must be an integer width in [2, 1e+09], got 1", "N", True),
+    ("The function value at x=4.0 is NaN; solver cannot continue.", "N", False),    # "NaN" is not N
+    ("degree must be <= 4", "d", False),                                             # nor "degree" d
+    ("d must be >= 2, got 1", "d", True),
+    ("top_k must be a positive integer", "top_k", True),
+    ("|eta1| must be <= 1e6", "eta1", True),
+    ("activation must be a name or an Activation", "spec", True),                   # an alias
+])
+def test_a_parameter_is_named_as_a_word(message, pname, named):
+    assert F.names_param(message, pname) is named
+
+
 def test_run_call_limits():
     import time
 

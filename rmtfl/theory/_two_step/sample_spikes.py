@@ -333,6 +333,8 @@ def second_step_move(act: Activation, st, t):
     spc = sp - wz @ sp                                          # sigma'(z) centred on the rule
     wc = np.outer(wz * spc, wx).ravel()
     den = float(wy.sum()) * float(wz @ spc**2)                  # the rule's own Var sigma': rho(0) = 1 exactly
+    if not den > 0.0:        # sigma' constant (a linear sigma): no move to scale (tau_h = 0); rho = 1, its limit
+        return np.ones_like(t)
     D = ((y / st.phi)[:, None, None] * sp[None, :, None] + (st.mu1 * st.mus * zs)[:, None, None]
          + tau_x * xi[None, None, :]).reshape(y.size, -1)
     zz = np.repeat(z, xi.size)[None, None, :]

@@ -447,3 +447,32 @@ def test_inner_extremum_target_at_a_small_batch_against_simulation(batch, top, s
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, d))))          # the rule's J (docs/theory/two_step.md §9.2)
     edges = [edge_outlier_count(np.asarray(s[:80], dtype=float), window=window).edge for s in sims]
     assert abs(p.fitted_edge - np.mean(edges)) < 0.03 * np.mean(edges)
+
+
+def test_second_step_move_of_a_linear_sigma_is_its_limit_one():
+    """A linear sigma has sigma' constant: no move to scale (tau_h = 0), and rho is its limit 1 (the closed form
+    1 + 2 c2 t E[y^3] / (phi E[y^2]) of He1 + c2 He2 at c2 = 0), not 0/0."""
+    from rmtfl.theory._classical.activations import get_activation
+    from rmtfl.theory._two_step.finite_n import finite_n_setup
+    from rmtfl.theory._two_step.sample_spikes import second_step_move
+
+    act = get_activation("identity")
+    st = finite_n_setup(act, make_target("hermite(0, 1, 0.5)"), phi=2.0, batch="reused", phi2=None)
+    with np.errstate(all="raise"):
+        assert np.array_equal(second_step_move(act, st, [0.0, 0.7, -2.0]), np.ones(3))
+
+
+@pytest.mark.parametrize("activation", ["identity", "hermite(0.5, 1)"])
+def test_linear_sigma_at_finite_n_against_simulation(activation):
+    """A linear sigma (once a NaN in the second step's move and a root finder's error): the finite-N route gives
+    the rank-one spike of W_2, within 3 % or 3 standard errors of 6 draws (simulate_two_step, seeds 300-305)."""
+    from rmtfl.numerics import simulate_two_step
+
+    N, a1, a2, tgt = 400, 0.3, 0.3, "hermite(0, 1, 0.5)"
+    with np.errstate(invalid="raise", divide="raise"):
+        p = two_step(activation, tgt, psi=1.0, phi=2.0, eta1=N**a1, eta2=N**a2, N=N)
+    assert p.reliable and len(p.outliers) == 1 and p.outliers[0].kind == "spike"
+    tops = [simulate_two_step(activation, tgt, N=N, d=N, n=2 * N, eta1=N**a1, eta2=N**a2, rng=300 + s,
+                              dtype="float32", k=4).singular_values[0] for s in range(6)]
+    mean, se = float(np.mean(tops)), float(np.std(tops, ddof=1) / math.sqrt(6))
+    assert abs(p.outliers[0].singular_value - mean) <= max(0.03 * mean, 3 * se), (p.outliers[0].singular_value, mean, se)
