@@ -324,7 +324,9 @@ def find_plateaus(t, loss, *, tol: float = 1e-3, min_ratio: float = 2.0) -> list
     tol = check_positive("tol", tol)
     min_ratio = check_positive("min_ratio", min_ratio)
     t = check_array("t", t, ndim=1)
-    loss = check_array("loss", loss, shape=(t.size,))
+    loss = check_array("loss", loss, ndim=1)
+    if loss.size != t.size:
+        raise ValueError(f"t and loss must have the same length (one loss per time), got {t.size} and {loss.size}")
     out, i = [], 0
     while i < t.size:
         j = i

@@ -152,11 +152,12 @@ def mp_density(lam, psi: float, *, var: float = 1.0):
     psi, var = _params(psi, var)
     x = _array("lam", lam)
     lo, hi = mp_edges(psi, var=var)
-    val = np.asarray((hi - x) * (x - lo))
-    inside = val > 0.0  # implies lo < x < hi, hence x > 0
+    inside = np.asarray((x > lo) & (x < hi))  # hence x > 0; far outside, the product below would overflow
+    val = np.zeros(inside.shape)
+    np.multiply(hi - x, x - lo, out=val, where=inside)
     np.sqrt(val, out=val, where=inside)
     out = np.zeros_like(val)
-    np.divide(val, (2.0 * np.pi * psi * var) * x, out=out, where=inside)
+    np.divide(val, (2.0 * np.pi * psi * var) * np.where(inside, x, 1.0), out=out, where=inside)
     return _out(out)
 
 
@@ -321,6 +322,12 @@ def mp_sv_atom(psi: float, *, side: str = "N") -> float:
     return max(0.0, 1.0 - 1.0 / psi) if side == "N" else max(0.0, 1.0 - psi)
 
 
+def _square(x):
+    """``x^2``, the largest float where it overflows (``|x| > 1.3e154``: far beyond any edge, density 0, CDF 1)."""
+    with np.errstate(over="ignore"):
+        return np.minimum(x * x, np.finfo(float).max)
+
+
 def mp_sv_density(s, psi: float, *, var: float = 1.0, side: str = "N"):
     """Density of the continuous part of the singular-value law of ``W``: ``2 s rho(s^2)``.
 
@@ -336,7 +343,7 @@ def mp_sv_density(s, psi: float, *, var: float = 1.0, side: str = "N"):
     check_choice("side", side, ("N", "d"))
     psi, var = _params(psi, var)
     x = _array("s", s)
-    dens = 2.0 * x * np.asarray(mp_density(x * x, psi, var=var))
+    dens = 2.0 * x * np.asarray(mp_density(_square(x), psi, var=var))
     dens = np.where(x > 0, dens, 0.0)
     return _out(dens * (psi if side == "d" else 1.0))
 
@@ -352,7 +359,7 @@ def mp_sv_cdf(s, psi: float, *, var: float = 1.0, side: str = "N"):
     check_choice("side", side, ("N", "d"))
     psi, var = _params(psi, var)
     x = _array("s", s)
-    FN = np.asarray(mp_cdf(np.where(x >= 0, x * x, -1.0), psi, var=var))
+    FN = np.asarray(mp_cdf(np.where(x >= 0, _square(x), -1.0), psi, var=var))
     if side == "N":
         return _out(FN)
     cont = FN - mp_atom(psi) * (x >= 0)

@@ -159,13 +159,20 @@ def _path_points(pb, u, Nst, eps, t, rtol, atol):
     if np.any(~inside):
         pts[~inside] = _asymptote(L, Nst, u, t[~inside])
     if np.any(inside):
-        te = t[inside] + tau
-        sol = solve_ivp(pb.rhs(), (0.0, float(te.max())), eps * u, method="DOP853", t_eval=te,
+        idx = np.flatnonzero(inside)
+        idx = idx[np.argsort(t[idx], kind="stable")]          # the times in any order; the solver wants them sorted
+        te = t[idx] + tau
+        sol = solve_ivp(pb.rhs(), (0.0, float(te[-1])), eps * u, method="DOP853", t_eval=te,
                         rtol=rtol, atol=atol)
         if not sol.success:
             raise SaddleSearchError(f"integration of the limiting path failed: {sol.message}")
-        pts[inside] = sol.y.T
+        pts[idx] = sol.y.T
     return pts, tau
+
+
+#: The largest time of a limiting path, in units of ``1 / (L N*)`` (the default path ends at 6): its cost grows linearly
+#: with the time (about 13 s at 1e4 for the two-parameter example below).
+T_MAX = 1e3
 
 
 def limiting_path(X, y, *, activation, N, loss="square", t=None, depth=2, eps=None,
@@ -183,7 +190,8 @@ def limiting_path(X, y, *, activation, N, loss="square", t=None, depth=2, eps=No
     X, y : data (one row per sample) and targets.
     activation, N, depth, loss, reduction, logistic_scale : the network and loss, as in
         :func:`~rmtfl.theory.make_problem`.
-    t : array of times (path convention); default ``linspace(-3, 6, 91)/(L N*)``.
+    t : array of times (path convention; in any order, at least one, at most ``1000 / (L N*)``); default
+        ``linspace(-3, 6, 91)/(L N*)``.
     eps : start scale (default :func:`default_eps`).
     convention : ``"blowup"`` (default) or ``"unit_norm"`` (L > 2 only differs).
     w0 : if given, ``u*`` is the KKT point selected by ``w0`` (else the maximal one).
@@ -241,8 +249,16 @@ def path_from_problem(pb: FlowProblem, *, t=None, eps=None, convention="blowup",
     """:func:`limiting_path` on a built :class:`~rmtfl.theory.FlowProblem` (``u_star`` overrides the KKT point;
     docs/theory/gradient_flow.md §8)."""
     check_choice("convention", convention, ("blowup", "unit_norm"))
+    if t is not None:
+        t = check_finite_array("t", t, ndim=1)
+        if t.size == 0:
+            raise ValueError("t must hold at least one time, got an empty array")
     L, u, Nst, eps = _start(pb, w0, restarts, u_star, eps)
-    t = np.linspace(-3.0, 6.0, 91) / (L * Nst) if t is None else check_finite_array("t", t, ndim=1)
+    if t is None:
+        t = np.linspace(-3.0, 6.0, 91) / (L * Nst)
+    elif float(t.max()) * L * Nst > T_MAX:
+        raise ValueError(f"t must be at most {T_MAX:g} / (L N*) = {T_MAX / (L * Nst):.6g} here (the path is integrated "
+                         f"up to its largest time, in steps of the flow's own scale), got {float(t.max()):.6g}")
     offset = 1.0 / (L * (L - 2) * Nst) if (convention == "unit_norm" and L > 2) else 0.0
     tt = t - offset
     rtol, atol = 1e-12, (1e-16 if L == 2 else 1e-13) * eps

@@ -73,8 +73,13 @@ class SpikedGamma(Result):
         return {"A": self.A, "B": self.B, "v": self.v.tolist()}
 
 
+#: The largest input dimension ``d`` :func:`as_gamma` takes (a spike direction of ``d`` floats is 800 MB there).
+MAX_D = 10**8
+
+
 def as_gamma(gamma, *, d: int):
-    """Validate ``gamma`` for inputs of dimension ``d``; return a :class:`SpikedGamma` or a dense array.
+    """Validate ``gamma`` for inputs of dimension ``d`` (an integer in ``[1, 1e8]``); return a :class:`SpikedGamma` or a
+    dense array.
 
     ``gamma`` is a ``(d, d)`` PSD matrix, a scalar ``A`` (``Gamma = A I``), a tuple ``(A, B, v)`` or a
     :class:`SpikedGamma` (docs/conventions.md §7).  Raises ``ValueError`` for a non-PSD or
@@ -85,7 +90,7 @@ def as_gamma(gamma, *, d: int):
     >>> as_gamma((1.0, 2.0, np.array([0.0, 2.0])), d=2).v.tolist()
     [0.0, 1.0]
     """
-    d = check_int("d", d, lo=1)
+    d = check_int("d", d, lo=1, hi=MAX_D)
     if isinstance(gamma, SpikedGamma):
         g = gamma
     elif isinstance(gamma, tuple):
@@ -93,7 +98,9 @@ def as_gamma(gamma, *, d: int):
             raise ValueError(f"gamma as a tuple must be (A, B, v), got {len(gamma)} entries")
         g = SpikedGamma(*gamma)
     elif np.ndim(gamma) == 0:
-        return SpikedGamma(check_nonnegative("gamma (scalar A)", gamma), 0.0, np.eye(d)[0])
+        e0 = np.zeros(d)
+        e0[0] = 1.0                  # any unit vector: B = 0
+        return SpikedGamma(check_nonnegative("gamma (scalar A)", gamma), 0.0, e0)
     else:
         G = check_finite_array("gamma", gamma, ndim=2, dtype_kind="f")
         if G.shape != (d, d):

@@ -144,3 +144,9 @@ def test_check2_after_plateau_two_active_units():
     run = simulate_flow(EX2.X, EX2.y, delta=1e-2, w0=EX2.w0, t_end=3e3, t_eval=[0.0, 3e3], **K2)
     assert run.loss[-1] < 1e-8
     assert active_count(run.unit_norms[-1], 1e-2 * run.unit_norms[-1].max())[0] == 2
+
+
+def test_find_plateaus_wants_one_loss_per_time():
+    assert find_plateaus([], []) == []
+    with pytest.raises(ValueError, match="t and loss must have the same length .* got 0 and 5"):
+        find_plateaus([], [1.0, 2.0, 3.0, 4.0, 5.0])

@@ -188,3 +188,14 @@ def test_error_messages_name_parameter():
         mp_edges(0.0)
     with pytest.raises(ValueError, match="var must be > 0"):
         mp_density(1.0, 1.0, var=-1.0)
+
+
+def test_singular_value_law_far_beyond_the_edge_is_exact():
+    """|s| > 1.3e154 makes s^2 overflow: the law there is exactly CDF 1, density 0, with no warning and no error
+    about the squared value (once "lam must contain only finite values")."""
+    from rmtfl.theory import mp_density, mp_sv_cdf, mp_sv_density
+
+    with np.errstate(all="raise"):
+        assert mp_sv_cdf(1e200, 1.0) == 1.0 and mp_sv_density(1e200, 1.0) == 0.0
+        assert mp_sv_cdf(np.array([-1e300, 1e300]), 2.0, side="d").tolist() == [0.0, 1.0]
+        assert mp_density(np.array([1e308, -1e308]), 0.5).tolist() == [0.0, 0.0]

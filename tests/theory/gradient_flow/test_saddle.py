@@ -78,3 +78,16 @@ def test_default_direction_is_the_maximal_kkt_point():
     b = limiting_path(EX2.X, EX2.y, activation="square", N=4, t=t, estimate_error=False)
     assert np.array_equal(a.points, b.points)
     assert s.to_dict()["point"][0] == pytest.approx(2 ** (-1 / 3), abs=1e-10)
+
+
+def test_limiting_path_times_in_any_order_and_within_range():
+    """The times may come in any order (the points follow them); an empty array, or a time so late that the
+    integration would run for hours (once a hang at t = 1e200), is refused naming t and its range."""
+    X, y = np.eye(2), [3.0, 4.0]
+    a = limiting_path(X, y, activation="identity", N=1, t=[0.0, 1.0, 10.0], estimate_error=False)
+    b = limiting_path(X, y, activation="identity", N=1, t=[10.0, 0.0, 1.0], estimate_error=False)
+    assert np.array_equal(a.points[[2, 0, 1]], b.points) and b.t.tolist() == [10.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="t must hold at least one time"):
+        limiting_path(X, y, activation="identity", N=1, t=[])
+    with pytest.raises(ValueError, match=r"t must be at most 1000 / \(L N\*\)"):
+        limiting_path(X, y, activation="identity", N=1, t=[0.0, 1e200])

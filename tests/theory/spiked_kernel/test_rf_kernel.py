@@ -200,3 +200,14 @@ def test_dimension_below_two_is_refused():
     # issue 4 "Bad input": d < 2 raises ValueError with the reason
     with pytest.raises(ValueError, match="d must be >= 2"):
         rf_kernel("relu", np.ones((3, 1)), np.ones((2, 1)), gamma=1.0)
+
+
+def test_as_gamma_bounds_d_and_never_forms_a_square_matrix():
+    """A scalar gamma is A I with any unit spike direction (B = 0): O(d) memory, not the d x d identity it once took
+    a row of; d beyond 1e8 is refused naming d (once numpy's "array is too big")."""
+    from rmtfl.theory import as_gamma
+
+    g = as_gamma(0.5, d=10**7)
+    assert g.A == 0.5 and g.B == 0.0 and g.d == 10**7 and g.v[0] == 1.0
+    with pytest.raises(ValueError, match=r"d must be an integer in \[1, 100000000\]"):
+        as_gamma(0.5, d=10**12)
