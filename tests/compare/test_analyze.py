@@ -111,7 +111,7 @@ def test_covariance_mode_data_and_matrix_agree():
     assert o.singular_value ** 2 == pytest.approx(lam, rel=1e-9)
     rep2 = analyze(S, kind="covariance", n=n)
     assert rep2.outliers[0].ell == pytest.approx(o.ell, rel=1e-8) and rep2.var == pytest.approx(rep.var, rel=1e-8)
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(ValueError, match=r"\bn\b"):
         analyze(X, n=n)
 
 

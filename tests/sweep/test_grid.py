@@ -13,7 +13,7 @@ def test_parse_axis_forms():
     assert parse_axis("a", 3) == [3]
     assert parse_axis("a", np.array([0.5, 1.0])) == [0.5, 1.0]
     for bad in ("0:1", "0:1:0", "0:1:1.5", "x", "", "0:nan:2"):
-        with pytest.raises(ValueError, match="a"):
+        with pytest.raises(ValueError, match=r"\ba\b"):
             parse_axis("a", bad)
 
 
@@ -28,7 +28,7 @@ def test_canonical_params_types():
     p = {"b": np.float64(0.1), "a": np.int64(3), "c": np.bool_(True), "s": "tanh"}
     assert canonical_params(p) == '{"a":3,"b":0.1,"c":true,"s":"tanh"}'
     assert type(normalise_params(p)["a"]) is int
-    with pytest.raises(ValueError, match="x"):
+    with pytest.raises(ValueError, match=r"\bx\b"):
         normalise_params({"x": [1, 2]})
     with pytest.raises(ValueError, match="finite"):
         normalise_params({"x": float("inf")})

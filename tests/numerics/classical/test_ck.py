@@ -42,7 +42,7 @@ def test_ks_counts_zero_eigenvalues_as_the_atom():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="N"):
+    with pytest.raises(ValueError, match=r"\bN\b"):
         simulate_ck("relu", N=0, d=3, n=3)
     with pytest.raises(ValueError, match="activation"):
         simulate_ck("nope", N=3, d=3, n=3)

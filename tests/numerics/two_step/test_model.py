@@ -86,7 +86,7 @@ def test_float32_and_reproducible():
 def test_bad_inputs():
     with pytest.raises(ValueError, match="law"):
         init_first_layer(3, 3, law="uniform")
-    with pytest.raises(ValueError, match="N"):
+    with pytest.raises(ValueError, match=r"\bN\b"):
         init_second_layer(0)
     with pytest.raises(ValueError, match="dtype"):
         sample_inputs(3, 3, dtype="int8")

@@ -45,7 +45,7 @@ def test_taylor_note_and_second_layer_law():
 def test_bad_input():
     with pytest.raises(TypeError):
         _sa("tanh", "linear", 1.0, 2.0, 1.0, 1.0, rng=0)                          # N is required
-    with pytest.raises(ValueError, match="N"):
+    with pytest.raises(ValueError, match=r"\bN\b"):
         _sa("tanh", "linear", 1.0, 2.0, 1.0, 1.0, N=None, rng=0)
     with pytest.raises(ValueError, match="grams"):
         _sa(QUAD, QT, 1.0, 4.0, 5.0, 5.0, N=300, grams="other", rng=0)

@@ -64,7 +64,7 @@ def test_fresh_requires_n2_and_bad_inputs():
         _sim2(eta1=1.0, eta2=1.0, batch="both")
     with pytest.raises(TypeError):
         simulate_two_step("tanh", "linear", 10, 10, 10, 1.0, 1.0)     # sizes and steps are keyword-only
-    with pytest.raises(ValueError, match="N"):
+    with pytest.raises(ValueError, match=r"\bN\b"):
         simulate_two_step("tanh", "linear", N=0, d=10, n=10, eta1=1.0, eta2=1.0)
     with pytest.raises(ValueError, match="activation"):
         simulate_two_step("nope", "linear", N=10, d=10, n=10, eta1=1.0, eta2=1.0)

@@ -55,7 +55,7 @@ def test_below_threshold_spike_not_counted():
 
 
 def test_bad_input_named():
-    with pytest.raises(ValueError, match="s"):
+    with pytest.raises(ValueError, match=r"\bs\b"):
         th.edge_outlier_count([1.0, np.nan, 0.5, 0.2, 0.1])
     with pytest.raises(ValueError, match="p"):
         th.edge_outlier_count(np.linspace(2, 1, 50), p=1.0)

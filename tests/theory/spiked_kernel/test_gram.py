@@ -54,7 +54,7 @@ def test_bad_input():
         kernel_gram_spectrum("he2", phi=1.0)
     with pytest.raises(ValueError, match="gamma"):
         kernel_gram_spectrum("relu", phi=1.0, gamma=np.eye(3))
-    with pytest.raises(ValueError, match="d"):
+    with pytest.raises(ValueError, match=r"\bd\b"):
         kernel_gram_spectrum("relu", phi=1.0, gamma=0.5)
 
 
