@@ -160,13 +160,17 @@ def _path_points(pb, u, Nst, eps, t, rtol, atol):
         pts[~inside] = _asymptote(L, Nst, u, t[~inside])
     if np.any(inside):
         idx = np.flatnonzero(inside)
-        idx = idx[np.argsort(t[idx], kind="stable")]          # the times in any order; the solver wants them sorted
-        te = t[idx] + tau
-        sol = solve_ivp(pb.rhs(), (0.0, float(te[-1])), eps * u, method="DOP853", t_eval=te,
-                        rtol=rtol, atol=atol)
-        if not sol.success:
-            raise SaddleSearchError(f"integration of the limiting path failed: {sol.message}")
-        pts[idx] = sol.y.T
+        # the times in any order, repeats included (times closer than tau's spacing coincide once shifted by it);
+        # the solver wants them strictly increasing
+        te, back = np.unique(t[idx] + tau, return_inverse=True)
+        if te[-1] > 0.0:
+            sol = solve_ivp(pb.rhs(), (0.0, float(te[-1])), eps * u, method="DOP853", t_eval=te,
+                            rtol=rtol, atol=atol)
+            if not sol.success:
+                raise SaddleSearchError(f"integration of the limiting path failed: {sol.message}")
+            pts[idx] = sol.y.T[back.ravel()]
+        else:                                               # every time at the start itself
+            pts[idx] = eps * u
     return pts, tau
 
 

@@ -87,6 +87,10 @@ def test_limiting_path_times_in_any_order_and_within_range():
     a = limiting_path(X, y, activation="identity", N=1, t=[0.0, 1.0, 10.0], estimate_error=False)
     b = limiting_path(X, y, activation="identity", N=1, t=[10.0, 0.0, 1.0], estimate_error=False)
     assert np.array_equal(a.points[[2, 0, 1]], b.points) and b.t.tolist() == [10.0, 0.0, 1.0]
+    c = limiting_path(X, y, activation="identity", N=1, t=[0.0, 1.0, 1.0, 10.0], estimate_error=False)   # repeats
+    assert np.array_equal(c.points[[0, 1, 3]], a.points) and np.array_equal(c.points[1], c.points[2])
+    tiny = limiting_path(X, y, activation="identity", N=1, t=np.linspace(-3, 6, 91) * 1e-200)  # all one time
+    assert np.all(tiny.points == tiny.points[0]) and np.all(np.isfinite(tiny.points))
     with pytest.raises(ValueError, match="t must hold at least one time"):
         limiting_path(X, y, activation="identity", N=1, t=[])
     with pytest.raises(ValueError, match=r"t must be at most 1000 / \(L N\*\)"):
