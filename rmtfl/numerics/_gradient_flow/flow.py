@@ -3,7 +3,7 @@
 Integrators: adaptive DOP853 or LSODA (rtol ``1e-10`` (L > 2) or ``1e-11`` (L = 2),
 atol ``1e-13 delta``, docs/theory/gradient_flow.md §12) and plain gradient descent (``method="gd"``,
 step ``eta``; after ``k`` steps ``t = k eta``).  ``method="auto"`` uses DOP853 for
-``L = 2`` and LSODA for ``L > 2``: on the first plateau of an ``L > 2`` net the flow
+``L = 2`` (up to ``t_end = 1e3``) and LSODA for ``L > 2``: on the first plateau of an ``L > 2`` net the flow
 is stiff (the active unit relaxes at rate O(1) while the others move at O(delta)),
 and an explicit method then needs ~O(t) steps (DOP853 takes ~5e5 gradient
 evaluations to reach t = 8e4 at delta = 1e-4; LSODA ~4e3, same escape time to 1e-8).  Terminal/recorded
@@ -121,7 +121,7 @@ def simulate_flow(X, y, *, activation, N, delta, t_end, w0=None, loss="square", 
         Initial direction; ``None`` draws a Gaussian one from ``rng``.
     loss, reduction, logistic_scale : as in :func:`~rmtfl.theory.make_problem`.
     t_eval : output times (default :func:`log_time_grid`).
-    method : ``"auto"`` (DOP853 for L = 2, LSODA for L > 2, GD with ``eta = 1e-3`` for plain
+    method : ``"auto"`` (DOP853 for L = 2 up to ``t_end = 1e3``, else LSODA; GD with ``eta = 1e-3`` for plain
         ReLU, whose discontinuous gradient field stalls adaptive solvers), ``"dop853"``, ``"lsoda"``
         (both adaptive) or ``"gd"`` (plain GD with step ``eta``).
     rtol, atol : tolerances of the adaptive integrators (defaults in the module docstring).
@@ -166,6 +166,11 @@ def _loss_event(pb: FlowProblem, level: float, terminal: bool):
 #: docs/theory/gradient_flow.md escape at ``t ~ log(1/delta)``).
 DELTA_MAX = 1e3
 T_END_MAX = 1e8
+
+#: ``method="auto"`` integrates an ``L = 2`` flow with DOP853 up to this ``t_end``, and with LSODA beyond: once the flow
+#: rests at a minimum an explicit method still needs O(t) steps (``t_end = 1e5`` took 50 s for a three-parameter net;
+#: LSODA 0.05 s, the escape time the same to 1e-11; docs/theory/gradient_flow.md §12).
+DOP853_T_END = 1e3
 GD_STEPS_MAX = 10**8
 
 
@@ -174,13 +179,13 @@ def flow_from_problem(pb: FlowProblem, *, delta, w0, t_end, t_eval=None, method=
     """:func:`simulate_flow` on a built :class:`~rmtfl.theory.FlowProblem` (docs/theory/gradient_flow.md §12)."""
     delta = check_in_range("delta", delta, 0.0, DELTA_MAX, lo_open=True)
     check_choice("method", method, ("auto", "dop853", "lsoda", "gd"))
+    t_end = check_in_range("t_end", t_end, 0.0, T_END_MAX, lo_open=True)
     if method == "auto":
         act = getattr(pb.arch, "act", None)
         if act is not None and act.name == "relu":
             method = "gd"  # discontinuous gradient field: adaptive solvers stall in sliding modes
         else:
-            method = "dop853" if pb.degree == 2 else "lsoda"
-    t_end = check_in_range("t_end", t_end, 0.0, T_END_MAX, lo_open=True)
+            method = "dop853" if pb.degree == 2 and t_end <= DOP853_T_END else "lsoda"
     escape_loss = None if escape_loss is None else check_real("escape_loss", escape_loss)
     stop_loss = None if stop_loss is None else check_real("stop_loss", stop_loss)
     w0 = check_direction(w0, pb.P)

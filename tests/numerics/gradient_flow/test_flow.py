@@ -150,3 +150,18 @@ def test_find_plateaus_wants_one_loss_per_time():
     assert find_plateaus([], []) == []
     with pytest.raises(ValueError, match="t and loss must have the same length .* got 0 and 5"):
         find_plateaus([], [1.0, 2.0, 3.0, 4.0, 5.0])
+
+
+def test_a_long_l2_flow_is_integrated_by_lsoda():
+    """An L = 2 flow at rest at its minimum still costs an explicit method O(t) steps (t_end = 1e5 took 50 s);
+    beyond t_end = 1e3 "auto" takes LSODA, whose escape time and final state agree with DOP853's."""
+    X, y = np.eye(2), [3.0, 4.0]
+    kw = dict(activation="identity", N=1, delta=1e-3, w0=[1.0, 0.6, 0.8], escape_loss=6.0)
+    short = simulate_flow(X, y, t_end=1e3, **kw)
+    t0 = time.perf_counter()
+    long = simulate_flow(X, y, t_end=1e8, **kw)
+    assert time.perf_counter() - t0 < 5.0
+    assert short.method == "dop853" and long.method == "lsoda"
+    assert long.t_escape == pytest.approx(short.t_escape, rel=1e-9)
+    np.testing.assert_allclose(long.w[-1], short.w[-1], rtol=1e-8)
+    assert long.conserved_drift < 1e-10
