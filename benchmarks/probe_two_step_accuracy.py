@@ -21,6 +21,11 @@ the four draws of seed 8, and 22.5 +- 3.7 over sixty others (docs/reliability.md
 
     python -m benchmarks.probe_two_step_accuracy --seed 1 --count 60            # about 3 minutes on one core
 
+``--at JSON`` checks one given point instead, and prints every predicted outlier beside the simulated ranks::
+
+    python -m benchmarks.probe_two_step_accuracy --draws 8 \\
+        --at '{"act": "square", "tgt": "hermite(0, 1, 0.5)", "N": 1000, "a1": 0.3, "a2": 0.3}'
+
 Exit status 1 when any point is ``WRONG``.
 """
 from __future__ import annotations
@@ -77,7 +82,8 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
                  phi2=pt["phi"] if fresh else None, noise=pt["noise"], second_layer=layer)
     seconds = time.perf_counter() - t0
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, pt["d"]))))
-    tops, counts, edges = [], [], []
+    tops, counts, edges, ranks = [], [], [], []
+    k = min(max(3, len(p.outliers) + 2), N, pt["d"])
     for s in range(draws):
         r = simulate_two_step(pt["act"], pt["tgt"], N=N, d=pt["d"], n=pt["n"], eta1=eta1, eta2=eta2,
                               batch=pt["batch"], n2=pt["n"] if fresh else None, noise=pt["noise"], rng=first_seed + s,
@@ -85,6 +91,7 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
         sv = np.asarray(r.singular_values[:80], dtype=float)
         f = edge_outlier_count(sv, window=window)
         tops.append(sv[0])
+        ranks.append(sv[:k])
         counts.append(f.count)
         edges.append(f.edge)
     top, top_se = float(np.mean(tops)), float(np.std(tops, ddof=1) / math.sqrt(draws))
@@ -98,7 +105,10 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
                count_ok=bool(len(p.outliers) == int(np.median(counts))),
                edge_pred=e_pred, edge_sim=e_m,
                edge_ok=bool(abs(e_pred - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m),
-               reliable=bool(p.reliable), notes=list(p.notes), seconds=seconds)
+               reliable=bool(p.reliable), notes=list(p.notes), seconds=seconds,
+               pred_values=[o.singular_value for o in p.outliers], pred_kinds=[o.kind for o in p.outliers],
+               sim_values=np.mean(ranks, axis=0).tolist(),
+               sim_values_se=(np.std(ranks, axis=0, ddof=1) / math.sqrt(draws)).tolist())
     out["wrong"] = bool(out["reliable"] and rel > WRONG and abs(pred_top - top) > 3 * top_se)
     return out
 
@@ -108,6 +118,36 @@ def _again(r: dict, draws: int) -> str:
     if "first_draws" not in r:
         return ""
     return f" (drawn {len(r['sim_counts'])} times; the first {draws}: {r['first_draws']['sim_top']:.3f})"
+
+
+def point(spec: str) -> dict:
+    """A point given on the command line (``--at``): a JSON object with ``act``, ``tgt``, ``N``, ``a1``, ``a2`` and
+    optionally ``psi`` (1), ``phi`` (2), ``batch`` ("reused"), ``noise`` (0), ``second_layer`` ("gaussian")."""
+    try:
+        pt = json.loads(spec)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--at must be a JSON object, got {spec!r} ({e})") from None
+    if not isinstance(pt, dict) or not {"act", "tgt", "N", "a1", "a2"} <= pt.keys():
+        raise ValueError(f"--at must be a JSON object with act, tgt, N, a1 and a2, got {spec!r}")
+    unknown = set(pt) - {"act", "tgt", "N", "a1", "a2", "psi", "phi", "batch", "noise", "second_layer"}
+    if unknown:
+        raise ValueError(f"--at: unknown keys {sorted(unknown)}")
+    pt = dict(dict(psi=1.0, phi=2.0, batch="reused", noise=0.0, second_layer="gaussian"), **pt)
+    pt["d"] = int(round(pt["N"] / pt["psi"]))
+    pt["n"] = int(round(pt["phi"] * pt["d"]))
+    return pt
+
+
+def report(r: dict) -> str:
+    """The predicted outliers beside the simulated ranks, the counts and the edges of one checked point."""
+    pred = ", ".join(f"{v:.4g} ({k})" for v, k in zip(r["pred_values"], r["pred_kinds"])) or "none"
+    sim = ", ".join(f"{v:.4g} ± {e:.2g}" for v, e in zip(r["sim_values"], r["sim_values_se"]))
+    return (f"predicted outliers: {pred}{'' if r['reliable'] else '  (marked unreliable)'}\n"
+            f"simulated ranks (mean ± s.e. of {len(r['sim_counts'])} draws): {sim}\n"
+            f"count: predicted {r['pred_count']}, simulated {r['sim_counts']}\n"
+            f"fitted edge: predicted {r['edge_pred']:.4g}, simulated {r['edge_sim']:.4g}\n"
+            f"criteria: top {'ok' if r['top_ok'] else 'MISS'}, count {'ok' if r['count_ok'] else 'MISS'}, "
+            f"edge {'ok' if r['edge_ok'] else 'MISS'}" + "".join(f"\nnote: {n}" for n in r["notes"][1:]))
 
 
 def main(argv=None) -> int:
@@ -120,10 +160,24 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write every point's comparison here")
     ap.add_argument("--wide", action="store_true",
                     help="psi from 0.25 to 4, phi from 0.5 to 8, Rademacher second layers")
+    ap.add_argument("--at", default=None, metavar="JSON",
+                    help="check one point instead, e.g. '{\"act\": \"square\", \"tgt\": \"hermite(0, 1, 0.5)\", "
+                         "\"N\": 1000, \"a1\": 0.3, \"a2\": 0.3}' (psi 1, phi 2, reused, no noise unless given)")
     a = ap.parse_args(argv)
     for name, lo in (("count", 1), ("draws", 2), ("confirm", 2)):
         if not lo <= getattr(a, name) <= (100 if name != "count" else 1000):
             ap.error(f"--{name} must be in [{lo}, {100 if name != 'count' else 1000}], got {getattr(a, name)}")
+    if a.at is not None:
+        try:
+            pt = point(a.at)
+        except ValueError as e:
+            ap.error(str(e))
+        r = check(pt, a.draws, first_seed=100_000 * a.seed)
+        print(report(r))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(r, f, indent=1)
+        return 1 if r["wrong"] else 0
     rng = random.Random(a.seed)
     rows = []
     for i in range(a.count):

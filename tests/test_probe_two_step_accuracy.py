@@ -68,3 +68,25 @@ def test_bad_arguments_exit_2(args, capsys):
     with pytest.raises(SystemExit) as e:
         probe.main(args)
     assert e.value.code == 2 and "must be in" in capsys.readouterr().err
+
+
+def test_one_given_point_is_checked_and_reported(tmp_path, capsys):
+    """``--at JSON``: the shape defaults (psi 1, phi 2, reused, no noise), every predicted outlier beside the
+    simulated ranks, and the JSON of the comparison."""
+    pt = probe.point('{"act": "tanh", "tgt": "hermite(0, 1, 0.5)", "N": 300, "a1": 0.3, "a2": 0.3}')
+    assert (pt["psi"], pt["phi"], pt["batch"], pt["noise"], pt["d"], pt["n"]) == (1.0, 2.0, "reused", 0.0, 300, 600)
+    out = tmp_path / "at.json"
+    assert probe.main(["--draws", "2", "--json", str(out), "--at",
+                       '{"act": "tanh", "tgt": "hermite(0, 1, 0.5)", "N": 300, "a1": 0.3, "a2": 0.3, "psi": 2}']) == 0
+    text = capsys.readouterr().out
+    assert "predicted outliers:" in text and "simulated ranks (mean ± s.e. of 2 draws)" in text
+    r = json.loads(out.read_text())
+    assert r["d"] == 150 and len(r["sim_values"]) >= 3 and r["pred_values"][0] == r["pred_top"]
+
+
+@pytest.mark.parametrize("spec", ['{"act": "tanh"}', "not json", '{"act": "tanh", "tgt": "linear", "N": 300, '
+                                  '"a1": 0.1, "a2": 0.1, "eta": 3}'])
+def test_a_bad_point_exits_2(spec, capsys):
+    with pytest.raises(SystemExit) as e:
+        probe.main(["--at", spec])
+    assert e.value.code == 2 and "--at" in capsys.readouterr().err

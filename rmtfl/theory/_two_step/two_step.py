@@ -440,6 +440,14 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         reliable = False
         notes.append(f"a step of at least N^(1/2) = {math.sqrt(N):.3g}: beyond the exponents alpha < 1/2 the route "
                      "was derived and checked for (docs/theory/two_step.md §8.2)")
+    if plan.act.parity == 1 and (plan.eta1 != 0 or plan.eta2 != 0):
+        # an even sigma (square, He2): sigma' is odd, F = 0 and P vanishes, so single samples make every outlier, a
+        # regime the route falls short in (docs/theory/two_step.md §9.3, "A sigma without a linear part")
+        reliable = False
+        notes.append("the low-rank part P vanishes (sigma is even: sigma' has mean 0 at every step size), so single "
+                     "samples make every outlier; for those alone the values were measured "
+                     "1-8 % low at N = 1000 and up to 37 % low at N = 300, the fitted edge 12-28 % low "
+                     "(docs/theory/two_step.md §9.3)")
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")

@@ -205,6 +205,24 @@ def test_a_spread_beyond_the_value_marks_the_prediction_unreliable():
     assert ok.reliable and 0.5 < max(o.spread / o.singular_value for o in ok.outliers) < 1.0
 
 
+@pytest.mark.parametrize("act", ["square", "he2", "hermite(0, 0, 1, 0, 0.1)"])
+def test_an_even_sigma_is_marked_unreliable(act):
+    """An even sigma has an odd sigma' of mean 0 at every step: F = 0, P vanishes, and single samples make every
+    outlier (docs/theory/two_step.md §9.3, "A sigma without a linear part").  There the route falls short: square,
+    He1 + He2/2, N = 300, eta_t = N^0.3, predicts its top root at 11.96 (below the count rule's cut, so no outlier
+    reported) where 40 draws have a top value of 18.9 +- 1.2 (`python -m benchmarks.probe_two_step_accuracy --draws 40
+    --at '{"act": "square", "tgt": "hermite(0, 1, 0.5)", "N": 300, "a1": 0.3, "a2": 0.3}'`).  The result says so;
+    an odd or a mixed sigma, and no step at all, do not."""
+    kw = dict(psi=1.0, phi=2.0, eta1=300**0.3, eta2=300**0.3, N=300)
+    p = two_step_finite_n(act, QUAD, **kw)
+    assert not p.reliable and any("P vanishes" in n for n in p.notes)
+    assert all(o.kind == "sample" for o in p.outliers) and not p.spikes
+    for other in ("tanh", QUAD, "relu"):
+        assert not any("P vanishes" in n for n in two_step_finite_n(other, QUAD, **kw).notes)
+    still = two_step_finite_n(act, QUAD, psi=1.0, phi=2.0, eta1=0.0, eta2=0.0, N=300)
+    assert still.reliable and not still.outliers
+
+
 @pytest.mark.parametrize("N", [2, 3, 7, 23])
 @pytest.mark.parametrize("batch", ["reused", "fresh"])
 def test_tiny_widths_keep_most_samples_in_the_bulk(N, batch):
