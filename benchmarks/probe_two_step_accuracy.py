@@ -133,6 +133,11 @@ def point(spec: str) -> dict:
     if unknown:
         raise ValueError(f"--at: unknown keys {sorted(unknown)}")
     pt = dict(dict(psi=1.0, phi=2.0, batch="reused", noise=0.0, second_layer="gaussian"), **pt)
+    for key in ("N", "a1", "a2", "psi", "phi", "noise"):
+        if isinstance(pt[key], bool) or not isinstance(pt[key], (int, float)) or not math.isfinite(pt[key]):
+            raise ValueError(f"--at: {key} must be a number, got {pt[key]!r}")
+    if pt["psi"] <= 0 or pt["phi"] <= 0:
+        raise ValueError(f"--at: psi and phi must be positive, got {pt['psi']!r} and {pt['phi']!r}")
     pt["d"] = int(round(pt["N"] / pt["psi"]))
     pt["n"] = int(round(pt["phi"] * pt["d"]))
     return pt
@@ -172,7 +177,10 @@ def main(argv=None) -> int:
             pt = point(a.at)
         except ValueError as e:
             ap.error(str(e))
-        r = check(pt, a.draws, first_seed=100_000 * a.seed)
+        try:
+            r = check(pt, a.draws, first_seed=100_000 * a.seed)
+        except ValueError as e:                         # a value out of the route's range: rmtfl names it
+            ap.error(f"--at: {e}")
         print(report(r))
         if a.json:
             with open(a.json, "w") as f:

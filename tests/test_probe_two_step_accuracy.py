@@ -85,7 +85,10 @@ def test_one_given_point_is_checked_and_reported(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("spec", ['{"act": "tanh"}', "not json", '{"act": "tanh", "tgt": "linear", "N": 300, '
-                                  '"a1": 0.1, "a2": 0.1, "eta": 3}'])
+                                  '"a1": 0.1, "a2": 0.1, "eta": 3}',
+                                  '{"act": "tanh", "tgt": "linear", "N": "300", "a1": 0.1, "a2": 0.1}',
+                                  '{"act": "tanh", "tgt": "linear", "N": 300, "a1": 0.1, "a2": 0.1, "psi": -1}',
+                                  '{"act": "tanh", "tgt": "linear", "N": 1, "a1": 0.1, "a2": 0.1}'])
 def test_a_bad_point_exits_2(spec, capsys):
     with pytest.raises(SystemExit) as e:
         probe.main(["--at", spec])
