@@ -287,14 +287,18 @@ def _cmd_phase(args) -> int:
         result["finite_N"] = {"N": N, "psi": psi, "c1": c1, "c2": c2, **fin.to_dict()}
         lines.append(f"outliers of W2 at N={N} (eta_t = c_t N^alpha_t): BGN spike locations above the "
                      f"finite-N bulk edge (the edge in brackets)")
+        shaky = ~np.asarray(fin.reliable, bool)
         for i, al2 in enumerate(fin.alpha2):
             cells = [(f"{fin.count[i, j]}" if fin.count_low[i, j] == fin.count_high[i, j] else
                       f"{fin.count[i, j]}[{fin.count_low[i, j]}-{fin.count_high[i, j]}]") + f" ({fin.edge[i, j]:.3g})"
-                     for j in range(fin.alpha1.size)]
-            lines.append(f"  alpha2={al2:<6g} " + " ".join(f"{c:>15}" for c in cells))
+                     + ("?" if shaky[i, j] else "") for j in range(fin.alpha1.size)]
+            lines.append(f"  alpha2={al2:<6g} " + " ".join(f"{c:>16}" for c in cells))
         if (fin.count_low != fin.count_high).any():
             lines.append("  [low-high]: the count varies from batch to batch (single extreme samples, "
                          "docs/theory/two_step.md §8.3)")
+        if shaky.any():
+            lines.append("  ?: the prediction marks itself unreliable there; `rmtfl theory two-step --N ...` at that "
+                         "point says why (docs/theory/two_step.md §9.3)")
     emp = None
     if empirical:
         try:
@@ -336,19 +340,22 @@ def _phase_figure(args, a1, a2, pd, fin, emp):
     fine1 = np.linspace(max(e1[0], 0.0), min(e1[-1], 0.4975), 200)
     fine2 = np.linspace(max(e2[0], 0.0), min(e2[-1], 0.4975), 200)
     fine = theory_outliers(args.activation, args.target, alpha1=fine1, alpha2=fine2, batch=args.batch, phi=args.phi)
-    panels = [("theory: Λ restricted to P_k≠0 ({})".format(args.activation), fine1, fine2, fine, False, None)]
+    panels = [("theory: Λ restricted to P_k≠0 ({})".format(args.activation), fine1, fine2, fine, False, None, None)]
     if fin is not None:
         spread = fin.count_low != fin.count_high
+        shaky = ~np.asarray(fin.reliable, bool)
         panels.append((f"theory at N={args.N}: outliers beyond the first"
-                       + ("\n(hatched: count varies between batches)" if spread.any() else ""),
-                       a1, a2, np.maximum(fin.count - 1, 0), True, spread))
+                       + ("\n(hatched: count varies between batches)" if spread.any() else "")
+                       + ("\n(?: the prediction marks itself unreliable)" if shaky.any() else ""),
+                       a1, a2, np.maximum(fin.count - 1, 0), True, spread, shaky))
     if emp is not None:
-        panels.append((f"simulated ({args.count} count), N={args.N}, {args.seeds} seeds", a1, a2, emp, True, None))
+        panels.append((f"simulated ({args.count} count), N={args.N}, {args.seeds} seeds", a1, a2, emp, True, None,
+                       None))
     vmax = float(max(np.nanmax(pd.effective), *[np.nanmax(v) if np.isfinite(v).any() else 0.0
-                                                 for _, _, _, v, _, _ in panels[1:]], 0.0))
+                                                 for _, _, _, v, _, _, _ in panels[1:]], 0.0))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
-    for ax, (title, x, y, v, annotate, unc) in zip(axes[0], panels):
-        plot_count_map(x, y, v, ax=ax, vmax=vmax, annotate=annotate, title=title, uncertain=unc)
+    for ax, (title, x, y, v, annotate, unc, shaky) in zip(axes[0], panels):
+        plot_count_map(x, y, v, ax=ax, vmax=vmax, annotate=annotate, title=title, uncertain=unc, unreliable=shaky)
         plot_phase_boundaries(ax=ax)
     fig.tight_layout()
     settings = {k: v for k, v in vars(args).items() if k not in ("func", "_parser")}

@@ -32,13 +32,15 @@ def cell_edges(v) -> np.ndarray:
 
 
 def plot_count_map(alpha1, alpha2, values, *, ax=None, title: str = "", vmax=None, cmap="viridis",
-                   label: str = "outliers beyond the first", annotate: bool = False, uncertain=None):
+                   label: str = "outliers beyond the first", annotate: bool = False, uncertain=None, unreliable=None):
     """Colour map of ``values[i, j]`` at ``(alpha1[j], alpha2[i])`` (``alpha1`` on x, ``alpha2`` on y).
 
     ``values`` has shape ``(len(alpha2), len(alpha1))``; NaN cells stay blank; the colour bar
     extends when a value exceeds ``vmax``.  ``annotate`` writes each cell's value (for coarse
     empirical grids).  ``uncertain``: a boolean mask of the same shape; those cells are hatched (for a
-    finite-``N`` map: the count varies from batch to batch, docs/theory/two_step.md §8.3).
+    finite-``N`` map: the count varies from batch to batch, docs/theory/two_step.md §8.3).  ``unreliable``: a
+    boolean mask of the same shape; those cells carry a "?" (for a finite-``N`` map: the prediction marks itself
+    unreliable there, ``FiniteNMap.reliable``, docs/theory/two_step.md §9.3).
     """
     import matplotlib.pyplot as plt
 
@@ -63,11 +65,14 @@ def plot_count_map(alpha1, alpha2, values, *, ax=None, title: str = "", vmax=Non
         for i, j in zip(*np.nonzero(mask)):
             ax.add_patch(Rectangle((c1[j], c2[i]), c1[j + 1] - c1[j], c2[i + 1] - c2[i], fill=False, hatch="///",
                                    edgecolor="white", linewidth=0.0, alpha=0.7))
-    if annotate:
-        for i, y in enumerate(a2):
-            for j, x in enumerate(a1):
-                if np.isfinite(V[i, j]):
-                    ax.text(x, y, f"{V[i, j]:.2g}", ha="center", va="center", fontsize=7, color="w")
+    shaky = np.zeros(V.shape, bool) if unreliable is None else np.asarray(unreliable, bool)
+    if shaky.shape != V.shape:
+        raise ValueError(f"unreliable must have the shape of values {V.shape}, got {shaky.shape}")
+    for i, y in enumerate(a2):
+        for j, x in enumerate(a1):
+            text = (f"{V[i, j]:.2g}" if annotate and np.isfinite(V[i, j]) else "") + ("?" if shaky[i, j] else "")
+            if text:
+                ax.text(x, y, text, ha="center", va="center", fontsize=7, color="w")
     ax.set_xlabel(r"$\alpha_1$")
     ax.set_ylabel(r"$\alpha_2$")
     if title:

@@ -94,6 +94,10 @@ def test_phase_diagram_theory_finite_n_and_empirical(tmp_path, capsys):
     assert out["finite_N"]["count"] == ref.count.tolist() and out["finite_N"]["N"] == 400
     assert 2.05 < out["finite_N"]["edge"][0][0] < out["finite_N"]["edge"][0][1]
     assert out["Lambda"] == [[0, 1]]
+    # an even sigma: the finite-N prediction marks itself unreliable, and the map says so cell by cell
+    rc = main(["phase-diagram", "--alpha1", "0.3", "--alpha2", "0.3", "--activation", "square", "--N", "300"])
+    text = capsys.readouterr().out
+    assert rc == 0 and ")?" in text and "?: the prediction marks itself unreliable there" in text
     out_dir = tmp_path / "fig"
     rc, out = _json(capsys, ["phase-diagram", "--empirical", "--out", str(out_dir), "--alpha1", "0.1,0.4",
                              "--alpha2", "0.45", "--activation", "gelu", "--N", "80", "--seeds", "1",

@@ -92,6 +92,11 @@ def test_steps_prediction_is_two_step_at_this_N():
     assert v["Lambda"] == th.outlier_count(0.3, 0.45).count
     lo, hi = pred.count_range                    # shown only when the count varies between batches
     assert v.get("outliers_over_batches") == (f"{lo}-{hi}" if lo != hi else None)
+    assert pred.reliable and "unreliable" not in v
+    # a prediction that flags itself says so on the page, with its first reason
+    p = _steps.params("hermite(0, 1, 0.5)", "tanh", 0.45, 0.45, "reused", 200, 0)
+    v = _steps.theory(p)["values"]
+    assert v["unreliable"].startswith("all 12 most extreme samples of a batch give outliers")
 
 
 def test_kernel_and_flow_predictions():
