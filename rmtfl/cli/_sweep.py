@@ -287,7 +287,7 @@ def _cmd_phase(args) -> int:
         result["finite_N"] = {"N": N, "psi": psi, "c1": c1, "c2": c2, **fin.to_dict()}
         lines.append(f"outliers of W2 at N={N} (eta_t = c_t N^alpha_t): BGN spike locations above the "
                      f"finite-N bulk edge (the edge in brackets)")
-        shaky = ~np.asarray(fin.reliable, bool)
+        shaky = np.zeros(fin.count.shape, bool) if fin.reliable is None else ~np.asarray(fin.reliable, bool)
         for i, al2 in enumerate(fin.alpha2):
             cells = [(f"{fin.count[i, j]}" if fin.count_low[i, j] == fin.count_high[i, j] else
                       f"{fin.count[i, j]}[{fin.count_low[i, j]}-{fin.count_high[i, j]}]") + f" ({fin.edge[i, j]:.3g})"
@@ -343,10 +343,10 @@ def _phase_figure(args, a1, a2, pd, fin, emp):
     panels = [("theory: Λ restricted to P_k≠0 ({})".format(args.activation), fine1, fine2, fine, False, None, None)]
     if fin is not None:
         spread = fin.count_low != fin.count_high
-        shaky = ~np.asarray(fin.reliable, bool)
+        shaky = None if fin.reliable is None else ~np.asarray(fin.reliable, bool)
         panels.append((f"theory at N={args.N}: outliers beyond the first"
                        + ("\n(hatched: count varies between batches)" if spread.any() else "")
-                       + ("\n(?: the prediction marks itself unreliable)" if shaky.any() else ""),
+                       + ("\n(?: the prediction marks itself unreliable)" if shaky is not None and shaky.any() else ""),
                        a1, a2, np.maximum(fin.count - 1, 0), True, spread, shaky))
     if emp is not None:
         panels.append((f"simulated ({args.count} count), N={args.N}, {args.seeds} seeds", a1, a2, emp, True, None,
