@@ -83,7 +83,7 @@ def check(pt: dict, draws: int, first_seed: int = 1000) -> dict:
     seconds = time.perf_counter() - t0
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, pt["d"]))))
     tops, counts, edges, ranks = [], [], [], []
-    k = min(max(3, len(p.outliers) + 2), N, pt["d"])
+    k = min(max(3, len(p.outliers) + 2), 80, N, pt["d"])        # within the 80 values each draw keeps
     for s in range(draws):
         r = simulate_two_step(pt["act"], pt["tgt"], N=N, d=pt["d"], n=pt["n"], eta1=eta1, eta2=eta2,
                               batch=pt["batch"], n2=pt["n"] if fresh else None, noise=pt["noise"], rng=first_seed + s,
