@@ -29,7 +29,7 @@ from rmtfl._validate import check_alpha, check_choice, check_in_range, check_int
 from .._classical.activations import get_activation
 from .._classical.targets import make_target
 from .outliers import outlier_count, step_size
-from .spike_vectors import limit_stats, spike_setup, stein_table
+from .spike_vectors import limit_stats, spike_setup
 from .two_step import MAX_STEP, MAX_WIDTH, two_step_finite_n
 
 __all__ = ["PhaseDiagram", "phase_diagram", "FiniteNMap", "finite_n_outlier_map", "GENERIC"]
@@ -117,6 +117,23 @@ def _grid_axes(alpha1, alpha2):
     return tuple(out)
 
 
+def _nonzero_k(setup, K: int, batch: str, tol: float) -> tuple:
+    """The ``k <= K`` with ``P_k`` not identically zero (docs/theory/two_step.md §6, "Vanishing coefficients").
+
+    ``P_k = sum_m C(k, m) phi^-m y^m S[k, m] M_{k-m}(mu_1 s; tau_h)`` (fresh: the ``m = 0`` term alone).  A term
+    survives when its Stein moment ``S[k, m]`` does and its Gaussian moment ``M_r`` (``r = k - m``) is not identically
+    zero: ``r = 0``, ``mu_1 != 0``, or ``r`` even with ``tau_h > 0``.  Distinct powers of ``y`` cannot cancel.
+    """
+    S, mu1, tau_h2 = setup.stein, setup.mu1, setup.tau_h2_unit
+
+    def survives(k, m):
+        r = k - m
+        return abs(S[k, m]) > tol and (r == 0 or abs(mu1) > tol or (r % 2 == 0 and tau_h2 > tol))
+
+    ms = (lambda k: (0,)) if batch == "fresh" else (lambda k: range(k + 1))
+    return tuple(k for k in range(1, K + 1) if any(survives(k, m) for m in ms(k)))
+
+
 def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reused",
                   phi: float = 2.0, phi2: float | None = None, kmax: int = 6, tol: float = 1e-10) -> PhaseDiagram:
     """Theoretical ``Lambda`` map and learnability map over an ``(alpha1, alpha2)`` grid (docs/theory/two_step.md §6, §7.1).
@@ -189,14 +206,11 @@ def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reu
                     ks.append(1)
             k_min = min(ks) if ks and min(ks) <= K else None
     else:
-        S = stein_table(act, K) if K > 0 else np.zeros((1, 1))
-        if batch == "fresh":
-            nonzero = tuple(k for k in range(1, K + 1) if abs(S[k, 0]) > tol)
-        else:
-            nonzero = tuple(k for k in range(1, K + 1) if np.any(np.abs(S[k, : k + 1]) > tol))
+        setup = spike_setup(act, t, K) if K > 0 else None
+        nonzero = _nonzero_k(setup, K, batch, tol) if K > 0 else ()
         k_min = None
         if hidden and K > 0:
-            st = limit_stats(spike_setup(act, t, K), phi=phi, K=K, batch=batch,
+            st = limit_stats(setup, phi=phi, K=K, batch=batch,
                              phi2=phi2 if phi2 is not None else phi, order=None)
             m = st.m
             scale = max(1.0, float(np.max(np.abs(m))))

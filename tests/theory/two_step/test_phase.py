@@ -65,3 +65,37 @@ def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
     monkeypatch.setattr(phase, "two_step_finite_n", no_bulk)
     with pytest.raises(ValueError, match=r"c1, c2: no finite-N bulk at \(alpha1, alpha2\) = \(0, 0.45\)"):
         finite_n_outlier_map([0.0], [0.45], **kw)
+
+
+@pytest.mark.parametrize("act", ["tanh", "gelu", "hermite(0, 1, 0.5)", "hermite(0, 0, 1)", "hermite(0, 0, 0, 1)",
+                                 "hermite(0, 0, 1, 1)", "hermite(0, 0, 1, 0, 1)", "hermite(0, 0.3, 1, 0, 0.5)"])
+@pytest.mark.parametrize("batch", ["reused", "fresh"])
+def test_nonzero_k_is_where_the_sample_weights_P_k_do_not_vanish(act, batch):
+    """``nonzero_k`` (docs/theory/two_step.md §6, "Vanishing coefficients") against the weights ``P_k`` themselves,
+    evaluated on a grid of samples ``(y, s)``: a Stein moment that multiplies an odd Gaussian moment ``M_r(0; tau_h)``
+    (``mu_1 = 0``) gives nothing.  An even sigma (``mu_1 = 0``) has no ``P_k`` at all, as the finite-N route."""
+    import numpy as np
+
+    from rmtfl.theory import get_activation, make_target, phase_diagram
+    from rmtfl.theory._two_step.spike_vectors import P_k, spike_setup
+
+    K = 6
+    st = spike_setup(get_activation(act), make_target("hermite(0, 1, 0.5)"), K)
+    y, s = np.meshgrid(np.linspace(-3, 3, 7), np.linspace(-2, 2, 5))
+    live = tuple(k for k in range(1, K + 1)
+                 if np.max(np.abs(P_k(k, batch, y=y, s=s, stein=st.stein, mu1=st.mu1, tau_h=0.7, phi=2.0))) > 1e-9)
+    pd = phase_diagram([0.45], [0.45], activation=act, target="hermite(0, 1, 0.5)", batch=batch, kmax=K)
+    assert pd.nonzero_k == live
+    assert pd.effective.tolist() == [[sum(1 for k in live if k <= pd.Lambda[0, 0])]]
+
+
+def test_an_even_sigma_has_no_spikes_on_either_side_of_the_first_line():
+    """The square sigma: Lambda = 1 above alpha1 + alpha2 = 1/2, but P_1 = mu_2 M_1(0; tau_h) = 0 (fresh) and
+    E[sigma'' sigma'] = 0 (reused), so no spike beyond the first direction anywhere (docs/theory/two_step.md §6)."""
+    from rmtfl.theory import phase_diagram
+
+    for batch in ("reused", "fresh"):
+        pd = phase_diagram([0.1, 0.3, 0.4], [0.2, 0.35], activation="hermite(0, 0, 1)", target="hermite(0, 1, 0.5)",
+                           batch=batch)
+        assert pd.Lambda.tolist() == [[0, 1, 1], [0, 1, 1]] and pd.effective.tolist() == [[0, 0, 0], [0, 0, 0]]
+        assert pd.nonzero_k == ()
