@@ -82,8 +82,7 @@ def theory(p: dict, cancel=None) -> dict:
         values["outliers_over_batches"] = f"{pred.count_range[0]}-{pred.count_range[1]}"
     if not pred.reliable:
         # the prediction's own verdict, with its first reason (docs/theory/two_step.md §9.3, "What the result flags")
-        why = [n for n in pred.notes if not n.startswith(("finite-N route", "the widened bulk treats"))]
-        values["unreliable"] = why[0].split(" (docs/")[0] if why else "yes"
+        values["unreliable"] = pred.reasons[0].split(" (docs/")[0] if pred.reasons else "yes"
     for i, o in enumerate(pred.outliers[:4]):
         values[f"s{i + 1}"] = float(o.singular_value)
         values[f"cos2_target{i + 1}"] = float(o.cos2_target)

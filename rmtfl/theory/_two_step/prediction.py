@@ -77,6 +77,8 @@ class TwoStepPrediction(Result):
         ``False`` where the route's own checks say the numbers cannot be trusted (reason in
         ``notes``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
         but finds no bulk (the Taylor fallback is no better there); the other routes leave it ``True``.
+    reasons : tuple of str
+        The notes that make ``reliable`` ``False``, in order (a subset of ``notes``); empty when ``reliable``.
     fitted_edge : float or None
         Finite-``N`` route: the edge the count rule of docs/theory/two_step.md §9.2 fits to the predicted spectrum
         (the predicted outliers above the bulk's top values), the quantity
@@ -105,3 +107,4 @@ class TwoStepPrediction(Result):
     reliable: bool = True
     count_range: tuple | None = None
     fitted_edge: float | None = None
+    reasons: tuple = field(default=())

@@ -96,7 +96,7 @@ class TwoStepPlan(Result):
     ``N`` is a float or ``None``; ``C`` has ``vbar_k = sum_j C[k, j] basis_j`` with the basis
     ``[beta_hat, v_1..v_K]`` (reused) or ``[beta_hat_1, beta_hat_2, v_1..v_K]`` (fresh);
     ``lam`` is the inferred :func:`~rmtfl.theory.outlier_count` (``None`` without ``N``);
-    ``notes`` are the caveats known before any Gram matrix is formed.
+    ``notes`` are the caveats known before any Gram matrix is formed (each one a reason to doubt the result).
     """
 
     act: Activation
@@ -265,7 +265,7 @@ def predict_from_grams(plan: TwoStepPlan, grams: SpikeGrams, *, mode: str = "ana
     rough = N is not None and not act.smooth
     return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(plan.psi),
                              batch=plan.batch, outlier_count=plan.lam, notes=tuple(all_notes),
-                             taylor_parameter=tp, reliable=not rough)
+                             taylor_parameter=tp, reliable=not rough, reasons=plan.notes if rough else ())
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
@@ -351,7 +351,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     p = predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
     # where the finite-N route applies but found no bulk, the Taylor route is no better: say so
-    return replace(p, reliable=False) if failed else p
+    return replace(p, reliable=False, reasons=p.reasons + (notes[0],)) if failed else p
 
 
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
@@ -431,23 +431,21 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     r = predict_finite_n(plan.act, plan.target, psi=plan.psi, phi=plan.phi, phi2=plan.phi2, eta1=plan.eta1,
                          eta2=plan.eta2, batch=plan.batch, N=float(N), second_layer=second_layer)
     notes = list(r.notes)
-    reliable = not notes
+    reasons = list(notes)                               # every note of predict_finite_n is a reason to doubt it
     if r.t_max > T_MAX_CHECKED:
-        reliable = False
-        notes.append(f"eta1*max|a_j| ~ {r.t_max:.2f} exceeds {T_MAX_CHECKED}, the largest value checked against "
-                     "simulation (docs/theory/two_step.md §8.2)")
+        reasons.append(f"eta1*max|a_j| ~ {r.t_max:.2f} exceeds {T_MAX_CHECKED}, the largest value checked against "
+                       "simulation (docs/theory/two_step.md §8.2)")
     if max(abs(plan.eta1), abs(plan.eta2)) >= math.sqrt(N):
-        reliable = False
-        notes.append(f"a step of at least N^(1/2) = {math.sqrt(N):.3g}: beyond the exponents alpha < 1/2 the route "
-                     "was derived and checked for (docs/theory/two_step.md §8.2)")
+        reasons.append(f"a step of at least N^(1/2) = {math.sqrt(N):.3g}: beyond the exponents alpha < 1/2 the route "
+                       "was derived and checked for (docs/theory/two_step.md §8.2)")
     if plan.act.parity == 1 and (plan.eta1 != 0 or plan.eta2 != 0):
         # an even sigma (square, He2): sigma' is odd, F = 0 and P vanishes, so single samples make every outlier, a
         # regime the route falls short in (docs/theory/two_step.md §9.3, "A sigma without a linear part")
-        reliable = False
-        notes.append("the low-rank part P vanishes (sigma is even: sigma' has mean 0 at every step size), so single "
-                     "samples make every outlier; for those alone the values were measured "
-                     "1-8 % low at N = 1000 and up to 37 % low at N = 300, the fitted edge 12-28 % low "
-                     "(docs/theory/two_step.md §9.3)")
+        reasons.append("the low-rank part P vanishes (sigma is even: sigma' has mean 0 at every step size), so single "
+                       "samples make every outlier; for those alone the values were measured up to 37 % low at "
+                       "N = 300, 1-8 % low at N = 1000 and, the top one, up to 21 % high at N = 4000 "
+                       "(docs/theory/two_step.md §9.3)")
+    notes += reasons[len(notes):]
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
@@ -465,17 +463,17 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         notes.append(uncounted_note(seen[count:], rule, r.edge))
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     wild = [o for o in outs if o.spread > o.singular_value]
-    if wild and reliable:
+    if wild and not reasons:
         # the prediction's own error estimate: a value that moves by more than itself from batch to batch is a mean
         # over rare batches, not what a typical one shows (docs/theory/two_step.md §9.3)
-        reliable = False
-        notes.append(f"outlier at {wild[0].singular_value:.4g} spreads by {wild[0].spread:.3g} over batches, more "
-                     "than its value: the target's tail is too heavy for a batch of this size "
-                     "(docs/theory/two_step.md §9.3)")
+        reasons.append(f"outlier at {wild[0].singular_value:.4g} spreads by {wild[0].spread:.3g} over batches, more "
+                       "than its value: the target's tail is too heavy for a batch of this size "
+                       "(docs/theory/two_step.md §9.3)")
+        notes.append(reasons[-1])
     # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
     lo, hi = (predicted_count(sorted(list(medians) + [b[i] for b in r.sample_band if b[i] is not None],
                                      reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
-                             bulk_top=r.edge, reliable=reliable, count_range=(min(lo, count), max(hi, count)),
-                             fitted_edge=float(rule.edge))
+                             bulk_top=r.edge, reliable=not reasons, count_range=(min(lo, count), max(hi, count)),
+                             fitted_edge=float(rule.edge), reasons=tuple(reasons))

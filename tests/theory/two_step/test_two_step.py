@@ -164,7 +164,7 @@ def test_bad_inputs(kw, name):
 
 def test_non_smooth_sigma_on_the_taylor_route_is_flagged_and_k_refused():
     p = _ts("relu^2", "linear", 1.0, 2.0, 2.0, 2.0, N=500)   # non-smooth, no finite-N route: only k = 0 kept
-    assert p.K == 0 and not p.reliable and any("only the k = 0 term" in n for n in p.notes)
+    assert p.K == 0 and not p.reliable and "only the k = 0 term" in p.reasons[0] and p.reasons[0] in p.notes
     assert _ts("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500).mode == "finite-N"      # relu has closed forms
     assert not _ts("relu", "linear", 1.0, 2.0, 2.0, 2.0, N=500, K=0).reliable         # ... unless K forces Taylor
     assert _ts("relu^2", "linear", 1.0, 2.0, 2.0, 2.0).reliable                       # N -> infinity: k = 0 is exact
