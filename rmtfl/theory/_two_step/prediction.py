@@ -74,8 +74,8 @@ class TwoStepPrediction(Result):
         :func:`rmtfl.numerics.two_step_semi_analytic`; the deterministic edge for
         :func:`two_step_finite_n`); else ``None``.
     reliable : bool
-        ``False`` where the route's own checks say the numbers cannot be trusted (reason in
-        ``notes``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
+        ``False`` where the route's own checks say the numbers cannot be trusted (the reasons in
+        ``reasons``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
         but finds no bulk (the Taylor fallback is no better there); the other routes leave it ``True``.
     reasons : tuple of str
         The notes that make ``reliable`` ``False``, in order (a subset of ``notes``); empty when ``reliable``.
