@@ -445,7 +445,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                        "samples make every outlier; for those alone the values were measured up to 37 % low at "
                        "N = 300, 1-8 % low at N = 1000 and, the top one, up to 21 % high at N = 4000 "
                        "(docs/theory/two_step.md §9.3)")
-    notes += reasons[len(notes):]
+    notes += reasons[len(notes):]                      # the reasons added above are notes as well
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
