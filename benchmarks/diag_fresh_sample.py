@@ -1,6 +1,6 @@
 """One extreme sample planted in the first of two fresh batches (or in a reused one): its outlier and its column
-against the column model of the finite-N prediction and two corrections of it (docs/theory/two_step.md §8.3, "A
-first-batch sample under the second step").
+against the column model of the finite-N prediction and two corrections of it
+(docs/theory/two_step_attempts.md §6).
 
 A first-batch sample ``x_i`` is an eigen-direction ``u`` of ``M_1`` (eigenvalue ``lambda_i``); the first step puts
 its excess ``delta_j`` into row ``j`` of ``W_1``.  The second step multiplies row ``j`` of ``W_1`` on the right by

@@ -1,5 +1,5 @@
 """The eigenvalue of ``M = X^T diag(y) X / n`` along one extreme sample, with the batch's other extreme samples
-present (docs/theory/two_step.md §8.3, "The other extreme samples", measured, not kept).
+present (docs/theory/two_step_attempts.md §4, measured, not kept).
 
 The prediction puts a sample's eigenvalue at the pole of Silverstein's equation over the samples the widened bulk
 keeps (:func:`rmtfl.theory._two_step.sample_spikes.m_spike`).  In a batch the other extreme samples are there too.

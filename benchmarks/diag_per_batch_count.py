@@ -1,5 +1,5 @@
 """Per-batch spectra of ``W_2`` from the finite-N theory's ingredients: the count rule's median over batches
-(docs/theory/two_step.md §8.3, "Per-batch spectra (measured, not kept)").
+(docs/theory/two_step_attempts.md §5).
 
 The prediction counts outliers on one typical spectrum; a simulation's median count is the median over batches of
 the rule on each batch's spectrum, and the rule is not linear (docs/theory/two_step.md §8.4, "A count read off one

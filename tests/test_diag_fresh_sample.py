@@ -1,4 +1,5 @@
-"""benchmarks/diag_fresh_sample.py: a first-batch sample under the second step (docs/theory/two_step.md §8.3)."""
+"""benchmarks/diag_fresh_sample.py: a first-batch sample under the second step
+(docs/theory/two_step_attempts.md §6)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""benchmarks/diag_m_spike.py: the principal value of the whole-law pole (docs/theory/two_step.md §8.3)."""
+"""benchmarks/diag_m_spike.py: the principal value of the whole-law pole (docs/theory/two_step_attempts.md §4)."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,4 @@
-"""benchmarks/diag_per_batch_count.py: the reduced per-batch model (docs/theory/two_step.md §8.3, "Per-batch
-spectra")."""
+"""benchmarks/diag_per_batch_count.py: the reduced per-batch model (docs/theory/two_step_attempts.md §5)."""
 import math
 
 import numpy as np
