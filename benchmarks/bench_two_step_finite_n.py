@@ -38,6 +38,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -270,6 +271,29 @@ def save_grid_figure(results, path):
     return out
 
 
+#: Bins of the gap between the count rule's edge on the predicted spectrum and the bulk's fold (:func:`edge_gaps`).
+GAP_BINS = ((-math.inf, -0.04), (-0.04, -0.02), (-0.02, 0.0), (0.0, math.inf))
+
+
+def edge_gaps(page) -> list[dict]:
+    """How the predicted fitted edge and count fare against the gap ``fitted_edge / bulk_edge - 1`` on the rows of a
+    page this benchmark wrote (docs/theory/two_step.md §9.3, "The edge the count rule fits"): per bin of
+    :data:`GAP_BINS`, the rows, those whose fitted edge is more than 3 % off the simulated one, and those whose
+    count is off the simulated median (too many, too few).  The note of
+    :func:`rmtfl.theory._two_step.counting.low_edge_note` quotes these numbers."""
+    rows = []
+    for line in open(page, encoding="utf-8"):
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9]) if len(c) == 11 and c[0].isdigit() else None
+        if m:
+            fitted, sim, fold = map(float, m.groups())
+            pred, med = (int(v) for v in c[7].replace("†", "").split("/"))
+            rows.append((fitted / fold - 1, abs(fitted / sim - 1) > 0.03, pred - med))
+    return [dict(gap=(lo, hi), rows=len(v), edge_off=sum(r[1] for r in v), count_over=sum(r[2] > 0 for r in v),
+                 count_under=sum(r[2] < 0 for r in v))
+            for lo, hi in GAP_BINS for v in [[r for r in rows if lo <= r[0] < hi]]]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=1000)
@@ -287,7 +311,14 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
     ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
+    ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
+                    help="only print the edge-gap table of a page this benchmark wrote (docs/theory/two_step.md §9.3)")
     a = ap.parse_args(argv)
+    if a.edge_gaps:
+        for b in edge_gaps(a.edge_gaps):
+            print(f"gap in [{b['gap'][0]:+.2f}, {b['gap'][1]:+.2f}): {b['rows']} points, fitted edge >3 % off at "
+                  f"{b['edge_off']}, count too high at {b['count_over']}, too low at {b['count_under']}")
+        return 0
     grid = [float(v) for v in a.grid.split(",")]
     cache = json.load(open(a.cache)) if os.path.exists(a.cache) else {}
     cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))

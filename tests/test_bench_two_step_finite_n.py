@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from benchmarks.bench_two_step_finite_n import median_miss, middle_counts, sign_test
+from benchmarks.bench_two_step_finite_n import edge_gaps, median_miss, middle_counts, sign_test
 
 
 def test_middle_counts_odd_and_even():
@@ -90,3 +90,25 @@ def test_median_spectrum_count_is_the_median_count_over_a_common_bulk():
     assert median_spectrum_count(draws, 26) == 0
     draws = [[3.0, 2.6] + bulk, [2.9] + bulk + [1.5], [3.1, 2.7, 2.5] + bulk]     # lengths differ: common length
     assert median_spectrum_count(draws, 26) == 2
+
+
+def test_the_edge_gap_note_quotes_the_acceptance_page():
+    """The numbers of the finite-N result's note on a fitted edge far below the fold are those of the page's rows
+    (docs/benchmarks/two_step_finite_n.md; docs/theory/two_step.md §9.3)."""
+    import re
+    from pathlib import Path
+
+    from rmtfl.theory._two_step.counting import EDGE_GAP, count_on_prediction, low_edge_note
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "two_step_finite_n.md"
+    bins = edge_gaps(page)
+    far, near = bins[0], bins[2]
+    assert far["gap"] == (-np.inf, -EDGE_GAP) and near["gap"] == (-0.02, 0.0)
+    rule = count_on_prediction([10.0], 2.0, N=1000, psi=1.0)
+    note = low_edge_note(rule, 2.0 * rule.edge)
+    m = re.search(r"at the (\d+) points .* at (\d+) and the count .* at (\d+) \(.* against (\d+) and (\d+) of the "
+                  r"(\d+) points", note)
+    quoted = [int(v) for v in m.groups()]
+    assert quoted == [far["rows"], far["edge_off"], far["count_over"] + far["count_under"], near["edge_off"],
+                      near["count_over"] + near["count_under"], near["rows"]]
+    assert far["count_over"] > 4 * far["count_under"]          # "mostly one or two too many"

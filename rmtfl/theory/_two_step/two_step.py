@@ -47,7 +47,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
-from .counting import count_on_prediction, predicted_count, uncounted_note
+from .counting import count_on_prediction, low_edge_note, predicted_count, uncounted_note
 from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n, takes_activation
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
@@ -461,6 +461,9 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     count = rule.count
     if seen[count:]:
         notes.append(uncounted_note(seen[count:], rule, r.edge))
+    gap_note = low_edge_note(rule, r.edge)
+    if gap_note:
+        notes.append(gap_note)
     outs = tuple(sorted((o for _, o in seen[:count]), key=lambda o: -o.singular_value))
     wild = [o for o in outs if o.spread > o.singular_value]
     if wild and not reasons:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from rmtfl.theory import edge_outlier_count, two_step
-from rmtfl.theory._two_step.counting import count_on_prediction, count_window, predicted_count
+from rmtfl.theory._two_step.counting import (EDGE_GAP, count_on_prediction, count_window, low_edge_note,
+                                            predicted_count)
 
 
 def test_predicted_count_drops_roots_at_the_edge():
@@ -51,3 +52,18 @@ def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
     q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
     assert abs(q.fitted_edge - q.bulk_edge) < 1000 ** (-2 / 3) * q.bulk_edge
     assert two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=2.0, eta2=2.0).fitted_edge is None
+
+
+def test_a_fitted_edge_far_below_the_fold_is_noted():
+    rule = count_on_prediction([10.0], 2.0, N=1000, psi=1.0)
+    assert low_edge_note(rule, rule.edge) is None
+    assert low_edge_note(rule, rule.edge / (1 - 0.9 * EDGE_GAP)) is None
+    note = low_edge_note(rule, rule.edge / (1 - 1.25 * EDGE_GAP))
+    assert note is not None and "5 % below" in note and "docs/theory/two_step.md §9.3" in note
+    # the quadratic sigma with He1 + He2/2 at (0.3, 0.3), N = 1000: fitted edge 2.872, fold 3.376, and 25 draws fit
+    # their edge at 3.405 (docs/benchmarks/two_step_finite_n.md); tanh there: the two agree and nothing is noted
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
+    assert p.fitted_edge < (1 - EDGE_GAP) * p.bulk_edge
+    assert sum("below the bulk's fold" in n for n in p.notes) == 1 and p.reliable
+    q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
+    assert not any("below the bulk's fold" in n for n in q.notes)
