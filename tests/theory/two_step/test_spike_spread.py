@@ -159,9 +159,12 @@ def test_resolvent_spread_of_a_rank_one_spike_is_the_classical_outlier_clt(theta
                                            ("tanh", "hermite(0, 1, 0, 0.4082482904638631)", 0.0, 0.4),
                                            ("erf", "hermite(0, 1, 0.5)", 0.3, 0.3)])
 def test_spread_against_fresh_simulations_at_n_400(act, tgt, a1, a2):
-    """At another width than the reference: 160 simulated draws at N = d = 400 (seeds 7000-7159), the predicted spread
-    of the top outlier within 3 standard errors of their standard deviation, its value within 3 standard errors of
-    their mean (measured 0.795 vs 0.746, 1.102 vs 1.092, 0.524 vs 0.514)."""
+    """At another width than the reference: 160 simulated draws at N = d = 400 (seeds 7000-7159), the top outlier's
+    value within 3 standard errors of their mean, and its predicted spread within 3 standard errors plus 20 % of
+    their standard deviation.  The first-order spread runs high here, in its batch part
+    (docs/theory/two_step.md §8.5, "The spread runs high"): 0.795 against a mean of 0.676 over seven blocks of 160 draws for tanh at
+    (0.4, 0.4), 1.102 against 1.024 over four for tanh with He1 + He3/sqrt6, 0.524 against 0.466 over five for erf;
+    this block (0.746, 1.092, 0.514) is the highest of each set."""
     from rmtfl.numerics import simulate_two_step
 
     N, draws = 400, 160
@@ -169,5 +172,5 @@ def test_spread_against_fresh_simulations_at_n_400(act, tgt, a1, a2):
                                     dtype="float32").singular_values[0] for s in range(draws)])
     top = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N**a1, eta2=N**a2, N=N).outliers[0]
     sd = S.std(ddof=1)
-    assert abs(top.spread - sd) <= 3 * sd / math.sqrt(2 * (draws - 1))
+    assert abs(top.spread - sd) <= 3 * sd / math.sqrt(2 * (draws - 1)) + 0.2 * sd
     assert abs(top.singular_value - S.mean()) <= 3 * sd / math.sqrt(draws)
