@@ -18,7 +18,7 @@ __all__ = ["count_window", "count_on_prediction", "predicted_count", "uncounted_
            "EDGE_GAP"]
 
 #: The count rule's edge on the predicted spectrum this far (relative) below the fold of the bulk's density marks a
-#: predicted spectrum that falls away below its outliers faster than a draw's (:func:`low_edge_note`).
+#: predicted spectrum whose shape just below its outliers is off (:func:`low_edge_note`).
 EDGE_GAP = 0.04
 
 
@@ -72,9 +72,11 @@ def low_edge_note(rule: EdgeCount, fold: float) -> str | None:
     """The note on a count whose fitted edge lies more than ``EDGE_GAP`` below the bulk's fold, else ``None``
     (docs/theory/two_step.md §9.3, "The edge the count rule fits").
 
-    Below its outliers the predicted spectrum then falls away faster than a draw's, whose samples just below their
-    own threshold lift the top of its bulk; the numbers in the note were measured on the 876 points of
-    docs/benchmarks/two_step_finite_n.md (``python -m benchmarks.bench_two_step_finite_n --edge-gaps``).
+    Such a gap marks a predicted spectrum whose shape just below the outliers is off: with the quadratic sigma it
+    falls away faster than a draw's, whose samples just below their own threshold lift the top of its bulk (the count
+    then one or two too many); with gelu and relu at the largest steps the fold runs high (the count too few).  The
+    numbers in the note were measured on the 876 points of docs/benchmarks/two_step_finite_n.md
+    (``python -m benchmarks.bench_two_step_finite_n --edge-gaps``).
     """
     gap = 1.0 - rule.edge / fold
     if not gap > EDGE_GAP:
