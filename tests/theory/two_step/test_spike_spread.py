@@ -162,9 +162,9 @@ def test_spread_against_fresh_simulations_at_n_400(act, tgt, a1, a2):
     """At another width than the reference: 160 simulated draws at N = d = 400 (seeds 7000-7159), the top outlier's
     value within 3 standard errors of their mean, and its predicted spread within 3 standard errors plus 20 % of
     their standard deviation.  The first-order spread runs high here, in its batch part
-    (docs/theory/two_step.md §8.5, "The spread runs high"): 0.795 against a mean of 0.676 over seven blocks of 160 draws for tanh at
-    (0.4, 0.4), 1.102 against 1.024 over four for tanh with He1 + He3/sqrt6, 0.524 against 0.466 over five for erf;
-    this block (0.746, 1.092, 0.514) is the highest of each set."""
+    (docs/theory/two_step.md §8.5, "The spread runs high"): 0.795 against a mean of 0.676 over seven blocks of
+    160 draws for tanh at (0.4, 0.4), 1.102 against 1.024 over four for tanh with He1 + He3/sqrt6, 0.524 against
+    0.466 over five for erf; this block (0.746, 1.092, 0.514) is the highest of each set."""
     from rmtfl.numerics import simulate_two_step
 
     N, draws = 400, 160
