@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import special
 
 from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
@@ -52,12 +53,16 @@ from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, p
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .outliers import CountResult, outlier_count
+from .sample_order import BAND
 from .spike_vectors import BATCHES, SpikeSetup, a_power_gram, limit_stats, spike_setup
 
 __all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "inferred_alpha", "outliers_from_gram",
            "TwoStepPlan", "plan_two_step", "SpikeGrams", "analytic_grams", "predict_from_grams"]
 
 SECOND_LAYER_LAWS = ("gaussian", "rademacher")
+
+#: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
+BAND_Z = float(special.ndtri(BAND[1]))
 
 #: Ranges of the two-step inputs (docs/reliability.md): aspect ratios, |eta|, label noise, the width N.
 MAX_RATIO, MAX_STEP, MAX_NOISE, MAX_WIDTH = 1e4, 1e6, 1e3, 10**9
@@ -473,9 +478,12 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                        "than its value: the target's tail is too heavy for a batch of this size "
                        "(docs/theory/two_step.md §9.3)")
         notes.append(reasons[-1])
-    # the count over batches: the single-sample outliers at the locations they exceed in 90 % / 10 % of batches
-    lo, hi = (predicted_count(sorted(list(medians) + [b[i] for b in r.sample_band if b[i] is not None],
-                                     reverse=True), r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top) for i in (0, 1))
+    # the count over batches: every outlier at the location it exceeds in 90 % / 10 % of batches, the single samples
+    # by their order statistics, the spikes of P by their spread (docs/theory/two_step.md §8.3, "The count over batches")
+    lo, hi = (predicted_count(sorted([m + z * sd for m, sd in zip(medians, r.spreads)]
+                                     + [b[i] for b in r.sample_band if b[i] is not None], reverse=True),
+                              r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
+              for i, z in ((0, -BAND_Z), (1, BAND_Z)))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
                              bulk_top=r.edge, reliable=not reasons, count_range=(min(lo, count), max(hi, count)),
