@@ -91,7 +91,8 @@ class FiniteNMap(Result):
         ``False`` where :func:`~rmtfl.theory.two_step_finite_n` flags its prediction.
     count_low, count_high : ndarray of int, same shape
         The spread of the count from batch to batch (``TwoStepPrediction.count_range``): equal to ``count``
-        where no single extreme sample makes an outlier (docs/theory/two_step.md §8.3).
+        where no single extreme sample makes an outlier and no spike lies near the count rule's cut
+        (docs/theory/two_step.md §8.3).
     """
 
     alpha1: np.ndarray
