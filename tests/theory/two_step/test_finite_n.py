@@ -279,8 +279,7 @@ def test_against_simulation(act, tgt, a1, a2, batch):
     He1 + He3/sqrt6, (0.4, 0.2), counts 2 to 11 over 25 draws, two of five blocks of six missed the predicted 6).
     There the prediction must pass a two-sided sign test at 5 % as a median of the six counts (not all six on one
     side of it), and its ``count_range`` must hold a middle count."""
-    from scipy.stats import binom
-
+    from benchmarks.bench_two_step_finite_n import middle_counts, sign_test     # the acceptance page's criteria
     from rmtfl.numerics import edge_outlier_count, simulate_two_step
 
     N = 1000
@@ -294,13 +293,12 @@ def test_against_simulation(act, tgt, a1, a2, batch):
     fits = [edge_outlier_count(s, window=math.ceil(0.8 * math.sqrt(N))) for s in sims]
     checked = p.outliers
     counts = np.array([f.count for f in fits])
-    low, high = np.sort(counts)[[2, 3]]                  # the sample medians of six counts
+    low, high = middle_counts(counts)                    # the sample medians of six counts
     if (act, tgt, a1, a2, batch) in SAMPLE_LIMITED:
         checked = [o for o in p.outliers if o.kind == "spike"]
         assert len(checked) <= high
     elif p.count_range[0] < p.count_range[1]:
-        side = max(np.sum(counts > len(p.outliers)), np.sum(counts < len(p.outliers)))
-        assert 2 * binom.sf(side - 1, counts.size, 0.5) >= 0.05, counts
+        assert sign_test(counts, len(p.outliers)) >= 0.05, counts
     else:
         assert low <= len(p.outliers) <= high, counts
     # the count's spread over batches (docs/theory/two_step.md §8.3) holds a median simulated count, except where
