@@ -119,7 +119,8 @@ def predicted_parts(point: str, N: int) -> list:
     parts = []
     predict_finite_n(get_activation(act), make_target(tgt), psi=1.0, phi=2.0, phi2=2.0 if batch == "fresh" else None,
                      eta1=N ** float(a1), eta2=N ** float(a2), batch=batch, N=float(N), spread_detail=parts)
-    return parts
+    names = ("data", "first", "chi2", "rows", "resolvent")
+    return [None if p is None else {k: p[k] for k in names} for p in parts]
 
 
 def predict(point: str, N: int):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize, special
@@ -45,6 +46,7 @@ from . import sample_spikes
 from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu, relu_F_table
+from .right_gram import basis_gram
 from .sample_order import rank_outliers, sample_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .spike_spread import spike_spreads
@@ -122,9 +124,20 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule
                         float(target.mu0[0]))
 
 
-def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
-    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)``, ``E sigma'(.)^2`` and ``c_z(t_q; y_i, s_i)`` on the data grid:
-    arrays ``(Q, I)``.
+class FTable(NamedTuple):
+    """The tables of :func:`F_table`, each ``(Q, I)`` over the rows ``t_q`` and the data grid (``None`` where not
+    asked for)."""
+
+    F: np.ndarray              # E sigma'(z + t D)
+    c: np.ndarray | None       # E sigma''(z + t D)
+    sq: np.ndarray | None      # E sigma'(z + t D)^2
+    cz: np.ndarray | None      # E z sigma'(z + t D)
+    ds: np.ndarray             # dF/ds: how F moves with the sample's projection s on the first step
+
+
+def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
+    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)``, ``E sigma'(.)^2``, ``c_z(t_q; y_i, s_i)`` and ``dF/ds`` on the data
+    grid (:class:`FTable`).
 
     ``F = E_{z,xi} sigma'(z + t D)``, ``c = E_{z,xi} sigma''(z + t D)`` (the coefficient of the
     part of ``sigma'`` linear in ``w_j``, Stein; only with ``bulk``) with
@@ -132,11 +145,14 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     product rule over ``(z, xi)`` (reused), one sum of ``_W_ORDER`` nodes over ``z + t xi`` (fresh;
     docs/theory/two_step.md §8.2).  ``c_z = E[z sigma'(z + t D)]`` is the whole coefficient of ``z`` (Stein: ``c``
     times ``1 + t y sigma''(z)/phi``, the sample's own term in ``D``, on average); ``c`` for fresh batches and relu.
+    ``dF/ds = t mu_1 E sigma''(z + t D)`` comes from the same values of ``sigma'`` by Stein's lemma in ``xi``
+    (reused) or in the one Gaussian (fresh): ``E[xi sigma'(.)] / tau_h`` and ``t mu_1 E[u sigma'(.)] / sqrt(1 +
+    t^2 tau_h^2)`` (docs/theory/two_step.md §8.5, "The first step's direction").
     """
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
         Fo, Co, So = relu_F_table(st, t)
-        return Fo, Co, So, Co
+        return FTable(Fo, Co, So, Co, (t * st.mu1)[:, None] * Co)
     if st.batch == "fresh":
         # z + t xi is one Gaussian, N(0, 1 + t^2 tau_h^2): one sum over it, centred at t mu_1 s
         z, wz = gauss_hermite_rule(_W_ORDER)
@@ -144,19 +160,26 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
 
         def args(tq):
             return (tq * st.mu1) * st.s[:, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
+
+        def slope_weights(tq):
+            return (tq * st.mu1 / math.sqrt(1.0 + (tq * st.tau_h) ** 2)) * (wz * z)
     else:
         z, wz = gauss_hermite_rule(_Z_ORDER)
         xi, wx = gauss_hermite_rule(_XI_ORDER)
         base = (st.mu1 * st.s[:, None, None] + st.tau_h * xi[None, None, :]
                 + (st.y[:, None] / st.phi * act.derivative(1, z)[None, :])[:, :, None])     # (I, A, B)
         W = np.outer(wz, wx).ravel()
+        # sigma' constant (tau_h = 0, a linear sigma): F does not move with s
+        wxi = np.outer(wz, wx * xi).ravel() * (st.mu1 / st.tau_h) if st.tau_h > 0 else np.zeros_like(W)
 
         def args(tq):
             return (z[None, :, None] + tq * base).reshape(st.y.size, -1)
+
+        def slope_weights(tq):
+            return wxi
     Fo = np.empty((t.size, st.y.size))
-    Co = np.empty_like(Fo)
-    So = np.empty_like(Fo)
-    Zo = np.empty_like(Fo)
+    Do = np.empty_like(Fo)
+    Co, So, Zo = (np.empty_like(Fo) for _ in range(3)) if bulk else (None, None, None)
     f0 = float(wz @ act.derivative(1, z))                   # quadrature mu_1: F(0) = mu_1 exactly
     c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
     if bulk and st.batch != "fresh":                        # E[z sigma'(.)] on the product rule: z at each node
@@ -165,17 +188,18 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True):
     for q, tq in enumerate(t):
         v, *d2 = in_pieces(lambda u: act.derivatives((1, 2) if bulk else (1,), u), args(tq))
         Fo[q] = v @ W - f0 + st.mu1
+        Do[q] = v @ slope_weights(tq)
         if bulk:
             Co[q] = d2[0] @ W - c0 + st.mu2
             So[q] = (v * v) @ W
             Zo[q] = Co[q] if st.batch == "fresh" else v @ zw - z0 + st.mu2
-    return Fo, Co, So, Zo
+    return FTable(Fo, Co, So, Zo, Do)
 
 
 def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):
-    """``(G_U, G_V, Mbar, t_nodes, g_nodes, g_weights, rows, F)`` of ``P`` at width ``N`` (module docstring): ``rows``
-    the widened bulk's row functions (with ``bulk``), ``F`` the weights ``F(t_q; y, s)`` of the ``v_q`` on the data
-    grid.
+    """``(G_U, G_V, Mbar, t_nodes, g_nodes, g_weights, rows, table)`` of ``P`` at width ``N`` (module docstring):
+    ``rows`` the widened bulk's row functions (with ``bulk``), ``table`` the :class:`FTable` at the ``t_nodes``
+    (``table.F``: the weights ``F(t_q; y, s)`` of the ``v_q`` on the data grid).
 
     ``U = [a, a ⊙ 1_{bin 1}, ..., a ⊙ 1_{bin Q}]`` (so column 0 is ``a`` itself),
     ``Vbar = [eta_1 mu_1 beta_hat_1, eta_2 v(t_1), ..., eta_2 v(t_Q)]``.
@@ -185,34 +209,21 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     else:
         g, wg = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
     t = eta1 * g / math.sqrt(N)
-    Fq, Cq, Sq, Zq = F_table(act, st, t, bulk=bulk)
+    table = F_table(act, st, t, bulk=bulk)
+    Fq, Cq, Sq, Zq = table.F, table.c, table.sq, table.cz
     Q = g.size
     G_U = np.zeros((Q + 1, Q + 1))
     G_U[0, 0] = float(wg @ g**2)
     G_U[0, 1:] = G_U[1:, 0] = wg * g**2
     G_U[1:, 1:] = np.diag(wg * g**2)
     w, y = st.w, st.y
-    E = lambda f: f @ w  # noqa: E731
     Pw = np.vstack([np.ones_like(y), Fq])                 # weights of [beta_hat(_2), v_1..v_Q]
-    m = E((st.zs * y)[None, :] * Pw)
+    gram, m = basis_gram(st, Pw)
     if st.batch == "reused":
-        b = E(((y / st.phi + st.tau * st.zeta) * y)[None, :] * Pw) / st.tau
-        ey2P = E((y * y)[None, :] * Pw)
-        G2 = (Pw * (y * y * w)) @ Pw.T
-        gram = np.outer(m, m) + np.outer(b, b) + (G2 - np.outer(ey2P, ey2P) / st.ey2) / st.phi
+        basis_t = m.copy()
         if st.mus == 0.0:
-            m[0] = 0.0
-        basis_t = m
+            basis_t[0] = 0.0
     else:  # basis [beta_hat_1, beta_hat_2, v_1..v_Q]
-        if st.mus == 0.0:
-            m[:] = 0.0
-        b = E((st.zeta * y)[None, :] * Pw)
-        Gw = np.outer(m, m) + np.outer(b, b) + ((Pw * (y * y * w)) @ Pw.T) / st.phi2
-        cross = m * st.mus + st.tau * b
-        gram = np.zeros((Q + 2, Q + 2))
-        gram[0, 0] = st.mus**2 + st.tau**2
-        gram[0, 1:] = gram[1:, 0] = cross
-        gram[1:, 1:] = Gw
         basis_t = np.concatenate([[st.mus], m])
     C = vbar_coefficients(st, eta1, eta2, Q)
     G_V = C @ gram @ C.T
@@ -230,7 +241,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         # along M with c t mu_2 (over the whole first batch: tau^2 = E y^2 / phi_1); the profile holds its variance
         lin = Zq**2 + Cq**2 * (t**2 * st.mu2**2 * st.tau**2)[:, None]
         rows = (cbar, np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) / st.ey2, e * P)
-    return G_U, G_V, Mbar, t, g, wg, rows, Fq
+    return G_U, G_V, Mbar, t, g, wg, rows, table
 
 
 def vbar_coefficients(st: FiniteNSetup, eta1, eta2, Q):
@@ -327,8 +338,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     ``spread_detail``: a list that receives the parts of each spike's spread (``detail`` of
     :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of their locations."""
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
-    G_U, G_V, Mbar, tn, g, wg, _, Fq = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, second_layer=second_layer,
-                                                  bulk=False)
+    G_U, G_V, Mbar, tn, g, wg, _, table = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N,
+                                                         second_layer=second_layer, bulk=False)
     Rm = psd_sqrt(G_U)
     ev, qv = np.linalg.eigh(Rm @ G_V @ Rm)
     idx = np.argsort(ev)[::-1]
@@ -410,7 +421,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2t.append(float(wd * (Mbar[:, 0] @ Rq) ** 2 / theta**2))
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
-    sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), Fq=Fq, g=g,
+    sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), table=table, g=g,
                                    wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi, detail=spread_detail)
     # a spike's law matters where another outlier comes within its spread: there the ranks share out their values
     others = list(locs) + [m for _, _, m in samples]
@@ -449,7 +460,7 @@ def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
         vec[0] = 1.0
     else:
         sti = replace(st, y=ys, s=st.mus * zs, zs=zs, zeta=np.zeros(K), w=np.full(K, 1.0 / K))
-        Fq = F_table(act, sti, tn, bulk=False)[0]
+        Fq = F_table(act, sti, tn, bulk=False).F
         vec = np.vstack(([np.zeros(K)] if which == "second" else []) + [np.ones(K), Fq])
     return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))
 

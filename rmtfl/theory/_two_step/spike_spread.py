@@ -13,7 +13,9 @@ variances that the same quadrature rules give; a He3 part in the target makes th
 with ``q_i`` the eigenvector of ``s^2 <-tt> R G_V R`` (``R = G_U(tau)^{1/2}``) at the root and ``u_i = G_V R q_i /
 (R q_i)^T G_V (R q_i)``.  The right vector ``V R q_i = X^T (w^(i)) / n`` of a batch is a weighted sum of its samples,
 ``w^(i) = y p^(i)(y, s)``; along ``beta*`` it is the batch mean of ``w z*``; across, a Gaussian vector of ``d``
-components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative variance ``2/d``).  Given the
+components with variance ``E_n[w^2] / n`` each (a chi-square factor of relative variance ``2/d``).  The weights
+themselves move with the batch: ``s`` is each sample's projection on the first step ``X_1^T y / n_1``, whose
+alignment ``E_n1[y z*]`` and length are the first batch's own, not their means (the same batch when reused).  Given the
 spike's vectors, the bulk's own resolvent fluctuates as well (:func:`resolvent_variance`, the outlier's classical
 CLT): it matters near the edge, not for spikes well above it.  The correlation between spikes is left out.  The law
 of a spike: the batch's samples beyond the bulk's cut one by one (a compensated compound Poisson sum; with a
@@ -26,32 +28,36 @@ import math
 
 import numpy as np
 
+from .right_gram import basis_gram
 from .widened_bulk import WidenedBulk, master_eigs, psd_sqrt
 
 __all__ = ["spike_spreads", "resolvent_variance"]
 
 
-def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations, N: float, psi: float,
+def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locations, N: float, psi: float,
                   detail: list | None = None):
     """``(sds, law)``: the standard deviation over batches of each outlier of ``P`` at ``locations`` (module
     docstring; docs/theory/two_step.md §8.5), and ``law(i, tail)``, the law of the ``i``-th as ``(x, sf)``,
     ``P(outlier > location + x) = sf`` on an ascending grid ``x`` (``None`` where its spread is 0).
 
-    ``st``: the :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup` of the prediction; ``G_V``, ``C``, ``Fq``:
+    ``st``: the :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup` of the prediction; ``G_V``, ``C``, ``table``:
     the ``d``-side Gram matrix of ``P``, its coefficients on the basis of
-    :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the weights ``F(t_q; y, s)`` of that basis on the data
-    grid of ``st``; ``g``, ``wg``: the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side
-    Gram matrix.  ``tail`` (for ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or
-    ``None``), whose samples enter the law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root
-    where the eigenvalue's derivative cannot be taken gets 0.  ``detail``: a list that receives, per outlier, the
-    standard deviations each part of the variance alone would give (``data``: the second batch's samples; ``first``:
-    the first batch's, fresh batches; ``chi2``: the batch across ``beta*``; ``rows``: the rows' empirical law;
-    ``resolvent``: the bulk's own; ``None`` where the spread is 0).
+    :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the :class:`~rmtfl.theory._two_step.finite_n.FTable`
+    of that basis on the data grid of ``st`` (its weights ``F(t_q; y, s)`` and their slopes in ``s``); ``g``, ``wg``:
+    the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side Gram matrix.  ``tail`` (for
+    ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or ``None``), whose samples enter the
+    law one by one, a compound Poisson sum, and the rest as a Gaussian.  A root where the eigenvalue's derivative
+    cannot be taken gets 0.  ``detail``: a list that receives, per outlier, the standard deviations each part of the
+    variance alone would give (``data``: the second batch's samples; ``first``: the first batch's, fresh batches;
+    both with the first step's direction moving with them; ``chi2``: the batch across ``beta*``; ``rows``: the rows'
+    empirical law; ``resolvent``: the bulk's own; ``None`` where the spread is 0), with ``kappa``, the outlier's move
+    per unit relative move of its eigenvalue, and ``coefficients``, the spike's right vector on the Gram basis.
     """
     k = len(locations)
     d, n1 = N / psi, st.phi * N / psi
     n2 = (st.phi2 if st.batch == "fresh" else st.phi) * N / psi
     y, zs, w = st.y, st.zs, st.w
+    Fq, dF = table.F, table.ds
     fresh = st.batch == "fresh"
     sds, parts = np.zeros(k), [None] * k
     if detail is not None:
@@ -72,7 +78,8 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         h = h / float(wg @ h)
         c = C.T @ Rq                                        # the combination of the Gram basis along q
         c1 = c[0] if fresh else 0.0                         # the first batch's beta_hat_1 (fresh batches)
-        wv = y * (c[1] + c[2:] @ Fq) if fresh else y * (c[0] + c[1:] @ Fq)   # the sample weights w = y p(y, s)
+        cv = c[1:] if fresh else c                          # the second batch's: beta_hat(_2), v_1, ..., v_Q
+        wv = y * (cv[0] + cv[1:] @ Fq)                      # the sample weights w = y p(y, s)
         A = c1 * float((y * zs) @ w) + float((wv * zs) @ w)
         T = S - A * A                                       # everything across beta*
         Ey2, Ew2 = float((y * y) @ w), float((wv * wv) @ w)
@@ -81,33 +88,55 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, Fq, g, wg, G_U_w, locations,
         # as (along, across) coefficients of (y z*, y^2) (first batch) and (w z*, w^2) (second)
         co = (2 * A * c1 / S, T * e1 / ((e1 + e2) * Ey2 * S), 2 * A / S,
               T * e2 / ((e1 + e2) * Ew2 * S) if e2 > 0 else 0.0)
+        # and the first step's direction moving with its batch: s = mus z* + tau zeta takes the batch's own
+        # E_n1[y z*] and, through E_n1[y^2], its own tau; p moves by dp/ds times that, and S by twice the Gram form
+        # of the spike's vector with the move (docs/theory/two_step.md §8.5, "The first step's direction")
+        ps = cv[1:] @ dF
+        gram, _ = basis_gram(st, np.vstack([np.ones_like(y), Fq, ps * zs, ps * st.tau * st.zeta]))
+        move = 2.0 * (c @ gram[:c.size, c.size:]) / S       # delta S / S per unit delta mus and delta tau / tau
+        al = (float(move[0]), float(move[1]) / (2.0 * Ey2))   # coefficients of (y z*, y^2) of the first batch
+        first = (co[0] + al[0], co[1] + al[1]) if fresh else (0.0, 0.0)
+        second = (co[2], co[3]) + ((0.0, 0.0) if fresh else al)
         # over the whole law of the batch, its most extreme samples included (with a heavy-tailed target they
         # dominate these sums); the chi-square factor across beta* adds 2 / d, the rows their own part
-        terms = dict(data=_var(co[2] * wv * zs + co[3] * wv * wv, w) / n2,
-                     first=_var(co[0] * y * zs + co[1] * y * y, w) / n1 if fresh else 0.0,
+        terms = dict(data=_var(_per_sample(second, y, zs, wv), w) / n2,
+                     first=_var(_per_sample(first, y, zs), w) / n1 if fresh else 0.0,
                      chi2=2.0 * (T / S) ** 2 / d, rows=_var(h, wg) / N,
                      # and the bulk's own resolvent, given the spike's vectors (the outlier CLT; near the edge)
                      resolvent=resolvent_variance(bulk, g, wg, s, N=N, d=d, weights=omega))
         var = terms["data"] + terms["chi2"] + terms["rows"] + terms["first"] + terms["resolvent"]
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
-        parts[i] = (wv, co, var, kappa)
+        parts[i] = (wv, first, second, var, kappa)
         if detail is not None:
             detail[i] = {name: kappa * math.sqrt(max(v, 0.0)) for name, v in terms.items()}
+            detail[i].update(kappa=kappa, coefficients=c)
 
     def law(i, tail):
         if parts[i] is None or sds[i] == 0.0:
             return None
-        wv, co, var, kappa = parts[i]
+        wv, first, second, var, kappa = parts[i]
         tail = np.zeros(y.size, dtype=bool) if tail is None else tail      # no tail: the Gaussian alone
-        yt, zt, wt = y[tail], zs[tail], wv[tail]
-        jumps, rates = [(co[2] * wt * zt + co[3] * wt * wt) / n2], [n2 * w[tail]]
+        yt, zt = y[tail], zs[tail]
+        jumps, rates = [_per_sample(second, yt, zt, wv[tail]) / n2], [n2 * w[tail]]
         if fresh:
-            jumps.append((co[0] * yt * zt + co[1] * yt * yt) / n1)
+            jumps.append(_per_sample(first, yt, zt) / n1)
             rates.append(n1 * w[tail])
         return _compound_law(np.concatenate(jumps), np.concatenate(rates), var, kappa)
 
     return sds, law
+
+
+def _per_sample(co, y, zs, wv=None):
+    """A sample's term of ``delta S / S`` (times the batch size): ``co`` the coefficients of ``(w z*, w^2)`` of a
+    second-batch sample, then of ``(y z*, y^2)`` (the first step's direction; reused batches); with ``wv=None``,
+    those of ``(y z*, y^2)`` of a first-batch sample alone."""
+    if wv is None:
+        return co[0] * y * zs + co[1] * y * y
+    out = co[0] * wv * zs + co[1] * wv * wv
+    if len(co) > 2:
+        out = out + co[2] * y * zs + co[3] * y * y
+    return out
 
 
 def _compound_law(jumps, rates, var, kappa, points: int = 2048, bins: int = 48):

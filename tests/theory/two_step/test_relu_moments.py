@@ -3,6 +3,8 @@ adaptive quadrature of the same integrals over z (xi integrated out by hand: P(u
 E[delta(u) | z] = phi((z + c) / b) / b), split where the integrand jumps or steepens."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -41,8 +43,11 @@ def test_F_table_for_relu_against_quadrature(batch):
     st = finite_n_setup(RELU, TARGET, phi=2.0, batch=batch, phi2=2.0 if batch == "fresh" else None)
     assert st.mu2 == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-12)      # E[delta(z)]: relu's mu_2
     t = np.array([0.05, 0.5, 1.5, -0.8])
-    F, C, S, Cz = F_table(RELU, st, t)
+    F, C, S, Cz, dF = F_table(RELU, st, t)
     assert np.array_equal(Cz, C)            # relu keeps c as the coefficient of z (docs/theory/two_step.md §8.2)
+    h = 1e-6                                # dF/ds = t mu_1 c: against a central difference of F in s
+    Fs = [F_table(RELU, replace(st, s=st.s + e), t, bulk=False).F for e in (h, -h)]
+    np.testing.assert_allclose(dF, (Fs[0] - Fs[1]) / (2 * h), atol=1e-7)
     for i in (0, 37, 200, 383):
         y, s = st.y[i], st.s[i]
         own = y / st.phi if batch == "reused" else 0.0      # the sample's own term y sigma'(z) / phi: z > 0 only

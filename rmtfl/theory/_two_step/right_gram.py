@@ -1,0 +1,50 @@
+"""The ``d``-side Gram matrix of the right vectors of ``P`` at finite width (docs/theory/two_step.md §7.2, §8.2).
+
+Each right vector is a weighted sum of a batch's samples, ``X^T (y p(y, s)) / n``, with ``p = 1`` for the first
+step's ``beta_hat`` and ``p = F(t_q; y, s)`` for ``v(t_q)``.  Over a batch such sums have a part along ``beta*`` (the
+batch mean of ``y p z*``), a coherent part along the first step's own direction across ``beta*`` (its ``zeta``, and
+with a reused batch each sample's own term ``y / phi``), and an incoherent rest of ``d`` Gaussian components.
+:func:`basis_gram` gives their inner products for any weights ``p`` on the data grid, so that the same form serves
+the basis of ``P`` and the directions a batch moves it in (:mod:`~rmtfl.theory._two_step.spike_spread`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["basis_gram"]
+
+
+def basis_gram(st, Pw):
+    """``(gram, m)``: the Gram matrix of the vectors ``X^T (y Pw[k]) / n`` and each one's component ``m`` along
+    ``beta*``, for weight rows ``Pw`` (``(K, I)`` on the data grid of ``st``, a
+    :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup`).
+
+    Reused batch: the basis is the rows themselves.  Fresh batches: ``beta_hat_1`` of the first batch comes first
+    (``gram`` is ``K + 1`` square) and the rows are sums over the second batch; ``m`` is zero where the target has no
+    linear part (``beta_hat_1`` then carries no component along ``beta*`` that the second batch's vectors share).
+
+    >>> from rmtfl.theory._classical.activations import get_activation
+    >>> from rmtfl.theory._classical.targets import make_target
+    >>> from rmtfl.theory._two_step.finite_n import finite_n_setup
+    >>> st = finite_n_setup(get_activation("tanh"), make_target("hermite(0, 1)"), phi=2.0, batch="reused", phi2=None)
+    >>> gram, m = basis_gram(st, np.ones((1, st.y.size)))      # beta_hat = X^T y / n: |beta_hat|^2 = 1 + 1 / phi
+    >>> round(float(gram[0, 0]), 12), round(float(m[0]), 12)
+    (1.5, 1.0)
+    """
+    w, y = st.w, st.y
+    m = ((st.zs * y)[None, :] * Pw) @ w
+    if st.batch == "reused":
+        b = (((y / st.phi + st.tau * st.zeta) * y)[None, :] * Pw) @ w / st.tau
+        ey2P = ((y * y)[None, :] * Pw) @ w
+        G2 = (Pw * (y * y * w)) @ Pw.T
+        return np.outer(m, m) + np.outer(b, b) + (G2 - np.outer(ey2P, ey2P) / st.ey2) / st.phi, m
+    if st.mus == 0.0:
+        m = np.zeros_like(m)
+    b = ((st.zeta * y)[None, :] * Pw) @ w
+    Gw = np.outer(m, m) + np.outer(b, b) + ((Pw * (y * y * w)) @ Pw.T) / st.phi2
+    cross = m * st.mus + st.tau * b
+    gram = np.zeros((Pw.shape[0] + 1,) * 2)
+    gram[0, 0] = st.mus**2 + st.tau**2
+    gram[0, 1:] = gram[1:, 0] = cross
+    gram[1:, 1:] = Gw
+    return gram, m
