@@ -1,6 +1,6 @@
-"""The d-side Gram matrix of the right vectors of P (rmtfl/theory/_two_step/right_gram.py; docs/theory/two_step.md
-§7.2, §8.2): exact for the first step's own vector, and against sampled batches for a weight that depends on each
-sample's projection on the first step."""
+"""The d-side Gram matrix of the right vectors of P (rmtfl/theory/_two_step/right_gram.py): exact for the first
+step's own vector, and against sampled batches for a weight that depends on each sample's projection on the first
+step (docs/theory/two_step.md §7.2 and §8.2)."""
 import math
 
 import numpy as np
