@@ -55,9 +55,10 @@ def _key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0):
     return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}{shape}"
 
 
-def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0):
+def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, backend="numpy"):
     """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``start .. seeds - 1``
-    (``d = N / psi``, ``n = n2 = phi d``)."""
+    (``d = N / psi``, ``n = n2 = phi d``).  The inputs are drawn on the host from the seed on either ``backend``,
+    so ``"cupy"`` gives the same draws up to float32 rounding."""
     from rmtfl.numerics import simulate_two_step
 
     d = int(round(N / psi))
@@ -66,7 +67,7 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0):
     for s in range(start, seeds):
         kw = dict(batch="fresh", n2=n) if batch == "fresh" else {}
         r = simulate_two_step(act, tgt, N=N, d=d, n=n, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
-                              dtype="float32", n_vectors=3, **kw)
+                              dtype="float32", n_vectors=3, backend=backend, **kw)
         rows.append(dict(sv=[float(v) for v in r.singular_values[:80]],
                          ct=[float(v) for v in r.cos2_target[:3, 0]]))
     return rows
@@ -311,6 +312,8 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
     ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
+                    help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
                     help="only print the edge-gap table of a page this benchmark wrote (docs/theory/two_step.md §9.3)")
     a = ap.parse_args(argv)
@@ -328,7 +331,7 @@ def main(argv=None) -> int:
         have = len(cache.get(k, []))
         if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
             cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,
-                                                        phi=a.phi)
+                                                        phi=a.phi, backend=a.backend)
             tmp = a.cache + ".tmp"
             with open(tmp, "w") as f:
                 json.dump(cache, f)

@@ -6,6 +6,9 @@
 #
 # The simulated draws are kept in CACHE_DIR (default ./two_step_finite_n_cache); with the caches there the page is
 # written again in about two minutes, without them every draw is simulated first (several hours on 2 cores).
+# BACKEND=cupy simulates the draws on a CUDA device: the same inputs, drawn on the host from each seed, and float32
+# steps on the device (the N = 2000 sections of 2026-12-04 were simulated so; their simulated columns match the host's
+# at 78 of 80 rows digit for digit, the other two by one in the last digit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 C=${1:-two_step_finite_n_cache}
@@ -14,7 +17,7 @@ export OPENBLAS_NUM_THREADS=1
 PAGE=docs/benchmarks/two_step_finite_n.md
 FIG=docs/benchmarks
 awk '/^## /{exit} {print}' "$PAGE" > "$PAGE.new"
-run() { python -m benchmarks.bench_two_step_finite_n --out "$PAGE.new" --append "$@" > /dev/null; }
+run() { python -m benchmarks.bench_two_step_finite_n --backend "${BACKEND:-numpy}" --out "$PAGE.new" --append "$@" > /dev/null; }
 G5="alpha in {0, 0.1, 0.2, 0.3, 0.4}^2"; G3="alpha in {0, 0.2, 0.4}^2"; G2="alpha in {0.2, 0.4}^2"
 run --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5" --figure "$FIG/two_step_finite_n.png"
 run --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --title "N = 1000, fresh second batch, grid $G3" --figure "$FIG/two_step_finite_n_fresh.png"

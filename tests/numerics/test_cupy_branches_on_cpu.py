@@ -158,6 +158,21 @@ def test_spectra_match_numpy(cp, shape, dtype, rtol):
         singular_values(cp.asarray(np.full((3, 3), np.nan)), backend="cupy")
 
 
+def test_square_float32_gram_route_in_float64_matches_numpy(cp):
+    """The float64 second try of a float32 matrix (rmtfl.numerics._classical.topk.promoted) on the device."""
+    from rmtfl.numerics import dense_spectrum_and_top, singular_values
+
+    g = np.random.default_rng(3)
+    U, _ = np.linalg.qr(g.standard_normal((80, 80)))
+    A = ((U * np.geomspace(1.0, 2e-3, 80)) @ U[::-1].T).astype(np.float32)
+    np.testing.assert_allclose(singular_values(cp.asarray(A), backend="cupy"), singular_values(A), rtol=1e-9)
+    s_all, s, Ud, Vd = dense_spectrum_and_top(cp.asarray(A), 2, backend="cupy")
+    r_all, r, RU, RV = dense_spectrum_and_top(A, 2)
+    assert _is_host(s_all, Ud, Vd) and Ud.dtype == np.float64
+    np.testing.assert_allclose(s_all, r_all, rtol=1e-9)
+    _cols_match_up_to_sign(Ud, RU, 1e-9)
+
+
 @pytest.mark.parametrize("shape", [(150, 100), (100, 150)])
 def test_top_triplets_and_dense_spectrum_match_numpy(cp, shape):
     from rmtfl.numerics import dense_spectrum_and_top, spiked_matrix, top_singular_triplets
@@ -583,3 +598,15 @@ def test_gpu_check_script_on_the_fake(cp, tmp_path, capsys):
     assert cp.log.syncs >= 8 and cp.log.generators >= 6  # timed with the device generator, synchronised
     ev = gpu_check._bare_two_step(be, 60, "float32", 0)
     assert type(ev).__module__ == "cupy" and ev.shape == (60,) and ev.dtype == np.float32
+
+
+def test_acceptance_benchmark_draws_on_the_device_match_the_host(cp):
+    """``bench_two_step_finite_n --backend cupy``: the same host draws from each seed, float32 steps on the device."""
+    from benchmarks.bench_two_step_finite_n import simulate_cell
+
+    for batch in ("reused", "fresh"):
+        dev = simulate_cell("tanh", "hermite(0, 1, 0.5)", batch, 0.4, 0.2, 60, 2, backend="cupy")
+        host = simulate_cell("tanh", "hermite(0, 1, 0.5)", batch, 0.4, 0.2, 60, 2)
+        for d, h in zip(dev, host):
+            np.testing.assert_allclose(d["sv"], h["sv"], rtol=1e-4, atol=1e-5 * h["sv"][0])  # float32 steps
+            np.testing.assert_allclose(d["ct"], h["ct"], atol=1e-4)

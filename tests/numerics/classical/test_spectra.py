@@ -89,3 +89,52 @@ def test_sv_range_of_noise():
     s = singular_values(gaussian_matrix(500, 1000, rng=1))
     lo, hi = mp_sv_edges(0.5)
     assert abs(s[0] - hi) < 0.05 and abs(s[-1] - lo) < 0.05
+
+
+def _float32_with_values(m, s, seed):
+    """A float32 ``m x m`` matrix ``U diag(s) V^T`` and the exact singular values of its float32 entries."""
+    g = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(g.standard_normal((m, m)))
+    V, _ = np.linalg.qr(g.standard_normal((m, m)))
+    A = ((U * s) @ V.T).astype(np.float32)
+    return A, np.linalg.svd(A.astype(np.float64), compute_uv=False)
+
+
+def test_square_float32_takes_the_gram_route_in_float64():
+    """Values from 1 down to 2e-3: float32 Gram eigenvalues cannot resolve the bottom (4e-6 lambda_1 < 100 u_32), so
+    the Gram route runs in float64 (relative error ~u_64 (s_max/s_i)^2 ~ 3e-11), not the float32 SVD (~u_32)."""
+    from rmtfl.numerics import dense_spectrum_and_top, gram_eigenvalues
+
+    A, exact = _float32_with_values(200, np.geomspace(1.0, 2e-3, 200), 3)
+    old = np.max(np.abs(np.linalg.svd(A, compute_uv=False) - exact) / exact)   # the float32 SVD, as before
+    s = singular_values(A)
+    assert np.max(np.abs(s - exact) / exact) < min(1e-9, old)
+    np.testing.assert_allclose(gram_eigenvalues(A), exact**2, rtol=1e-9)
+    s_all, s_top, U, V = dense_spectrum_and_top(A, 3)
+    assert np.max(np.abs(s_all - exact) / exact) < min(1e-9, old) and U.dtype == V.dtype == np.float64
+    A64 = A.astype(np.float64)
+    assert np.max(np.abs(A64 @ V - U * s_top)) < 1e-12 and np.allclose(U.T @ U, np.eye(3), atol=1e-12)
+
+
+def test_square_float32_with_a_spike_skips_the_svd(monkeypatch):
+    """A two-step W_2 in float32: a spike 13x the edge of a square bulk, whose smallest values (about 2 % of them lie
+    below 1e-3 s_max) send a float64 matrix to the SVD.  For float32 the float64 Gram route holds float32's own
+    accuracy (|ds_i| <~ u_32 s_max) at every value, so the SVD is not called."""
+    from rmtfl.numerics import dense_spectrum_and_top, spiked_matrix
+
+    W = spiked_matrix(400, 400, [26.0], rng=5).W.astype(np.float32)
+    exact = np.linalg.svd(W.astype(np.float64), compute_uv=False)
+    assert np.mean(exact < 1e-3 * exact[0]) > 0.01
+
+    def no_svd(*args, **kwargs):
+        raise AssertionError("the SVD was called")
+
+    monkeypatch.setattr(np.linalg, "svd", no_svd)
+    u32 = np.finfo(np.float32).eps / 2
+    assert np.max(np.abs(singular_values(W) - exact)) < 0.01 * u32 * exact[0]
+    s_all, s, U, V = dense_spectrum_and_top(W, 2)
+    assert np.max(np.abs(s_all - exact)) < 0.01 * u32 * exact[0]
+    monkeypatch.undo()
+    with pytest.raises(AssertionError):                    # the same spectrum in float64 keeps the SVD route
+        monkeypatch.setattr(np.linalg, "svd", no_svd)
+        singular_values(W.astype(np.float64))
