@@ -159,7 +159,7 @@ def test_spectra_match_numpy(cp, shape, dtype, rtol):
 
 
 def test_square_float32_gram_route_in_float64_matches_numpy(cp):
-    """The float64 second try of a float32 matrix (rmtfl.numerics._classical.topk.promoted) on the device."""
+    """The float64 second try of a float32 matrix (rmtfl/numerics/_classical/promote.py) on the device."""
     from rmtfl.numerics import dense_spectrum_and_top, singular_values
 
     g = np.random.default_rng(3)

@@ -44,7 +44,8 @@ from rmtfl._validate import (check_array, check_choice, check_int, check_memory,
                              check_positive)
 from .blas import gram_upper
 from .._backend import get_backend, scaled_matrix, to_numpy
-from .topk import (DenseSpectrum, TopEigenpairs, TopTriplets, dense_spectrum_and_top, gram_route_ok, promoted,
+from .promote import gram_float64
+from .topk import (DenseSpectrum, TopEigenpairs, TopTriplets, dense_spectrum_and_top, gram_route_ok,
                    top_eigenpairs, top_singular_triplets)
 
 __all__ = [
@@ -89,7 +90,7 @@ def singular_values(A, *, method: str = "auto", backend="numpy") -> np.ndarray:
     dwarfs the rest (a spike ``1e8`` over a unit bulk) the whole bulk does too.  A float32 ``A`` whose smallest
     values float32's Gram eigenvalues cannot resolve (a square matrix's, typically) is taken on the Gram route in
     float64 before the SVD is tried: every value then meets float32's own accuracy, the float32 SVD's
-    ``|ds_i| <~ u_32 s_max``, and the solve is several times faster (:func:`promoted`).
+    ``|ds_i| <~ u_32 s_max``, and the solve is several times faster (:mod:`rmtfl.numerics._classical.promote`).
 
     >>> singular_values([[3.0, 0.0], [0.0, 4.0], [0.0, 0.0]]).tolist()
     [4.0, 3.0]
@@ -112,14 +113,21 @@ def _singular_values(name, A, method, be) -> np.ndarray:
 
 def _trusted_gram_eigvals(A, be):
     """Gram eigenvalues of ``A`` the Gram route can trust (:func:`gram_route_ok`), in ``A``'s dtype or, for a float32
-    ``A`` whose smallest values float32 cannot resolve, in float64 (:func:`promoted`); ``None`` sends to the SVD."""
-    for B in (A, promoted(A, be)):
-        if B is None:
-            return None
-        ev = _gram_eigvals(B, be)
-        if gram_route_ok(ev, B.dtype, promoted_from_float32=B is not A):
-            return ev
-    return None
+    ``A`` whose smallest values float32 cannot resolve, from its float64 Gram matrix
+    (:mod:`rmtfl.numerics._classical.promote`); ``None`` sends to the SVD."""
+    ev = _gram_eigvals(A, be)
+    if gram_route_ok(ev, A.dtype):
+        return ev
+    if A.dtype != np.float32:
+        return None
+    M = A if A.shape[0] <= A.shape[1] else A.T
+    if be.name == "numpy":
+        ev = sla.eigh(gram_float64(M, be, upper_only=True), lower=False, eigvals_only=True, driver="evr",
+                     check_finite=False)
+    else:
+        ev = to_numpy(be.eigvalsh(gram_float64(M, be)))
+    ev = ev.astype(np.float64, copy=False)[::-1].copy()
+    return ev if gram_route_ok(ev, np.float64, promoted_from_float32=True) else None
 
 
 def _gram_eigvals(A, be) -> np.ndarray:

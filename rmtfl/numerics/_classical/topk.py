@@ -72,10 +72,11 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_rng
 from .blas import gram_upper
 from .certify import deflated_check, deflated_check_op, eigpair_residuals, triplet_residuals
+from .promote import gram_float64, wide_product
 from .._backend import get_backend, scaled_matrix, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
-           "DenseSpectrum", "DENSE_FRACTION", "MIXED_MAX", "GRAM_TAU", "gram_route_ok", "promoted",
+           "DenseSpectrum", "DENSE_FRACTION", "MIXED_MAX", "GRAM_TAU", "gram_route_ok",
            "svd_triplets"]
 
 #: ``"auto"`` uses the dense path when ``k + margin`` exceeds this fraction of ``min(N, d)``
@@ -97,7 +98,8 @@ def gram_route_ok(ev, dtype=np.float64, *, promoted_from_float32: bool = False) 
     returns ``~sqrt(u) s_max`` instead of ``~u s_max``) and at most 1 % of them lie below
     ``GRAM_TAU^2 lambda_1`` (one value dwarfing the bulk).  ``False`` sends to the SVD of ``A``.
 
-    ``promoted_from_float32``: ``ev`` are the float64 Gram eigenvalues of a float32 matrix (:func:`promoted`), held
+    ``promoted_from_float32``: ``ev`` are the float64 Gram eigenvalues of a float32 matrix
+    (:mod:`rmtfl.numerics._classical.promote`), held
     to float32's own accuracy, the float32 SVD's ``|ds_i| <~ u_32 s_max``.  Above the zero threshold every value meets
     it (``|ds_i| <~ u_64 s_max^2 / s_i <= 1e-10 s_max``), so the 1 % rule is not applied."""
     ev = np.asarray(ev, dtype=np.float64)
@@ -108,18 +110,6 @@ def gram_route_ok(ev, dtype=np.float64, *, promoted_from_float32: bool = False) 
     if float(ev[-1]) < max(1e-12, 100.0 * u) * lam0:
         return False
     return promoted_from_float32 or int(np.count_nonzero(ev < GRAM_TAU**2 * lam0)) <= 0.01 * ev.size
-
-
-def promoted(A, be):
-    """A float32 ``A`` as a float64 copy, else ``None``: the Gram route's second try before the SVD.
-
-    A float32 matrix is exact in float64, so its float64 Gram eigenvalues give each ``s_i`` to ``~u_64 (s_max/s_i)^2``
-    relative (``|ds_i| <~ u_64 s_max^2 / s_i``), more accurate than the float32 SVD (``|ds_i| <~ u_32 s_max``) at
-    every value above the zero threshold of :func:`gram_route_ok` (measured on a 2000 x 2000 Gaussian float32
-    matrix: 1e-9 relative against 6e-8).  A square float32 matrix's smallest values lie below what its float32
-    Gram eigenvalues resolve, and the dense SVD is several times slower than this second try
-    (docs/reliability.md §5)."""
-    return A.astype(be.xp.float64) if A.dtype == np.float32 else None
 
 
 def svd_triplets(A, be):
@@ -279,14 +269,13 @@ def dense_spectrum_and_top(A, k: int, *, backend="numpy") -> DenseSpectrum:
     N, d = A.shape
     kk = check_int("k", k, 1, min(N, d))
     left = N <= d
-    for B in (A, promoted(A, be)):   # float32 first, then float64 (see promoted)
-        if B is None:
-            break
-        G = B @ B.T if left else B.T @ B
+    M = A if left else A.T                                   # the wide side, m x L
+    for wide64 in (False, True) if A.dtype == np.float32 else (False,):   # float32, then its float64 Gram (promote)
+        G = gram_float64(M, be) if wide64 else M @ M.T
         ev, vec = be.xp.linalg.eigh(G)
         del G
         ev_h = to_numpy(ev).astype(np.float64)[::-1]
-        if (gram_route_ok(ev_h, B.dtype, promoted_from_float32=B is not A)
+        if (gram_route_ok(ev_h, np.float64 if wide64 else A.dtype, promoted_from_float32=wide64)
                 and not _needs_svd(np.sqrt(np.clip(ev_h, 0.0, None)), kk)):
             break
         ev = vec = None
@@ -300,7 +289,7 @@ def dense_spectrum_and_top(A, k: int, *, backend="numpy") -> DenseSpectrum:
     top = vec[:, ::-1][:, :kk]
     del vec
     s = s_dev[:kk]
-    other = (B.T @ top if left else B @ top) / be.xp.where(s > 0, s, 1.0)[None, :]
+    other = (wide_product(M, top, be) if wide64 else M.T @ top) / be.xp.where(s > 0, s, 1.0)[None, :]
     U, V = (top, other) if left else (other, top)
     s_all = to_numpy(s_dev).astype(np.float64) * scale
     return DenseSpectrum(s_all, s_all[:kk].copy(), to_numpy(U), to_numpy(V))

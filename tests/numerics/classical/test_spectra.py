@@ -138,3 +138,40 @@ def test_square_float32_with_a_spike_skips_the_svd(monkeypatch):
     with pytest.raises(AssertionError):                    # the same spectrum in float64 keeps the SVD route
         monkeypatch.setattr(np.linalg, "svd", no_svd)
         singular_values(W.astype(np.float64))
+
+
+def _wide_float32(m, L, seed):
+    """A float32 ``m x L`` matrix with values from 1 down to 2e-3 (the float32 Gram route cannot resolve them)."""
+    g = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(g.standard_normal((m, m)))
+    V, _ = np.linalg.qr(g.standard_normal((L, m)))
+    return ((U * np.geomspace(1.0, 2e-3, m)) @ V.T).astype(np.float32)
+
+
+@pytest.mark.parametrize("tall", [False, True])
+def test_float64_gram_of_float32_by_blocks(monkeypatch, tall):
+    """The float64 Gram products run over column blocks of the wide side (here 11 blocks): the same values and
+    vectors as in one block, and no float64 copy of the matrix (its 2.4 MB would show in the peak)."""
+    import tracemalloc
+
+    from rmtfl.numerics import dense_spectrum_and_top
+    from rmtfl.numerics._classical import promote
+
+    A = _wide_float32(60, 5000, 4)
+    A = A.T.copy() if tall else A
+    exact = np.linalg.svd(A.astype(np.float64), compute_uv=False)
+    one = singular_values(A)
+    s_all, s, U, V = dense_spectrum_and_top(A, 2)
+    monkeypatch.setattr(promote, "BLOCK_BYTES", 8 * 60 * 460)
+    tracemalloc.start()
+    blocked = singular_values(A)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(blocked, one, rtol=1e-10)     # summation order: u_64 (s_max / s_i)^2 ~ 3e-11
+    assert np.max(np.abs(blocked - exact) / exact) < 1e-9
+    assert peak < 8 * A.size        # the float32 Gram, one block and the values; a float64 copy alone is 8 * A.size
+    b_all, b, BU, BV = dense_spectrum_and_top(A, 2)
+    np.testing.assert_allclose(b_all, s_all, rtol=1e-10)
+    np.testing.assert_allclose(np.abs(BU), np.abs(U), atol=1e-10)
+    np.testing.assert_allclose(np.abs(BV), np.abs(V), atol=1e-10)
+    assert np.max(np.abs(A.astype(np.float64) @ BV - BU * b)) < 1e-12
