@@ -6,7 +6,8 @@ outlier's value and its ``spread``.  The standard error of a simulated standard 
 ``sd / sqrt(2 (draws - 1))``.  ``--json`` keeps the simulated numbers (the reference of
 tests/theory/two_step/test_spike_spread.py).
 
-    python -m benchmarks.diag_spike_spread [--draws 200] [--json FILE] [--points "act|target|batch|a1|a2" ...]
+    python -m benchmarks.diag_spike_spread [--draws 200] [--first-seed 5000] [--json FILE]
+                                           [--points "act|target|batch|a1|a2" ...]
 
 ``--correlations RANK`` reports instead what the RANK-th value follows from draw to draw (:func:`correlations`);
 ``--decompose FIXED`` splits each value's variance over draws into the part the batch makes and the part ``W_0`` and
@@ -32,14 +33,15 @@ POINTS = [f"tanh|{H2}|reused|0.2|0.2", f"tanh|{H2}|reused|0.0|0.4", f"tanh|{H3}|
           f"erf|{H2}|reused|0.1|0.0"]
 
 
-def simulate(point: str, N: int, draws: int) -> list:
-    """The top 8 singular values of ``draws`` simulated ``W_2`` at ``point`` (``act|target|batch|a1|a2``)."""
+def simulate(point: str, N: int, draws: int, first_seed: int = 5000) -> list:
+    """The top 8 singular values of ``draws`` simulated ``W_2`` at ``point`` (``act|target|batch|a1|a2``), seeds
+    ``first_seed, first_seed + 1, ...``."""
     from rmtfl.numerics import simulate_two_step
 
     act, tgt, batch, a1, a2 = point.split("|")
     kw = dict(batch="fresh", n2=2 * N) if batch == "fresh" else {}
     return [[float(v) for v in simulate_two_step(act, tgt, N=N, d=N, n=2 * N, eta1=N ** float(a1),
-                                                 eta2=N ** float(a2), rng=5000 + s, dtype="float32", n_vectors=1,
+                                                 eta2=N ** float(a2), rng=first_seed + s, dtype="float32", n_vectors=1,
                                                  **kw).singular_values[:8]] for s in range(draws)]
 
 
@@ -138,6 +140,7 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--points", nargs="*", default=POINTS)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--first-seed", type=int, default=5000, help="seed of the first draw (default 5000)")
     ap.add_argument("--correlations", type=int, default=0, metavar="RANK",
                     help="instead: what the RANK-th value follows from draw to draw (reused points)")
     ap.add_argument("--decompose", type=int, default=0, metavar="FIXED",
@@ -154,10 +157,10 @@ def main(argv=None) -> int:
             print(p, json.dumps(correlations(p, a.N, a.draws, a.correlations)), flush=True)
         return 0
     ref = {"_source": f"python -m benchmarks.diag_spike_spread --draws {a.draws} (simulate_two_step, N = d = {a.N}, "
-                      f"n = n2 = {2 * a.N}, float32, seeds 5000-{4999 + a.draws})"}
+                      f"n = n2 = {2 * a.N}, float32, seeds {a.first_seed}-{a.first_seed + a.draws - 1})"}
     print("| point | rank | predicted value ± spread | simulated mean ± sd |\n|---|---|---|---|")
     for p in a.points:
-        S = np.array(simulate(p, a.N, a.draws))
+        S = np.array(simulate(p, a.N, a.draws, a.first_seed))
         ref[p] = dict(N=a.N, draws=a.draws, mean=S.mean(0).tolist(), sd=S.std(0, ddof=1).tolist())
         for r, o in enumerate(predict(p, a.N)[:3]):
             print(f"| {p} | {r + 1} | {o.singular_value:.3f} ± {o.spread:.3f} | {S[:, r].mean():.3f} ± "

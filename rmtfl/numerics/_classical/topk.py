@@ -99,9 +99,9 @@ def gram_route_ok(ev, dtype=np.float64, *, promoted_from_float32: bool = False) 
     ``GRAM_TAU^2 lambda_1`` (one value dwarfing the bulk).  ``False`` sends to the SVD of ``A``.
 
     ``promoted_from_float32``: ``ev`` are the float64 Gram eigenvalues of a float32 matrix
-    (:mod:`rmtfl.numerics._classical.promote`), held
-    to float32's own accuracy, the float32 SVD's ``|ds_i| <~ u_32 s_max``.  Above the zero threshold every value meets
-    it (``|ds_i| <~ u_64 s_max^2 / s_i <= 1e-10 s_max``), so the 1 % rule is not applied."""
+    (:mod:`rmtfl.numerics._classical.promote`), held to float32's own accuracy, the float32 SVD's
+    ``|ds_i| <~ u_32 s_max``.  Above the zero threshold every value meets it
+    (``|ds_i| <~ u_64 s_max^2 / s_i <= 1e-10 s_max``), so the 1 % rule is not applied."""
     ev = np.asarray(ev, dtype=np.float64)
     lam0 = float(ev[0]) if ev.size else 0.0
     if not lam0 > 0.0:
