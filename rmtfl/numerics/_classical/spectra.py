@@ -44,7 +44,7 @@ from rmtfl._validate import (check_array, check_choice, check_int, check_memory,
                              check_positive)
 from .blas import gram_upper
 from .._backend import get_backend, scaled_matrix, to_numpy
-from .promote import gram_float64
+from .promote import float64_first, gram_float64
 from .topk import (DenseSpectrum, TopEigenpairs, TopTriplets, dense_spectrum_and_top, gram_route_ok,
                    top_eigenpairs, top_singular_triplets)
 
@@ -114,12 +114,14 @@ def _singular_values(name, A, method, be) -> np.ndarray:
 def _trusted_gram_eigvals(A, be):
     """Gram eigenvalues of ``A`` the Gram route can trust (:func:`gram_route_ok`), in ``A``'s dtype or, for a float32
     ``A`` whose smallest values float32 cannot resolve, from its float64 Gram matrix
-    (:mod:`rmtfl.numerics._classical.promote`); ``None`` sends to the SVD."""
-    ev = _gram_eigvals(A, be)
-    if gram_route_ok(ev, A.dtype):
-        return ev
-    if A.dtype != np.float32:
-        return None
+    (:mod:`rmtfl.numerics._classical.promote`; a square float32 ``A`` goes there at once); ``None`` sends to the
+    SVD."""
+    if not float64_first(A):
+        ev = _gram_eigvals(A, be)
+        if gram_route_ok(ev, A.dtype):
+            return ev
+        if A.dtype != np.float32:
+            return None
     M = A if A.shape[0] <= A.shape[1] else A.T
     if be.name == "numpy":
         ev = sla.eigh(gram_float64(M, be, upper_only=True), lower=False, eigvals_only=True, driver="evr",

@@ -175,3 +175,24 @@ def test_float64_gram_of_float32_by_blocks(monkeypatch, tall):
     np.testing.assert_allclose(np.abs(BU), np.abs(U), atol=1e-10)
     np.testing.assert_allclose(np.abs(BV), np.abs(V), atol=1e-10)
     assert np.max(np.abs(A.astype(np.float64) @ BV - BU * b)) < 1e-12
+
+
+def test_square_float32_skips_the_float32_try(monkeypatch):
+    """A square float32 matrix of at least SQUARE_MIN (here 300 x 300 Gaussian: lambda_min / lambda_1 ~ 1e-6, below
+    float32's 6e-6) goes to its float64 Gram matrix at once; smaller or non-square ones try float32 first."""
+    from rmtfl.numerics import dense_spectrum_and_top
+    from rmtfl.numerics._classical import promote, spectra
+
+    A = np.random.default_rng(8).standard_normal((300, 300)).astype(np.float32)
+    exact = np.linalg.svd(A.astype(np.float64), compute_uv=False)
+    assert exact[-1] ** 2 < 100 * np.finfo(np.float32).eps / 2 * exact[0] ** 2     # the float32 try would fail
+    ref = singular_values(A)
+    calls = []
+    monkeypatch.setattr(spectra, "_gram_eigvals", lambda B, be: calls.append(B.dtype) or 1 / 0)
+    s = singular_values(A)
+    assert not calls and np.max(np.abs(s - exact) / exact) < 1e-9
+    np.testing.assert_allclose(s, ref, rtol=1e-12)
+    assert promote.float64_first(A) and not promote.float64_first(A[:, :299]) and not promote.float64_first(A[:255, :255])
+    assert not promote.float64_first(A.astype(np.float64))
+    s_all, s_top, U, V = dense_spectrum_and_top(A, 2)
+    assert np.max(np.abs(s_all - exact) / exact) < 1e-9 and U.dtype == np.float64
