@@ -17,7 +17,9 @@ export OPENBLAS_NUM_THREADS=1
 PAGE=docs/benchmarks/two_step_finite_n.md
 FIG=docs/benchmarks
 awk '/^## /{exit} {print}' "$PAGE" > "$PAGE.new"
-run() { python -m benchmarks.bench_two_step_finite_n --backend "${BACKEND:-numpy}" --out "$PAGE.new" --append "$@" > /dev/null; }
+run() {
+    python -m benchmarks.bench_two_step_finite_n --backend "${BACKEND:-numpy}" --out "$PAGE.new" --append "$@" > /dev/null
+}
 G5="alpha in {0, 0.1, 0.2, 0.3, 0.4}^2"; G3="alpha in {0, 0.2, 0.4}^2"; G2="alpha in {0.2, 0.4}^2"
 run --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5" --figure "$FIG/two_step_finite_n.png"
 run --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --title "N = 1000, fresh second batch, grid $G3" --figure "$FIG/two_step_finite_n_fresh.png"

@@ -15,8 +15,8 @@ float64 copy of the matrix.
 
 >>> import numpy as np
 >>> from rmtfl.numerics import get_backend
->>> M = np.array([[1.0, 2.0, 3.0]], dtype=np.float32)
->>> gram_float64(M, get_backend("numpy")).tolist(), wide_product(M, np.ones((1, 1)), get_backend("numpy")).ravel().tolist()
+>>> M, be = np.array([[1.0, 2.0, 3.0]], dtype=np.float32), get_backend("numpy")
+>>> gram_float64(M, be).tolist(), wide_product(M, np.ones((1, 1)), be).ravel().tolist()
 ([[14.0]], [1.0, 2.0, 3.0])
 """
 from __future__ import annotations
