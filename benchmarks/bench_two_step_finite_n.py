@@ -23,7 +23,8 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
 
 Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
 Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
-(25 reused + 9 fresh) points x 25 seeds) takes about 70 minutes in one process::
+(25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process (0.40 s a draw on a 2-core AMD EPYC;
+0.60 s before a square float32 spectrum went to its float64 Gram matrix at once)::
 
     python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
         --out docs/benchmarks/two_step_finite_n.md
