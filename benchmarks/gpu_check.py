@@ -23,7 +23,8 @@ Steps (each guarded; a failure is recorded as a failed row and the script goes o
    simulation (``N = d = n``, tanh, linear target, full spectrum and top vectors: one Gram
    product and one dense ``eigh``) against the bare cupy script (same draws, two GEMM steps,
    ``eigvalsh`` of the Gram matrix), and ``singular_values`` against bare ``eigvalsh(W W^T)``,
-   float64 and float32.  The size is ``--n`` (16000) unless the whole script would then
+   float64 and float32.  The float32 rows are timed against a second floor too, the same with the float64 Gram
+   matrix: a square float32 matrix's smallest values lie below what float32 Gram eigenvalues resolve.  The size is ``--n`` (16000) unless the whole script would then
    exceed ``--budget`` seconds: it is predicted from a run at ``n = 4000`` with the ``n^3``
    law and lowered (12000, 8000, 6000, 4000) to fit.
 
@@ -246,8 +247,9 @@ def _float32_pass(be, np_, N):
 
 
 # -------------------------------------------------------------------------------- timings
-def _bare_two_step(be, n, dtype, seed):
-    """The floor: device draws, two reused-batch tanh steps by GEMM, eigvalsh of the Gram matrix."""
+def _bare_two_step(be, n, dtype, seed, gram64=False):
+    """The floor: device draws, two reused-batch tanh steps by GEMM, eigvalsh of the Gram matrix (``gram64``: of the
+    float64 Gram matrix, which a square float32 matrix needs for its smallest values)."""
     xp = be.xp
     dt = xp.dtype(dtype)
     gen = be.device_rng(seed)
@@ -267,10 +269,12 @@ def _bare_two_step(be, n, dtype, seed):
         W = W + G
         del G
     del X
-    return xp.linalg.eigvalsh(W @ W.T)
+    return _bare_spectrum(be, W, gram64)
 
 
-def _bare_spectrum(be, W):
+def _bare_spectrum(be, W, gram64=False):
+    if gram64:
+        W = W.astype(be.xp.float64)
     return be.xp.linalg.eigvalsh(W @ W.T)
 
 
@@ -285,6 +289,16 @@ def _time_size(be, n, dtype):
     W = gaussian_matrix(n, n, rng=1, dtype=dtype, backend=be, device_rng=True)
     t_sv, s = _timed(lambda: singular_values(W, backend=be), sync)
     t_eig, _ = _timed(lambda: _bare_spectrum(be, W), sync)
+    rows = []
+    if dtype == "float32":      # the smallest values of a square float32 matrix need its float64 Gram matrix
+        t_bare64, _ = _timed(lambda: _bare_two_step(be, n, dtype, 0, gram64=True), sync)
+        t_eig64, _ = _timed(lambda: _bare_spectrum(be, W, gram64=True), sync)
+        rows = [{"name": f"two-step full spectrum N=d=n={n} float32 / f64 Gram", "seconds": t_sim,
+                 "floor_seconds": t_bare64, "ratio": t_sim / t_bare64,
+                 "floor": "bare: 2 float32 GEMM steps + eigvalsh of the float64 W W^T", "ok": True},
+                {"name": f"singular_values {n}x{n} float32 / f64 Gram", "seconds": t_sv,
+                 "floor_seconds": t_eig64, "ratio": t_sv / t_eig64, "floor": "bare eigvalsh of the float64 W W^T",
+                 "ok": True}]
     del W
     return [
         {"name": f"two-step full spectrum N=d=n={n} {dtype}", "seconds": t_sim, "floor_seconds": t_bare,
@@ -293,7 +307,7 @@ def _time_size(be, n, dtype):
         {"name": f"singular_values {n}x{n} {dtype}", "seconds": t_sv, "floor_seconds": t_eig,
          "ratio": t_sv / t_eig, "floor": "bare eigvalsh(W W^T)", "s_max": float(s[0]),
          "ok": abs(float(s[0]) - 2.0) < 0.05},
-    ]
+    ] + rows
 
 
 def _timings(be, n_max, budget_left, probe):

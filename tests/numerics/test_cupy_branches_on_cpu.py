@@ -588,8 +588,10 @@ def test_gpu_check_script_on_the_fake(cp, tmp_path, capsys):
     assert details["backend"] == "cupy" and details["device"]["name"] == "fake device"
     # the s_max sanity check of the timing rows (|s_1 - 2| < 0.05) is for the GPU sizes (n >= 4000); at the
     # n = 120 used here the Tracy-Widom fluctuation of s_1 (~ n^(-2/3)) exceeds it, so only its value is checked
-    sv = [r for r in rows if r["name"].startswith("singular_values")]
+    sv = [r for r in rows if r["name"].startswith("singular_values") and "s_max" in r]
     assert len(sv) == 2 and all(abs(r["s_max"] - 2.0) < 0.3 for r in sv)
+    f64 = [r for r in rows if "float32 / f64 Gram" in r["name"]]   # float32 against the float64 Gram floor too
+    assert len(f64) in (2, 4) and all(r["floor_seconds"] > 0 for r in f64)
     bad = [r for r in rows if not r.get("ok") and r not in sv]
     assert not bad, bad
     assert rc == (0 if all(r["ok"] for r in rows) else 1), out[-2000:]
@@ -598,6 +600,9 @@ def test_gpu_check_script_on_the_fake(cp, tmp_path, capsys):
     assert cp.log.syncs >= 8 and cp.log.generators >= 6  # timed with the device generator, synchronised
     ev = gpu_check._bare_two_step(be, 60, "float32", 0)
     assert type(ev).__module__ == "cupy" and ev.shape == (60,) and ev.dtype == np.float32
+    ev64 = gpu_check._bare_two_step(be, 60, "float32", 0, gram64=True)
+    assert type(ev64).__module__ == "cupy" and ev64.dtype == np.float64
+    np.testing.assert_allclose(ev64.get(), ev.get(), rtol=1e-3, atol=1e-3 * float(ev64.get().max()))
 
 
 def test_acceptance_benchmark_draws_on_the_device_match_the_host(cp):
