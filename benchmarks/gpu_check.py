@@ -24,7 +24,8 @@ Steps (each guarded; a failure is recorded as a failed row and the script goes o
    product and one dense ``eigh``) against the bare cupy script (same draws, two GEMM steps,
    ``eigvalsh`` of the Gram matrix), and ``singular_values`` against bare ``eigvalsh(W W^T)``,
    float64 and float32.  The float32 rows are timed against a second floor too, the same with the float64 Gram
-   matrix: a square float32 matrix's smallest values lie below what float32 Gram eigenvalues resolve.  The size is ``--n`` (16000) unless the whole script would then
+   matrix: a square float32 matrix's smallest values lie below what float32 Gram eigenvalues resolve.
+   The size is ``--n`` (16000) unless the whole script would then
    exceed ``--budget`` seconds: it is predicted from a run at ``n = 4000`` with the ``n^3``
    law and lowered (12000, 8000, 6000, 4000) to fit.
 
