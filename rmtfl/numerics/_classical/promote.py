@@ -25,7 +25,7 @@ import numpy as np
 
 from .blas import gram_upper
 
-__all__ = ["BLOCK_BYTES", "SQUARE_MIN", "float64_first", "gram_float64", "wide_product"]
+__all__ = ["BLOCK_BYTES", "SQUARE_MIN", "float64_first", "gram_tries", "gram_float64", "wide_product"]
 
 #: Largest float64 block of the matrix converted at a time (128 MiB).
 BLOCK_BYTES = 1 << 27
@@ -41,6 +41,14 @@ def float64_first(A) -> bool:
     try fails.  Skipping it saves that solve: on the host the float64 Gram route costs what the float32 one does
     (2000 x 2000: 0.74 s against 0.78 s)."""
     return A.dtype == np.float32 and A.shape[0] == A.shape[1] and A.shape[0] >= SQUARE_MIN
+
+
+def gram_tries(A) -> tuple:
+    """The Gram route's tries for ``A``, in order: ``False`` for the Gram matrix in ``A``'s own dtype, ``True`` for
+    the float64 Gram matrix of a float32 ``A`` (:func:`gram_float64`); the SVD comes after the last."""
+    if A.dtype != np.float32:
+        return (False,)
+    return (True,) if float64_first(A) else (False, True)
 
 
 def _blocks(L: int, m: int):

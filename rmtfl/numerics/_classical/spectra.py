@@ -44,7 +44,7 @@ from rmtfl._validate import (check_array, check_choice, check_int, check_memory,
                              check_positive)
 from .blas import gram_upper
 from .._backend import get_backend, scaled_matrix, to_numpy
-from .promote import float64_first, gram_float64
+from .promote import gram_float64, gram_tries
 from .topk import (DenseSpectrum, TopEigenpairs, TopTriplets, dense_spectrum_and_top, gram_route_ok,
                    top_eigenpairs, top_singular_triplets)
 
@@ -116,20 +116,20 @@ def _trusted_gram_eigvals(A, be):
     ``A`` whose smallest values float32 cannot resolve, from its float64 Gram matrix
     (:mod:`rmtfl.numerics._classical.promote`; a square float32 ``A`` goes there at once); ``None`` sends to the
     SVD."""
-    if not float64_first(A):
-        ev = _gram_eigvals(A, be)
-        if gram_route_ok(ev, A.dtype):
+    for wide64 in gram_tries(A):
+        if not wide64:
+            ev = _gram_eigvals(A, be)
+        else:
+            M = A if A.shape[0] <= A.shape[1] else A.T
+            if be.name == "numpy":
+                ev = sla.eigh(gram_float64(M, be, upper_only=True), lower=False, eigvals_only=True, driver="evr",
+                             check_finite=False)
+            else:
+                ev = to_numpy(be.eigvalsh(gram_float64(M, be)))
+            ev = ev.astype(np.float64, copy=False)[::-1].copy()
+        if gram_route_ok(ev, np.float64 if wide64 else A.dtype, promoted_from_float32=wide64):
             return ev
-        if A.dtype != np.float32:
-            return None
-    M = A if A.shape[0] <= A.shape[1] else A.T
-    if be.name == "numpy":
-        ev = sla.eigh(gram_float64(M, be, upper_only=True), lower=False, eigvals_only=True, driver="evr",
-                     check_finite=False)
-    else:
-        ev = to_numpy(be.eigvalsh(gram_float64(M, be)))
-    ev = ev.astype(np.float64, copy=False)[::-1].copy()
-    return ev if gram_route_ok(ev, np.float64, promoted_from_float32=True) else None
+    return None
 
 
 def _gram_eigvals(A, be) -> np.ndarray:

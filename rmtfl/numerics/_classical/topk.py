@@ -72,7 +72,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_rng
 from .blas import gram_upper
 from .certify import deflated_check, deflated_check_op, eigpair_residuals, triplet_residuals
-from .promote import float64_first, gram_float64, wide_product
+from .promote import gram_float64, gram_tries, wide_product
 from .._backend import get_backend, scaled_matrix, to_numpy
 
 __all__ = ["TopTriplets", "TopEigenpairs", "top_singular_triplets", "top_eigenpairs", "dense_spectrum_and_top",
@@ -270,8 +270,7 @@ def dense_spectrum_and_top(A, k: int, *, backend="numpy") -> DenseSpectrum:
     kk = check_int("k", k, 1, min(N, d))
     left = N <= d
     M = A if left else A.T                                   # the wide side, m x L
-    tries = ((True,) if float64_first(A) else (False, True)) if A.dtype == np.float32 else (False,)
-    for wide64 in tries:                                     # float32, then its float64 Gram (promote)
+    for wide64 in gram_tries(A):                             # float32, then its float64 Gram (promote)
         G = gram_float64(M, be) if wide64 else M @ M.T
         ev, vec = be.xp.linalg.eigh(G)
         del G
