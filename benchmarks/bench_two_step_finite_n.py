@@ -74,6 +74,31 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
     return rows
 
 
+def sample_value_errors(page) -> dict:
+    """Relative errors of the single-sample outliers (``kind="sample"``, docs/theory/two_step.md §8.3) on the rows of a
+    page this benchmark wrote, against the simulated mean of the same rank (docs/theory/two_step.md §9.3, "Outlier
+    values"): ``{(N, batch, σ, target): [error, ...]}`` over the sections at ``psi = 1``, ``phi = 2``.  The page does
+    not say which predicted values are single samples, so each row is predicted again (about 0.1 s a row)."""
+    from rmtfl.theory import two_step
+
+    names = {v: k for k, v in SHORT.items()}
+    out, plain = {}, True
+    for line in open(page, encoding="utf-8"):
+        if line.startswith("## "):
+            plain = "Other" not in line
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if not (plain and len(c) == 11 and c[0].isdigit() and c[5] and c[6]):
+            continue
+        N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
+        a1, a2 = (float(v) for v in c[4].strip("()").split(","))
+        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                     phi2=2.0 if batch == "fresh" else None)
+        sim = [float(v) for v in c[6].split(",")]
+        out.setdefault((N, batch, c[2], c[3]), []).extend(
+            o.singular_value / s - 1 for o, s in zip(p.outliers, sim) if o.kind == "sample")
+    return {k: v for k, v in out.items() if v}
+
+
 def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
@@ -317,7 +342,16 @@ def main(argv=None) -> int:
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
                     help="only print the edge-gap table of a page this benchmark wrote (docs/theory/two_step.md §9.3)")
+    ap.add_argument("--sample-values", default=None, metavar="PAGE",
+                    help="only print the errors of the single-sample outliers on a page this benchmark wrote, per "
+                         "N, batch, σ and target (docs/theory/two_step.md §9.3)")
     a = ap.parse_args(argv)
+    if a.sample_values:
+        for (N, batch, act, tgt), e in sorted(sample_value_errors(a.sample_values).items()):
+            print(f"N = {N}, {batch}, {act}, {tgt}: {len(e)} value{'s' * (len(e) != 1)}, "
+                  f"median {100 * np.median(e):+.1f} %, "
+                  f"from {100 * min(e):+.1f} to {100 * max(e):+.1f} %")
+        return 0
     if a.edge_gaps:
         for b in edge_gaps(a.edge_gaps):
             print(f"gap in [{b['gap'][0]:+.2f}, {b['gap'][1]:+.2f}): {b['rows']} points, fitted edge >3 % off at "

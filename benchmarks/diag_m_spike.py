@@ -15,10 +15,20 @@ eigenvector leans most on it (mean and standard error over the draws) beside bot
     python -m benchmarks.diag_m_spike --d 500 --z 3.4,3.9 --draws 80
 
 About 0.5 s per draw at ``d = 1000`` on one core.
+
+``--grid CACHE`` instead puts the whole-law eigenvalue into the prediction (every extreme sample's column, in the
+single-sample order statistics and in the joint problem with the spikes of ``P``) and sets it beside the prediction
+as it is on the acceptance grid whose draws ``CACHE`` holds (:mod:`benchmarks.bench_two_step_finite_n`; its criteria),
+per activation and target::
+
+    python -m benchmarks.diag_m_spike --grid two_step_finite_n_cache/n1000.json --N 1000 --batch reused
+    python -m benchmarks.diag_m_spike --grid two_step_finite_n_cache/n1000.json --batch fresh --alphas 0,0.2,0.4
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
 import sys
 
@@ -109,6 +119,53 @@ def planted(target, zi: float, *, d: int, n: int, draws: int, seed: int = 11):
     return float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(draws))
 
 
+@contextlib.contextmanager
+def whole_law_eigenvalues(target, d: float):
+    """Within the block, the prediction takes :func:`m_spike_whole_law` as the eigenvalue of ``M`` along each extreme
+    sample beyond the bulk (where it is resolved), in place of the pole over the bulk's samples."""
+    from rmtfl.theory._two_step import joint_roots, sample_order, sample_spikes
+
+    kept = sample_spikes.extreme_eigenvalues
+
+    def whole(ys, zs, phi, y_bulk, w_bulk, zrange):
+        base = kept(ys, zs, phi, y_bulk, w_bulk, zrange)
+        beyond = float(np.max(np.abs(y_bulk)))
+        lam = m_spike_whole_law(target, np.asarray(ys, float), np.asarray(zs, float), phi, d)
+        return [float(w) if abs(y) > beyond and np.isfinite(w) else b for y, w, b in zip(ys, lam, base)]
+
+    sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = whole
+    try:
+        yield
+    finally:
+        sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
+
+
+def grid_effect(cache, *, N: int, batch: str, alphas) -> dict:
+    """Per ``(activation, target)`` of the acceptance grid: how many points pass all three criteria, the values, the
+    counts and the edges, with the prediction as it is and with the whole-law eigenvalue (25 draws a point)."""
+    from rmtfl.theory import make_target
+
+    from . import bench_two_step_finite_n as bench
+
+    table = {}
+    for act in bench.ACTIVATIONS:
+        for tgt in bench.TARGETS:
+            row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], "whole law": [0, 0, 0, 0]})
+            for a1 in alphas:
+                for a2 in alphas:
+                    draws = cache.get(bench._key(act, tgt, batch, a1, a2, N), [])[:25]
+                    if len(draws) < 25:
+                        continue
+                    for name in row:
+                        ctx = whole_law_eigenvalues(make_target(tgt), float(N)) if name == "whole law" \
+                            else contextlib.nullcontext()
+                        with ctx:
+                            r = bench.compare_cell(act, tgt, batch, a1, a2, N, draws)
+                        ok = (r["values_ok"], r["count_ok"], r["edge_ok"])
+                        row[name] = [t + v for t, v in zip(row[name], (all(ok),) + ok)]
+    return table
+
+
 def main(argv=None) -> int:
     from rmtfl.theory import make_target
     from rmtfl.theory._two_step.sample_spikes import bulk_cut, m_spike, y_law_truncated
@@ -119,7 +176,22 @@ def main(argv=None) -> int:
     ap.add_argument("--phi", type=float, default=2.0, help="n/d")
     ap.add_argument("--z", default="3.2,3.6,4.0", help="comma-separated z* of the planted sample")
     ap.add_argument("--draws", type=int, default=30)
+    ap.add_argument("--grid", default=None, metavar="CACHE",
+                    help="the acceptance grid's draws (bench_two_step_finite_n --cache): compare on the grid instead")
+    ap.add_argument("--N", type=int, default=1000, help="with --grid")
+    ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
+    ap.add_argument("--alphas", default="0,0.1,0.2,0.3,0.4", help="with --grid")
     args = ap.parse_args(argv)
+    if args.grid:
+        with open(args.grid) as f:
+            cache = json.load(f)
+        table = grid_effect(cache, N=args.N, batch=args.batch, alphas=[float(v) for v in args.alphas.split(",")])
+        print(f"N = {args.N}, {args.batch}: points passing all three / values / counts / edges")
+        for (act, tgt), row in table.items():
+            print(f"  {act:20s} {tgt:38s}", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in row.items()))
+        tot = {k: [sum(r[k][i] for r in table.values()) for i in range(4)] for k in ("as is", "whole law")}
+        print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
+        return 0
     target = make_target(args.target)
     n = int(round(args.phi * args.d))
     yb, wb = y_law_truncated(target, bulk_cut(target, n, ranks=12))

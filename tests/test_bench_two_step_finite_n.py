@@ -112,3 +112,24 @@ def test_the_edge_gap_note_quotes_the_acceptance_page():
     assert quoted == [far["rows"], far["edge_off"], far["count_over"] + far["count_under"], near["edge_off"],
                       near["count_over"] + near["count_under"], near["rows"]]
     assert far["count_over"] > 4 * far["count_under"]          # "mostly one or two too many"
+
+
+def test_sample_value_errors_reads_the_single_samples_of_a_page(tmp_path):
+    """On a page whose simulated means are the prediction's values times 1.05, every single-sample error is
+    1/1.05 - 1 and the spikes of P are left out; a section of other shapes is skipped
+    (docs/theory/two_step.md §9.3)."""
+    from benchmarks.bench_two_step_finite_n import sample_value_errors
+    from rmtfl.theory import two_step
+
+    N, hq = 1000, "hermite(0, 1, 0.5)"
+    p = two_step(hq, hq, psi=1.0, phi=2.0, eta1=N**0.4, eta2=N**0.4, N=N, batch="reused")
+    kinds = [o.kind for o in p.outliers]
+    assert "spike" in kinds and kinds.count("sample") >= 2
+    sim = ", ".join(f"{1.05 * o.singular_value:.6f}" for o in p.outliers)
+    row = f"| {N} | reused | He1+He2/2 | He1+He2/2 | (0.4, 0.4) | x | {sim} | 5/4 | 3–5 / 2–8 | 1/1 (1) | NO |"
+    page = tmp_path / "page.md"
+    page.write_text(f"## N = 1000, reused batch\n\n{row}\n\n## Other shapes: psi = 2\n\n{row}\n", encoding="utf-8")
+    errors = sample_value_errors(page)
+    assert list(errors) == [(N, "reused", "He1+He2/2", "He1+He2/2")]
+    e = errors[(N, "reused", "He1+He2/2", "He1+He2/2")]
+    assert len(e) == kinds.count("sample") and np.allclose(e, 1 / 1.05 - 1, atol=1e-6)
