@@ -21,8 +21,10 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
   three Tracy–Widom scales ``3 N^(-2/3) edge``; the fold of the predicted bulk's density (``bulk_edge``) is shown
   beside it.
 
-Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
-Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
+Every point draws seeds 1000, 1001, ..., so the points of a grid share their batches and one fluctuation of them;
+``--own-seeds`` draws each point's batches from seeds of its own (:func:`point_seed`; docs/theory/two_step.md §8.4,
+"Seeds of their own at each point").  Simulations are cached in a JSON file (``--cache``), so an interrupted run
+resumes; ``--out`` writes the Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
 (25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process (0.40 s a draw on a 2-core AMD EPYC;
 0.60 s before a square float32 spectrum went to its float64 Gram matrix at once)::
 
@@ -42,6 +44,7 @@ import os
 import re
 import sys
 import time
+import zlib
 
 import numpy as np
 
@@ -50,16 +53,25 @@ TARGETS = ["hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)"]   # He1
 GRID = [0.0, 0.1, 0.2, 0.3, 0.4]
 SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631)": "He1+He3/√6"}
 
+#: The words that end the title of a section drawn with seeds of its own at each point (``--own-seeds``).
+OWN_TITLE = "seeds of its own at each point"
 
-def _key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0):
+
+def _key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False):
     shape = "" if (psi, phi) == (1.0, 2.0) else f"|psi={psi}|phi={phi}"      # the default shape keeps its old keys
-    return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}{shape}"
+    return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}{shape}" + ("|own" if own else "")
 
 
-def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, backend="numpy"):
-    """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``start .. seeds - 1``
-    (``d = N / psi``, ``n = n2 = phi d``).  The inputs are drawn on the host from the seed on either ``backend``,
-    so ``"cupy"`` gives the same draws up to float32 rounding."""
+def point_seed(key: str) -> int:
+    """The first seed of a grid point that draws batches of its own (``--own-seeds``): ``10^9`` plus a multiple of
+    1000 set by the point's cache key, so that no two points of a page share a batch (docs/theory/two_step.md §8.4)."""
+    return 10**9 + 1000 * (zlib.crc32(key.encode()) % 10**6)
+
+
+def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, backend="numpy", seed0=1000):
+    """Top 80 singular values and the top 3 target alignments of ``W_2`` for seeds ``seed0 + start .. seed0 + seeds
+    - 1`` (``d = N / psi``, ``n = n2 = phi d``).  The inputs are drawn on the host from the seed on either
+    ``backend``, so ``"cupy"`` gives the same draws up to float32 rounding."""
     from rmtfl.numerics import simulate_two_step
 
     d = int(round(N / psi))
@@ -67,7 +79,7 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
     rows = []
     for s in range(start, seeds):
         kw = dict(batch="fresh", n2=n) if batch == "fresh" else {}
-        r = simulate_two_step(act, tgt, N=N, d=d, n=n, eta1=N ** a1, eta2=N ** a2, rng=1000 + s,
+        r = simulate_two_step(act, tgt, N=N, d=d, n=n, eta1=N ** a1, eta2=N ** a2, rng=seed0 + s,
                               dtype="float32", n_vectors=3, backend=backend, **kw)
         rows.append(dict(sv=[float(v) for v in r.singular_values[:80]],
                          ct=[float(v) for v in r.cos2_target[:3, 0]]))
@@ -77,15 +89,15 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
 def sample_value_errors(page) -> dict:
     """Relative errors of the single-sample outliers (``kind="sample"``, docs/theory/two_step.md §8.3) on the rows of a
     page this benchmark wrote, against the simulated mean of the same rank (docs/theory/two_step.md §9.3, "Outlier
-    values"): ``{(N, batch, σ, target): [error, ...]}`` over the sections at ``psi = 1``, ``phi = 2``.  The page does
-    not say which predicted values are single samples, so each row is predicted again (about 0.1 s a row)."""
+    values"): ``{(N, batch, σ, target): [error, ...]}`` over the sections at ``psi = 1``, ``phi = 2`` with the shared
+    seeds.  The page does not say which predicted values are single samples, so each row is predicted again (about 0.1 s a row)."""
     from rmtfl.theory import two_step
 
     names = {v: k for k, v in SHORT.items()}
     out, plain = {}, True
     for line in open(page, encoding="utf-8"):
         if line.startswith("## "):
-            plain = "Other" not in line
+            plain = "Other" not in line and OWN_TITLE not in line
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         if not (plain and len(c) == 11 and c[0].isdigit() and c[5] and c[6]):
             continue
@@ -307,11 +319,14 @@ def edge_gaps(page) -> list[dict]:
     page this benchmark wrote (docs/theory/two_step.md §9.3, "The edge the count rule fits"): per bin of
     :data:`GAP_BINS`, the rows, those whose fitted edge is more than 3 % off the simulated one, and those whose
     count is off the simulated median (too many, too few).  The note of
-    :func:`rmtfl.theory._two_step.counting.low_edge_note` quotes these numbers."""
-    rows = []
+    :func:`rmtfl.theory._two_step.counting.low_edge_note` quotes these numbers.  The sections drawn with seeds of
+    their own at each point (``--own-seeds``) measure the same points again and are left out."""
+    rows, again = [], False
     for line in open(page, encoding="utf-8"):
+        again = OWN_TITLE in line if line.startswith("## ") else again
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9]) if len(c) == 11 and c[0].isdigit() else None
+        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9]) if len(c) == 11 and c[0].isdigit() \
+            and not again else None
         if m:
             fitted, sim, fold = map(float, m.groups())
             pred, med = (int(v) for v in c[7].replace("†", "").split("/"))
@@ -333,6 +348,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="Markdown table")
     ap.add_argument("--json", default=None, help="per-point comparison as JSON")
     ap.add_argument("--simulate-only", action="store_true")
+    ap.add_argument("--own-seeds", action="store_true",
+                    help="each grid point draws batches of its own (point_seed), instead of seeds 1000, 1001, ... at "
+                         "every point, which makes the points share one fluctuation of the batches")
     ap.add_argument("--title", default=None, help="heading of the table's section (with --append)")
     ap.add_argument("--append", action="store_true", help="append the table to --out instead of replacing it")
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
@@ -362,10 +380,11 @@ def main(argv=None) -> int:
     cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))
     results = []
     for batch, act, tgt, a1, a2 in cells:
-        k = _key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi)
+        k = _key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=a.own_seeds)
         have = len(cache.get(k, []))
         if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
             cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,
+                                                        seed0=point_seed(k) if a.own_seeds else 1000,
                                                         phi=a.phi, backend=a.backend)
             tmp = a.cache + ".tmp"
             with open(tmp, "w") as f:

@@ -140,9 +140,10 @@ def whole_law_eigenvalues(target, d: float):
         sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
 
 
-def grid_effect(cache, *, N: int, batch: str, alphas) -> dict:
+def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False) -> dict:
     """Per ``(activation, target)`` of the acceptance grid: how many points pass all three criteria, the values, the
-    counts and the edges, with the prediction as it is and with the whole-law eigenvalue (25 draws a point)."""
+    counts and the edges, with the prediction as it is and with the whole-law eigenvalue (25 draws a point; ``own``:
+    the draws of ``--own-seeds``)."""
     from rmtfl.theory import make_target
 
     from . import bench_two_step_finite_n as bench
@@ -153,7 +154,7 @@ def grid_effect(cache, *, N: int, batch: str, alphas) -> dict:
             row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], "whole law": [0, 0, 0, 0]})
             for a1 in alphas:
                 for a2 in alphas:
-                    draws = cache.get(bench._key(act, tgt, batch, a1, a2, N), [])[:25]
+                    draws = cache.get(bench._key(act, tgt, batch, a1, a2, N, own=own), [])[:25]
                     if len(draws) < 25:
                         continue
                     for name in row:
@@ -181,11 +182,14 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000, help="with --grid")
     ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
     ap.add_argument("--alphas", default="0,0.1,0.2,0.3,0.4", help="with --grid")
+    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of bench_two_step_finite_n "
+                                                             "--own-seeds")
     args = ap.parse_args(argv)
     if args.grid:
         with open(args.grid) as f:
             cache = json.load(f)
-        table = grid_effect(cache, N=args.N, batch=args.batch, alphas=[float(v) for v in args.alphas.split(",")])
+        table = grid_effect(cache, N=args.N, batch=args.batch, alphas=[float(v) for v in args.alphas.split(",")],
+                            own=args.own_seeds)
         print(f"N = {args.N}, {args.batch}: points passing all three / values / counts / edges")
         for (act, tgt), row in table.items():
             print(f"  {act:20s} {tgt:38s}", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in row.items()))

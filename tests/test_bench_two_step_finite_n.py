@@ -133,3 +133,34 @@ def test_sample_value_errors_reads_the_single_samples_of_a_page(tmp_path):
     assert list(errors) == [(N, "reused", "He1+He2/2", "He1+He2/2")]
     e = errors[(N, "reused", "He1+He2/2", "He1+He2/2")]
     assert len(e) == kinds.count("sample") and np.allclose(e, 1 / 1.05 - 1, atol=1e-6)
+
+
+def test_points_with_seeds_of_their_own_share_no_batch():
+    """``--own-seeds``: each point's first seed comes from its cache key (docs/theory/two_step.md §8.4): the same key
+    gives the same seed, the 272 points of the N = 1000 page get 272 different blocks of 1000 seeds, apart from the
+    shared seeds 1000, 1001, ... of the plain keys."""
+    import itertools
+
+    from benchmarks.bench_two_step_finite_n import ACTIVATIONS, GRID, TARGETS, _key, point_seed
+
+    keys = [_key(act, tgt, "reused", a1, a2, 1000, own=True)
+            for act, tgt, a1, a2 in itertools.product(ACTIVATIONS, TARGETS, GRID, GRID)]
+    keys += [_key(act, tgt, "fresh", a1, a2, 1000, own=True)
+             for act, tgt, a1, a2 in itertools.product(ACTIVATIONS, TARGETS, GRID[::2], GRID[::2])]
+    seeds = [point_seed(k) for k in keys]
+    assert len(keys) == 272 and len({s // 1000 for s in seeds}) == 272
+    assert all(10**9 <= s < 10**9 + 10**9 and s % 1000 == 0 for s in seeds)
+    assert point_seed(keys[0]) == seeds[0] and keys[0].endswith("|own")
+    assert not _key("gelu", "linear", "reused", 0.2, 0.4, 1000).endswith("|own")
+
+
+def test_sections_with_seeds_of_their_own_are_not_counted_twice(tmp_path):
+    """The edge-gap table and the single-sample errors leave out a section drawn again with seeds of its own at each
+    point: it measures the same points (``OWN_TITLE``)."""
+    from benchmarks.bench_two_step_finite_n import OWN_TITLE
+
+    row = "| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 1.900/2.000 (2.000) | yes |"
+    page = tmp_path / "page.md"
+    page.write_text(f"## N = 1000, reused batch\n\n{row}\n\n## N = 1000, reused batch, {OWN_TITLE}\n\n{row}\n",
+                    encoding="utf-8")
+    assert sum(b["rows"] for b in edge_gaps(page)) == 1
