@@ -24,9 +24,10 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
 Every point draws seeds 1000, 1001, ..., so the points of a grid share their batches and one fluctuation of them;
 ``--own-seeds`` draws each point's batches from seeds of its own (:func:`point_seed`; docs/theory/two_step.md §8.4,
 "Seeds of their own at each point").  Simulations are cached in a JSON file (``--cache``), so an interrupted run
-resumes; ``--out`` writes the Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000`` (4 activations x 2 targets x
-(25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process (0.40 s a draw on a 2-core AMD EPYC;
-0.60 s before a square float32 spectrum went to its float64 Gram matrix at once)::
+resumes; ``--out`` writes the Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000``
+(4 activations x 2 targets x (25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process
+(0.40 s a draw on a 2-core AMD EPYC; 0.60 s before a square float32 spectrum went to its float64 Gram matrix at
+once)::
 
     python -m benchmarks.bench_two_step_finite_n --N 1000 --cache two_step_fn_1000.json \
         --out docs/benchmarks/two_step_finite_n.md
@@ -57,7 +58,8 @@ SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631
 OWN_TITLE = "seeds of its own at each point"
 
 
-def _key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False):
+def cache_key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False) -> str:
+    """The key of a grid point's draws in a ``--cache`` file (``own``: drawn with ``--own-seeds``)."""
     shape = "" if (psi, phi) == (1.0, 2.0) else f"|psi={psi}|phi={phi}"      # the default shape keeps its old keys
     return f"{N}|{batch}|{act}|{tgt}|{a1}|{a2}{shape}" + ("|own" if own else "")
 
@@ -86,20 +88,30 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
     return rows
 
 
+def page_rows(page):
+    """``(section title, cells)`` of each table row of a page this benchmark wrote, leaving out the sections drawn
+    with seeds of their own at each point (``--own-seeds``): they measure the same points again."""
+    title = ""
+    for line in open(page, encoding="utf-8"):
+        if line.startswith("## "):
+            title = line[3:].strip()
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title:
+            yield title, c
+
+
 def sample_value_errors(page) -> dict:
     """Relative errors of the single-sample outliers (``kind="sample"``, docs/theory/two_step.md §8.3) on the rows of a
     page this benchmark wrote, against the simulated mean of the same rank (docs/theory/two_step.md §9.3, "Outlier
     values"): ``{(N, batch, σ, target): [error, ...]}`` over the sections at ``psi = 1``, ``phi = 2`` with the shared
-    seeds.  The page does not say which predicted values are single samples, so each row is predicted again (about 0.1 s a row)."""
+    seeds.  The page does not say which predicted values are single samples, so each row is predicted again (about
+    0.1 s a row)."""
     from rmtfl.theory import two_step
 
     names = {v: k for k, v in SHORT.items()}
-    out, plain = {}, True
-    for line in open(page, encoding="utf-8"):
-        if line.startswith("## "):
-            plain = "Other" not in line and OWN_TITLE not in line
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if not (plain and len(c) == 11 and c[0].isdigit() and c[5] and c[6]):
+    out = {}
+    for title, c in page_rows(page):
+        if "Other" in title or not (c[5] and c[6]):
             continue
         N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
         a1, a2 = (float(v) for v in c[4].strip("()").split(","))
@@ -321,12 +333,9 @@ def edge_gaps(page) -> list[dict]:
     count is off the simulated median (too many, too few).  The note of
     :func:`rmtfl.theory._two_step.counting.low_edge_note` quotes these numbers.  The sections drawn with seeds of
     their own at each point (``--own-seeds``) measure the same points again and are left out."""
-    rows, again = [], False
-    for line in open(page, encoding="utf-8"):
-        again = OWN_TITLE in line if line.startswith("## ") else again
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
-        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9]) if len(c) == 11 and c[0].isdigit() \
-            and not again else None
+    rows = []
+    for _, c in page_rows(page):
+        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9])
         if m:
             fitted, sim, fold = map(float, m.groups())
             pred, med = (int(v) for v in c[7].replace("†", "").split("/"))
@@ -380,7 +389,7 @@ def main(argv=None) -> int:
     cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))
     results = []
     for batch, act, tgt, a1, a2 in cells:
-        k = _key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=a.own_seeds)
+        k = cache_key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=a.own_seeds)
         have = len(cache.get(k, []))
         if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
             cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,

@@ -154,7 +154,7 @@ def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False) -> dict
             row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], "whole law": [0, 0, 0, 0]})
             for a1 in alphas:
                 for a2 in alphas:
-                    draws = cache.get(bench._key(act, tgt, batch, a1, a2, N, own=own), [])[:25]
+                    draws = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:25]
                     if len(draws) < 25:
                         continue
                     for name in row:

@@ -71,10 +71,11 @@ def test_grid_figure_marks_each_point_and_writes_its_rows(tmp_path):
 
 
 def test_cache_keys_keep_the_default_shape_and_tell_others_apart():
-    from benchmarks.bench_two_step_finite_n import _key
+    from benchmarks.bench_two_step_finite_n import cache_key
 
-    assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000) == "1000|reused|gelu|linear|0.2|0.4"   # old caches still hit
-    assert _key("gelu", "linear", "reused", 0.2, 0.4, 1000, 0.5, 1.5) != _key("gelu", "linear", "reused", 0.2, 0.4, 1000)
+    plain = cache_key("gelu", "linear", "reused", 0.2, 0.4, 1000)
+    assert plain == "1000|reused|gelu|linear|0.2|0.4"   # old caches still hit
+    assert cache_key("gelu", "linear", "reused", 0.2, 0.4, 1000, 0.5, 1.5) != plain
 
 
 def test_median_spectrum_count_is_the_median_count_over_a_common_bulk():
@@ -141,26 +142,28 @@ def test_points_with_seeds_of_their_own_share_no_batch():
     shared seeds 1000, 1001, ... of the plain keys."""
     import itertools
 
-    from benchmarks.bench_two_step_finite_n import ACTIVATIONS, GRID, TARGETS, _key, point_seed
+    from benchmarks.bench_two_step_finite_n import ACTIVATIONS, GRID, TARGETS, cache_key, point_seed
 
-    keys = [_key(act, tgt, "reused", a1, a2, 1000, own=True)
+    keys = [cache_key(act, tgt, "reused", a1, a2, 1000, own=True)
             for act, tgt, a1, a2 in itertools.product(ACTIVATIONS, TARGETS, GRID, GRID)]
-    keys += [_key(act, tgt, "fresh", a1, a2, 1000, own=True)
+    keys += [cache_key(act, tgt, "fresh", a1, a2, 1000, own=True)
              for act, tgt, a1, a2 in itertools.product(ACTIVATIONS, TARGETS, GRID[::2], GRID[::2])]
     seeds = [point_seed(k) for k in keys]
     assert len(keys) == 272 and len({s // 1000 for s in seeds}) == 272
     assert all(10**9 <= s < 10**9 + 10**9 and s % 1000 == 0 for s in seeds)
     assert point_seed(keys[0]) == seeds[0] and keys[0].endswith("|own")
-    assert not _key("gelu", "linear", "reused", 0.2, 0.4, 1000).endswith("|own")
+    assert not cache_key("gelu", "linear", "reused", 0.2, 0.4, 1000).endswith("|own")
 
 
 def test_sections_with_seeds_of_their_own_are_not_counted_twice(tmp_path):
-    """The edge-gap table and the single-sample errors leave out a section drawn again with seeds of its own at each
-    point: it measures the same points (``OWN_TITLE``)."""
-    from benchmarks.bench_two_step_finite_n import OWN_TITLE
+    """The edge-gap table and the single-sample errors (both read ``page_rows``) leave out a section drawn again with
+    seeds of its own at each point: it measures the same points (``OWN_TITLE``)."""
+    from benchmarks.bench_two_step_finite_n import OWN_TITLE, page_rows
 
-    row = "| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 1.900/2.000 (2.000) | yes |"
+    row = ("| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | "
+           "1.900/2.000 (2.000) | yes |")
     page = tmp_path / "page.md"
     page.write_text(f"## N = 1000, reused batch\n\n{row}\n\n## N = 1000, reused batch, {OWN_TITLE}\n\n{row}\n",
                     encoding="utf-8")
     assert sum(b["rows"] for b in edge_gaps(page)) == 1
+    assert [title for title, _ in page_rows(page)] == ["N = 1000, reused batch"]
