@@ -21,6 +21,13 @@ the column ``(W_2 - a a^T W_2 / |a|^2) x`` (``x`` the sample less its part along
 
     python -m benchmarks.diag_fresh_sample --activation tanh --target "hermite(0, 1, 0, 0.4082482904638631)" --z 4
     python -m benchmarks.diag_fresh_sample --batch reused
+
+``--coupling`` (the quadratic sigma, reused) sets the planted sample's value in ``W_2`` beside its value in ``W_2``
+less its exact rank-two part along ``a`` (:func:`quadratic_h`), and both beside the prediction's column root: the
+column is exact, and the spikes of ``P`` move the sample's value (docs/theory/two_step.md §8.4)::
+
+    python -m benchmarks.diag_fresh_sample --coupling --target "hermite(0, 1, 0, 0.4082482904638631)" \\
+        --alphas 0.2,0.4 --z 3.575 --draws 12
 """
 from __future__ import annotations
 
@@ -138,6 +145,45 @@ def coupled_root(act, tgt, *, N, alphas, z):
     return tuple(out)
 
 
+def quadratic_h(W0, a, X, y, eta1, eta2):
+    """``H = W_0 (I + eps_1 M)(I + eps_2 M)``, row ``j`` with ``eps_t = eta_t a_j``: ``W_2`` of the quadratic
+    ``sigma = He1 + He2/2`` after two steps on one batch, less its rank-two part along ``a`` (``W_2 - H`` has rank 2
+    exactly; docs/theory/two_step.md §5.4).  Its columns along the eigenvectors of ``M = X^T diag(y) X / n`` are
+    independent, so a sample's outlier in ``H`` is its column alone, uncoupled from the spikes of ``P``."""
+    M = X.T @ (y[:, None] * X) / X.shape[0]
+    e1, e2 = (eta1 * a)[:, None], (eta2 * a)[:, None]
+    W0M = W0 @ M
+    return W0 + (e1 + e2) * W0M + (e1 * e2) * (W0M @ M)
+
+
+def coupling_to_p(tgt, *, N, alphas, z, draws):
+    """The quadratic sigma, one reused batch whose most extreme sample is planted at ``z* = z`` (every other
+    ``|z*|`` kept below ``|z| - 0.05``; seeds 7000, 7001, ...): per draw, the singular value whose right vector
+    leans most on the sample, in ``W_2`` and in :func:`quadratic_h` (without the spikes of ``P``)."""
+    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+    from rmtfl.theory import get_activation
+
+    act = get_activation("hermite(0, 1, 0.5)")
+    d, n = N, 2 * N
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    out = {"W_2": [], "H": []}
+    for s in range(draws):
+        rng = np.random.default_rng(7000 + s)
+        W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+        a = rng.standard_normal(N) / math.sqrt(N)
+        X = rng.standard_normal((n, d))
+        big = np.abs(X[:, 0]) > abs(z) - 0.05
+        X[big, 0] = rng.uniform(-2.0, 2.0, int(big.sum()))
+        X[0, 0] = z
+        y = sample_targets(X, target=tgt)
+        x = X[0] / np.linalg.norm(X[0])
+        for name, A in (("W_2", gd_steps(act, W0, a, (X, y), etas=(eta1, eta2))),
+                        ("H", quadratic_h(W0, a, X, y, eta1, eta2))):
+            _, S, Vt = np.linalg.svd(A, full_matrices=False)
+            out[name].append(float(S[int(np.argmax((Vt[:10] @ x) ** 2))]))
+    return out
+
+
 def simulate(act, tgt, *, N, alphas, z, draws, batch="fresh"):
     """Per draw: the planted sample's singular value in ``W_2`` and in ``W_2`` less its part along ``a``; and the mean
     squared column entries (times ``d``) per bin of ``g``, along the sample and along a random direction."""
@@ -191,9 +237,20 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", default="fresh", choices=("fresh", "reused"),
                     help="reused: the sample planted in the one batch, which both steps see")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--coupling", action="store_true",
+                    help="the quadratic sigma, reused: the planted sample's value in W_2 and without the spikes of P "
+                         "(coupling_to_p), beside the prediction's column root")
     a = ap.parse_args(argv)
     act, tgt = get_activation(a.activation), make_target(a.target)
     alphas = tuple(float(v) for v in a.alphas.split(","))
+    if a.coupling:
+        _, roots, _, _ = column_models(get_activation("hermite(0, 1, 0.5)"), tgt, N=a.N, alphas=alphas, z=a.z,
+                                       batch="reused")
+        vals = coupling_to_p(tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
+        root = roots["scalar, bulk's samples"]
+        print(f"column root (prediction, uncoupled): {root:.3f}; medians over "
+              f"{a.draws} draws: " + ", ".join(f"{k} {np.median(v):.3f}" for k, v in vals.items()))
+        return 0
     y, roots, edge, rows = column_models(act, tgt, N=a.N, alphas=alphas, z=a.z, batch=a.batch)
     coupled, uncoupled = coupled_root(act, tgt, N=a.N, alphas=alphas, z=a.z) if a.batch == "fresh" else (None, None)
     with_p, without_p, col, col_g = simulate(act, tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws, batch=a.batch)

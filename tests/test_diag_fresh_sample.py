@@ -49,3 +49,22 @@ def test_joint_problem_couples_the_planted_column_to_p():
     _, roots, _, _ = column_models(act, tgt, N=1000, alphas=(0.4, 0.4), z=4.0)
     assert math.isclose(alone, roots["scalar, whole law"], rel_tol=1e-6)
     assert abs(coupled / alone - 1) > 5e-3            # the coupling moves it (the size is the measurement)
+
+
+def test_quadratic_h_is_w2_less_a_rank_two_part():
+    """For sigma = He1 + He2/2 and one batch, ``W_2 - quadratic_h`` has rank two exactly (the parts along ``a``;
+    docs/theory/two_step.md §5.4): its third singular value is at rounding level, its second is not."""
+    from benchmarks.diag_fresh_sample import quadratic_h
+    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+
+    N = d = 120
+    n = 240
+    rng = np.random.default_rng(3)
+    W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+    a = rng.standard_normal(N) / math.sqrt(N)
+    X = rng.standard_normal((n, d))
+    y = sample_targets(X, target=make_target(H3))
+    eta1, eta2 = N**0.3, N**0.4
+    W2 = gd_steps(get_activation(QUAD), W0, a, (X, y), etas=(eta1, eta2))
+    s = np.linalg.svd(W2 - quadratic_h(W0, a, X, y, eta1, eta2), compute_uv=False)
+    assert s[1] > 1.0 and s[2] < 1e-12 * s[0]
