@@ -148,8 +148,11 @@ def coupled_root(act, tgt, *, N, alphas, z):
 def quadratic_h(W0, a, X, y, eta1, eta2):
     """``H = W_0 (I + eps_1 M)(I + eps_2 M)``, row ``j`` with ``eps_t = eta_t a_j``: ``W_2`` of the quadratic
     ``sigma = He1 + He2/2`` after two steps on one batch, less its rank-two part along ``a`` (``W_2 - H`` has rank 2
-    exactly; docs/theory/two_step.md §5.4).  Its columns along the eigenvectors of ``M = X^T diag(y) X / n`` are
-    independent, so a sample's outlier in ``H`` is its column alone, uncoupled from the spikes of ``P``."""
+    exactly; docs/theory/two_step.md §5.4).  It is the bulk whose top values :func:`rmtfl.numerics.quadratic_bulk`
+    returns, which takes that part away from ``W_2`` instead; here the batch is given (a planted sample), and the
+    product form is checked against ``W_2`` by a test.  Its columns along the eigenvectors of
+    ``M = X^T diag(y) X / n`` are independent, so a sample's outlier in ``H`` is its column alone, uncoupled from the
+    spikes of ``P``."""
     M = X.T @ (y[:, None] * X) / X.shape[0]
     e1, e2 = (eta1 * a)[:, None], (eta2 * a)[:, None]
     W0M = W0 @ M
