@@ -47,7 +47,8 @@ from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu, relu_F_table
 from .right_gram import basis_gram
-from .sample_order import rank_outliers, sample_outliers
+from .sample_coupling import single_samples
+from .sample_order import rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .spike_spread import spike_spreads
 from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
@@ -254,6 +255,11 @@ def vbar_coefficients(st: FiniteNSetup, eta1, eta2, Q):
     return C
 
 
+#: Whether the single samples' columns are coupled to the spikes of ``P`` in the law of their locations
+#: (docs/theory/two_step.md §8.3, "Single samples pushed by the spikes of P").
+COUPLE_SAMPLES = False
+
+
 @dataclass(frozen=True)
 class FiniteNResult(Result):
     """Finite-``N`` two-step prediction (docs/theory/two_step.md §8.2): internal carrier for :func:`two_step`.
@@ -353,37 +359,43 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     bulk = bulk_without(act, target, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn, second_layer=second_layer)
     # the second step's move of a reused sample's column along the first step's (docs/theory/two_step.md §8.3)
     rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a) if batch == "reused" and K else None
-    samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, rho=rho,
-                                                   ranks=K)
-    if K and max(isolated.values()) >= K:
-        notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
-                     "too (docs/theory/two_step.md §8.3)")
-    t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     GUw = weighted_gram_u(g, wg)
     se = bulk.edge * (1 + 1e-7)
     e0 = master_eigs(bulk, se, GUw, G_V, g, N)
     count = 0 if e0 is None else int(np.sum(e0 > 1.0))
+
+    def components(ys, zs, which):
+        return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
+    # with COUPLE_SAMPLES the single samples' columns pushed by the spikes of P (docs/theory/two_step.md §8.3);
+    # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
+    samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
+                                                       rho=rho, ranks=K, components=components,
+                                                       p_block=(GUw, G_V, g, count) if COUPLE_SAMPLES else None)
+    if K and max(isolated.values()) >= K:
+        notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
+                     "too (docs/theory/two_step.md §8.3)")
+    t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
     joint, joint_ranks = None, None
     cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K, rho=rho,
-                           coupling=lambda ys, zs, which: sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi,
-                                                                             which))
+                           coupling=components)
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None
     if jp is not None and jp.coupling(se) > COUPLING_TOL:
         # each column at the mean location of its rank's single-sample outlier, or at most at the edge
         d_e = jp.denominators(se)
         rank_of = np.argsort(d_e)
         shift = np.minimum(d_e, 0.0)
-        for k, smp in enumerate(samples[:len(rank_of)]):
-            shift[rank_of[k]] = jp.denominators(max(smp[0], se))[rank_of[k]]
+        for k, m in enumerate(own[:len(rank_of)]):
+            shift[rank_of[k]] = jp.denominators(max(m, se))[rank_of[k]]
         s_hi = max(2 * se, se + 2 * spikes[0])
         joint = spike_roots(jp, se, s_hi, shift, count, int(np.sum(keep)))
         count = len(joint)
         if law is not None and samples and joint:
             # the spikes' ranks averaged over the batch's most extreme sample, which they repel
             lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch
-            joint_ranks = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]), law,
+            joint_ranks = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]),
+                                                law if law.uncoupled is None else law.uncoupled,
                                                 len(joint) + sum(smp[2] > lowest for smp in samples))
             if any(m > 2.0 * v for m, (v, _) in zip(joint_ranks, joint)):     # at most 1.34 on the acceptance grids
                 notes.append("the batch's most extreme sample carries a spike's rank past twice its location: the "

@@ -41,20 +41,27 @@ BAND = (0.1, 0.9)
 @dataclass(frozen=True)
 class SampleLaw:
     """The law of the single-sample outlier locations over batches (module docstring): ``tails[i, b] = P(S > grid[i])``
-    for a sample of batch part ``b`` (``sizes[b]`` samples), on a grid in ``s`` from just above the edge."""
+    for a sample of batch part ``b`` (``sizes[b]`` samples), on a grid in ``s`` from just above the edge.
+    ``uncoupled``: where the columns are coupled to the spikes of ``P`` (:mod:`.sample_coupling`), the law of each
+    column on its own (its location without ``P``), on the same grid."""
 
     grid: np.ndarray
     tails: np.ndarray
     sizes: tuple
+    uncoupled: "SampleLaw | None" = None
 
 
-def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa) -> SampleLaw:
+def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None) -> SampleLaw:
     """``P(S > s)`` per batch part on a grid from the edge to where it is negligible (module docstring).
 
     ``tau(x)``: the row kernel at ``x = s^2`` (``None`` inside the bulk); ``parts``: ``(mass, vmean, vm2, n)`` per
     batch part -- probability of each tail bin, ``E[v]`` and ``E[v^2]`` per bin and row (``bins x rows``), and the
     batch size; ``wa``: row weights; ``x_guess``: a location of the strongest bin (where the ``s`` grid starts
     looking for its top end).  One grid in ``s`` serves every part (one kernel evaluation per grid point).
+    ``shift(s)``: the coupling of each bin's column to the spikes of ``P``, added to its strength
+    (:func:`~rmtfl.theory._two_step.sample_coupling.law_shift`; ``None`` where it does not act); with it the law
+    is the coupled one, each bin's ``P(S > s)`` made non-increasing in ``s`` (a column past the lowest spike of ``P``
+    stays above every ``s`` below it), and the law without it is kept as ``uncoupled``.
     """
     s_e = math.sqrt(x_edge) * (1 + 1e-7)
     cache = {}
@@ -64,20 +71,28 @@ def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float,
     above = [psi * (np.asarray(vmean) @ (wa * t_e)) > 1.0 if t_e is not None else np.zeros(len(m), bool)
              for m, vmean, _, _ in parts]
 
-    def tails(s):
-        if s not in cache:
+    def per_bin(s, coupled=False):
+        """``P(S > s)`` of each bin's column, per part (``None`` inside the bulk)."""
+        key = (s, coupled)
+        if key not in cache:
             t = tau(s * s)
-            out = []
-            for (mass, vmean, vm2, _), ok in zip(parts, above):
-                if t is None:
-                    out.append(1.0)
-                    continue
-                mq = vmean @ (wa * t)
-                var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
-                sd = psi * np.sqrt(var / N) + 1e-300
-                out.append(float((np.asarray(mass, dtype=float) * ok) @ special.ndtr((psi * mq - 1.0) / sd)))
-            cache[s] = np.array(out)
-        return cache[s]
+            c = shift(s) if coupled and t is not None else None
+            out = None
+            if t is not None:
+                out = []
+                for ip, ((mass, vmean, vm2, _), ok) in enumerate(zip(parts, above)):
+                    mq = vmean @ (wa * t)
+                    var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
+                    sd = psi * np.sqrt(var / N) + 1e-300
+                    arg = psi * mq - 1.0 + (0.0 if c is None else c[ip])
+                    out.append(special.ndtr(arg / sd) * ok)
+            cache[key] = out
+        return cache[key]
+
+    def tails(s):
+        b = per_bin(s)
+        return np.ones(len(parts)) if b is None else np.array([float(np.asarray(m, dtype=float) @ v)
+                                                                  for (m, _, _, _), v in zip(parts, b)])
 
     nmax = max(p[3] for p in parts)
     s_t = max(math.sqrt(max(x_guess, x_edge)), s_e) * 1.2
@@ -86,7 +101,17 @@ def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float,
             break
         s_t = s_e + 1.5 * (s_t - s_e)
     grid = s_e + (s_t - s_e) * np.linspace(0.0, 1.0, S_GRID) ** 2
-    return SampleLaw(grid, np.array([tails(s) for s in grid]), tuple(int(p[3]) for p in parts))
+    sizes = tuple(int(p[3]) for p in parts)
+    law = SampleLaw(grid, np.array([tails(s) for s in grid]), sizes)
+    if shift is None:
+        return law
+    out = np.empty_like(law.tails)
+    rows = [per_bin(s, True) for s in grid]
+    for ip, (mass, _, _, _) in enumerate(parts):
+        sv = np.array([np.ones(len(mass)) if r is None else r[ip] for r in rows])
+        sv = np.maximum.accumulate(sv[::-1], axis=0)[::-1]            # non-increasing in s, bin by bin
+        out[:, ip] = sv @ np.asarray(mass, dtype=float)
+    return SampleLaw(grid, out, sizes, uncoupled=law)
 
 
 def _level(grid, F, p):
@@ -247,7 +272,7 @@ def _samples_above(law: SampleLaw, grid, ranks: int):
     return np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
 
 
-def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None):
+def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band, law)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
@@ -258,16 +283,23 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     median above the edge; ``band``: ``(low, high)`` per rank of every part (:func:`ranks_of`), the
     locations exceeded in 90 % and in 10 % of batches (``None``: below the edge); ``law``: the :class:`SampleLaw`
     (``None`` when ``ranks`` is 0), for :func:`ranked_values`; ``rho``: the second step's move at the rows of
-    ``bulk`` (:func:`~rmtfl.theory._two_step.sample_spikes.second_step_move`; computed when not given).
+    ``bulk`` (:func:`~rmtfl.theory._two_step.sample_spikes.second_step_move`; computed when not given);
+    ``coupling``: ``(components, make_shift)``, the columns coupled to the spikes of ``P``
+    (docs/theory/two_step.md §8.3, "Single samples pushed by the spikes of P"): ``components(ys, zs, which)`` the
+    components of ``P``'s right vectors along samples (:func:`~rmtfl.theory._two_step.finite_n.sample_components`)
+    and ``make_shift(us)`` the shift of their strengths (:func:`~rmtfl.theory._two_step.sample_coupling.law_shift`
+    with ``us`` per part); the outliers, bands and law are then the coupled ones, ``law.uncoupled`` the columns'
+    own.
     """
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
         return (), {w: 0 for w, _ in names}, (), None
-    parts, th2s, guess = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=k, rho=rho)
+    parts, th2s, guess, us = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=k,
+                                          rho=rho, components=None if coupling is None else coupling[0])
     top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-3)   # only where the s grid starts looking
     law = tail_law(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts, N=N, psi=psi,
-                   wa=bulk.wa)
+                   wa=bulk.wa, shift=None if coupling is None else coupling[1](us))
     per_part, band_part = ranks_of(law, k, with_bands=True)
     found, isolated = [], {}
     for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
@@ -281,8 +313,9 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     return tuple(sorted(found, reverse=True)), isolated, band, law
 
 
-def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None):
-    """The columns of the extreme samples, per batch part (docs/theory/two_step.md §8.3): ``(parts, th2s, guess)``.
+def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None, components=None):
+    """The columns of the extreme samples, per batch part (docs/theory/two_step.md §8.3): ``(parts, th2s, guess,
+    us)``.
 
     ``parts[b] = (mass, vmean, vm2, n_b)``: per sub-bin of the tails (``TAIL_SUB`` per bin of
     :func:`~rmtfl.theory._two_step.sample_spikes.tail_bins`, ``TAIL_BINS`` per side, the side of positive ``y`` first,
@@ -291,14 +324,15 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     ``theta^2``; ``guess``: ``(theta^2, excess)`` of the strongest.  ``eigenvalue(ys, zs, phi_b, y_bulk, w_bulk)``: the
     eigenvalue of ``M`` along each extreme sample (default
     :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`: the pole over the bulk's samples for those
-    beyond the bulk); the other arguments as :func:`sample_outliers`.
+    beyond the bulk); ``components(ys, zs, which)``: the components of ``P``'s right vectors along samples, given
+    per part at the sub-bins as ``us`` (``None`` without it); the other arguments as :func:`sample_outliers`.
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     r_rows = bulk.functions(bulk.a)[:, 5]
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
     gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
-    parts, th2s, guess = [], [], None   # a row beyond the largest |a_j| would be a spike of its own)
+    parts, th2s, guess, us = [], [], None, []   # a row beyond the largest |a_j| would be a spike of its own)
     for which, phi_b in names:
         n_b = max(int(round(phi_b * d)), 1)
         p_tail = min(0.25, TAIL_MASS * ranks / n_b)
@@ -315,9 +349,10 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
         R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
         parts.append((mass_f, R @ vmean, R @ vm2, n_b))
         th2s.append(R @ th2)
+        us.append(None if components is None else np.asarray(components(ys, zs, which), dtype=float) @ R.T)
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
-    return parts, th2s, guess
+    return parts, th2s, guess, (us if components is not None else None)
 
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.
