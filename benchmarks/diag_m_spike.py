@@ -140,31 +140,42 @@ def whole_law_eigenvalues(target, d: float):
         sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
 
 
-def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False) -> dict:
+def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False, variant=None) -> dict:
     """Per ``(activation, target)`` of the acceptance grid: how many points pass all three criteria, the values, the
     counts and the edges, with the prediction as it is and with the whole-law eigenvalue (25 draws a point; ``own``:
-    the draws of ``--own-seeds``)."""
+    the draws of ``--own-seeds``).  ``variant``: ``(name, context(target))``, another change of the prediction to
+    set beside it (default ``("whole law", whole_law_eigenvalues)``)."""
     from rmtfl.theory import make_target
 
     from . import bench_two_step_finite_n as bench
 
+    name_v, context = variant or ("whole law", lambda target: whole_law_eigenvalues(target, float(N)))
     table = {}
     for act in bench.ACTIVATIONS:
         for tgt in bench.TARGETS:
-            row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], "whole law": [0, 0, 0, 0]})
+            row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], name_v: [0, 0, 0, 0]})
             for a1 in alphas:
                 for a2 in alphas:
                     draws = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:25]
                     if len(draws) < 25:
                         continue
                     for name in row:
-                        ctx = whole_law_eigenvalues(make_target(tgt), float(N)) if name == "whole law" \
-                            else contextlib.nullcontext()
+                        ctx = context(make_target(tgt)) if name == name_v else contextlib.nullcontext()
                         with ctx:
                             r = bench.compare_cell(act, tgt, batch, a1, a2, N, draws)
                         ok = (r["values_ok"], r["count_ok"], r["edge_ok"])
                         row[name] = [t + v for t, v in zip(row[name], (all(ok),) + ok)]
     return table
+
+
+def print_grid_effect(table, *, N: int, batch: str) -> None:
+    """Print :func:`grid_effect`'s table, one line per activation and target and the totals."""
+    names = list(next(iter(table.values())))
+    print(f"N = {N}, {batch}: points passing all three / values / counts / edges")
+    for (act, tgt), row in table.items():
+        print(f"  {act:20s} {tgt:38s}", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in row.items()))
+    tot = {k: [sum(r[k][i] for r in table.values()) for i in range(4)] for k in names}
+    print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
 
 
 def main(argv=None) -> int:
@@ -190,11 +201,7 @@ def main(argv=None) -> int:
             cache = json.load(f)
         table = grid_effect(cache, N=args.N, batch=args.batch, alphas=[float(v) for v in args.alphas.split(",")],
                             own=args.own_seeds)
-        print(f"N = {args.N}, {args.batch}: points passing all three / values / counts / edges")
-        for (act, tgt), row in table.items():
-            print(f"  {act:20s} {tgt:38s}", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in row.items()))
-        tot = {k: [sum(r[k][i] for r in table.values()) for i in range(4)] for k in ("as is", "whole law")}
-        print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
+        print_grid_effect(table, N=args.N, batch=args.batch)
         return 0
     target = make_target(args.target)
     n = int(round(args.phi * args.d))

@@ -1,0 +1,45 @@
+"""benchmarks/diag_sample_coupling.py: the planted sample's value taken apart into its column and P
+(docs/theory/two_step.md §8.4, "The columns and P taken apart").
+
+Reference: the draw's own singular values.  The determinant of the dilation, cross terms kept, vanishes exactly at
+every singular value of ``W_2`` above the rest's top (and changes sign there); without ``P`` the column's denominator
+``D'`` vanishes at the column's own value in ``H``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scipy import optimize
+
+from benchmarks.diag_sample_coupling import HE3, DrawPieces, coupled_samples, planted_draw
+from rmtfl.theory import make_target
+from rmtfl.theory._two_step import finite_n
+
+
+def test_the_determinant_vanishes_at_the_draws_singular_values():
+    tgt = make_target(HE3)
+    for seed, alphas in [(7000, (0.2, 0.4)), (7001, (0.0, 0.4))]:
+        W2, H, e, lam, ell = planted_draw(tgt, N=240, alphas=alphas, z=-3.6, seed=seed)
+        ex = DrawPieces(W2, H, e, ell)
+        sw = np.linalg.svd(W2, compute_uv=False)
+        above = sw[sw > ex.sb[0] * 1.001]
+        assert above.size >= 2
+        for v in above:
+            lo, hi = ex.determinant(v * (1 - 1e-7)), ex.determinant(v * (1 + 1e-7))
+            assert lo * hi < 0, (v, lo, hi)
+        gaps = 0.5 * (above[1:] + above[:-1])            # and nowhere between them
+        assert all(ex.determinant(g) != 0.0 for g in gaps)
+        # the column alone (no P): its denominator D' vanishes at a singular value of H
+        sh = np.linalg.svd(H, compute_uv=False)
+        grid = np.linspace(ex.sb[0] * (1 + 1e-6), 3.0 * np.linalg.norm(ell) + 10.0, 200)
+        d = [ex(s)[0] for s in grid]
+        i = next(i for i in range(grid.size - 1) if d[i] < 0 <= d[i + 1])
+        r0 = optimize.brentq(lambda s: ex(s)[0], grid[i], grid[i + 1], xtol=1e-12)
+        assert np.min(np.abs(sh - r0)) < 1e-7 * r0
+
+
+def test_coupled_samples_switches_the_flag_and_restores_it():
+    assert finite_n.COUPLE_SAMPLES is False
+    with coupled_samples():
+        assert finite_n.COUPLE_SAMPLES is True
+    assert finite_n.COUPLE_SAMPLES is False
