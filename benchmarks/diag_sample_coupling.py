@@ -65,10 +65,11 @@ def coupled_samples():
         finite_n.COUPLE_SAMPLES = kept
 
 
-def collective_lift(target, n: int, d: float, extremes: int = 36):
+def collective_lift(target, n: int, d: float, poles=None, extremes: int = 36):
     """Per sign of ``y``: ``(poles, lifts)``, ascending.  ``poles``: the eigenvalue of ``M`` along each of the
-    ``extremes`` most extreme samples of a typical batch of ``n`` alone (the prediction's pole,
-    :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`); ``lifts``: how far the typical batch's
+    ``extremes`` most extreme samples of a typical batch of ``n`` alone, ``poles(ys, zs)`` (default: the pole over
+    the samples inside their cut, :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`; the prediction
+    passes its own, over its bulk's samples); ``lifts``: how far the typical batch's
     ``k``-th eigenvalue of that sign lies beyond the ``k``-th pole (Silverstein's equation with the law of ``y`` inside
     the cut and the extremes as ``n``-th parts; the ``k``-th value where ``k - 1/2`` eigenvalues are expected beyond
     it; ``k`` up to 12)."""
@@ -80,10 +81,10 @@ def collective_lift(target, n: int, d: float, extremes: int = 36):
     ye, ze = ss.typical_extremes(target, n, extremes)
     y = np.concatenate([yt, ye])
     w = np.concatenate([wt * (1 - extremes / n) / wt.sum(), np.full(extremes, 1.0 / n)])
-    poles = np.asarray(ss.extreme_eigenvalues(ye, ze, n / d, yt, wt, cut), dtype=float)
+    lam = np.asarray(poles(ye, ze) if poles else ss.extreme_eigenvalues(ye, ze, n / d, yt, wt, cut), dtype=float)
     out = {}
     for sign in (1.0, -1.0):
-        ps = np.sort(np.abs(poles[np.sign(poles) == sign]))[::-1][:12]
+        ps = np.sort(np.abs(lam[np.sign(lam) == sign]))[::-1][:12]
         if ps.size < 3:
             continue
         x = sign * np.linspace(0.5 * ps[-1], 1.3 * ps[0] + 0.5, 1200)
@@ -107,7 +108,10 @@ def collective_eigenvalues(target, d: float):
     def lifted(ys, zs, phi, y_bulk, w_bulk, zrange):
         lam = np.asarray(kept(ys, zs, phi, y_bulk, w_bulk, zrange), dtype=float)
         n = int(round(phi * d))
-        tab = tables.setdefault(n, collective_lift(target, n, d))
+        key = (n, None if zrange is None else tuple(zrange))
+        if key not in tables:
+            tables[key] = collective_lift(target, n, d, lambda y, z: kept(y, z, phi, y_bulk, w_bulk, zrange))
+        tab = tables[key]
         out = []
         for v in lam:
             ps, dl = tab.get(float(np.sign(v)), (None, None))
