@@ -28,6 +28,11 @@ as drawn and at its quantiles, and each of the 12 heaviest columns alone against
 
     python -m benchmarks.diag_sample_coupling --part profile --target "hermite(0, 1, 0.5)" --alphas 0.4,0.4
 
+``--part repulsion`` lifts the typical batch's most extreme column by the other extreme columns to second order
+(:func:`part_repulsion`), an estimate of the repulsion the columns' law lacks::
+
+    python -m benchmarks.diag_sample_coupling --part repulsion --target "hermite(0, 1, 0.5)" --alphas 0.4,0.4
+
 ``--grid CACHE`` puts the coupling into the prediction and sets it beside the prediction as it is on the acceptance
 grid whose draws ``CACHE`` holds (as ``benchmarks.diag_m_spike --grid``)::
 
@@ -348,11 +353,50 @@ def part_profile(tgt, *, N, alphas, draws, seed0=50000):
         print(f"  {k:20s} top 3: mean {np.round(v.mean(0), 3)} (se {se})")
 
 
+def part_repulsion(tgt, *, N, alphas):
+    """The typical batch's most extreme column against the other extreme columns, to second order: its strength
+    ``Q_1(x)`` lifted by ``sum_k E[T_1k^2] / (Q_1 - Q_k)``, ``E[T_1k^2] = psi^2 E_j[v_1j v_kj tau_j(x)^2] / N`` (the
+    off-diagonal entries of ``T(x) = C^T (x - H_b H_b^T)^{-1} C`` for columns with independent entries); its root
+    alone and lifted."""
+    from rmtfl.theory import get_activation
+    from rmtfl.theory._two_step import finite_n as fn
+    from rmtfl.theory._two_step import sample_spikes
+    from rmtfl.theory._two_step.joint_roots import extreme_columns
+
+    act = get_activation(QUADRATIC)
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
+    _, G_V, _, tn, _, _, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
+    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
+    rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a)
+    V = extreme_columns(act, tgt, st, bulk, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, K=K, rho=rho,
+                        coupling=lambda ys, zs, w: np.zeros((G_V.shape[0], len(ys)))).V
+
+    def strengths(s):
+        t = bulk.tau_rows(bulk.a, s * s)[0]
+        q = V @ (bulk.wa * t)
+        i = int(np.argmax(q))
+        e2 = ((V * V[i][None, :]) @ (bulk.wa * t * t)) / N
+        return q[i], sum(e2[k] / (q[i] - q[k]) for k in range(q.size) if k != i and q[i] - q[k] > 1e-9), q
+
+    se = bulk.edge * (1 + 1e-4)
+    hi = 2.0 * se
+    while strengths(hi)[0] > 1.0:
+        hi *= 1.5
+    alone = optimize.brentq(lambda s: strengths(s)[0] - 1.0, se, hi)
+    lifted = optimize.brentq(lambda s: sum(strengths(s)[:2]) - 1.0, se, 1.5 * hi)
+    q = np.sort(strengths(alone)[2])[::-1]
+    print(f"  the top column alone {alone:.3f}; lifted by the other {K - 1} to second order {lifted:.3f} "
+          f"(+{100 * (lifted / alone - 1):.1f} %); the others' strengths at its root {np.round(q[1:5], 3)}")
+    return alone, lifted
+
+
 def main(argv=None) -> int:
     from rmtfl.theory import make_target
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("exact", "law", "profile"), default="exact")
+    ap.add_argument("--part", choices=("exact", "law", "profile", "repulsion"), default="exact")
     ap.add_argument("--target", default=HE3)
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--alphas", default="0.2,0.4", help="alpha1,alpha2")
@@ -384,8 +428,10 @@ def main(argv=None) -> int:
         part_exact(tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
     elif a.part == "law":
         part_law(tgt, N=a.N, alphas=alphas, draws=a.draws, seed0=a.seed)
-    else:
+    elif a.part == "profile":
         part_profile(tgt, N=a.N, alphas=alphas, draws=a.draws)
+    else:
+        part_repulsion(tgt, N=a.N, alphas=alphas)
     return 0
 
 

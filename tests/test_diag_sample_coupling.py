@@ -43,3 +43,11 @@ def test_coupled_samples_switches_the_flag_and_restores_it():
     with coupled_samples():
         assert finite_n.COUPLE_SAMPLES is True
     assert finite_n.COUPLE_SAMPLES is False
+
+
+def test_the_other_extreme_columns_lift_the_top_one():
+    # second order in the off-diagonal entries: every other column lies below the top one, so each lifts it
+    from benchmarks.diag_sample_coupling import QUADRATIC, part_repulsion
+
+    alone, lifted = part_repulsion(make_target(QUADRATIC), N=1000, alphas=(0.4, 0.4))
+    assert alone < lifted < 1.1 * alone
