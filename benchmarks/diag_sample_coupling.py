@@ -5,7 +5,7 @@ kept).
 For ``sigma = He1 + He2/2`` and one reused batch, ``W_2 = H + P`` exactly (``P`` of rank two,
 :func:`benchmarks.diag_fresh_sample.quadratic_h`), and along each eigenvector ``e`` of ``M = X^T diag(y) X / n``
 (eigenvalue ``lambda``) ``H e = (W_0 e) * c``, ``c_j = (1 + eta_1 a_j lambda)(1 + eta_2 a_j lambda)``, with ``W_0 e``
-independent of the rest of ``H``.  Three parts:
+independent of the rest of ``H``.  Four parts, and a grid:
 
 ``--part exact`` plants the batch's most extreme sample (as :func:`benchmarks.diag_fresh_sample.coupling_to_p`)
 and writes ``W_2 = Y_b + l e^T + P`` (``l = (W_0 e) * c``, ``Y_b e = 0``).  By the Schur complement on the column
