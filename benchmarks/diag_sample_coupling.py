@@ -39,7 +39,8 @@ grid whose draws ``CACHE`` holds (as ``benchmarks.diag_m_spike --grid``)::
     python -m benchmarks.diag_sample_coupling --grid two_step_finite_n_cache/n1000own.json --own-seeds
     python -m benchmarks.diag_sample_coupling --grid two_step_finite_n_cache/n1000own.json --own-seeds --lift whole
 
-(``--lift``: with the eigenvalue of ``M`` along the samples lifted as well, :func:`coupled_with`.)
+(``--lift``: with the eigenvalue of ``M`` along the samples lifted as well, :func:`coupled_with`; ``--repulsion``:
+with the columns' repulsion in the law, :func:`repelled_columns`; ``--no-coupling``: without the coupling.)
 """
 from __future__ import annotations
 
@@ -136,15 +137,58 @@ def collective_eigenvalues(target, d: float):
 
 
 @contextlib.contextmanager
-def coupled_with(lift, target, d: float):
-    """:func:`coupled_samples`, with the eigenvalue of ``M`` along the extreme samples lifted: ``lift`` ``"whole"``
-    (:func:`benchmarks.diag_m_spike.whole_law_eigenvalues`), ``"collective"`` (:func:`collective_eigenvalues`) or
-    ``None``."""
+def repelled_columns():
+    """Within the block, each bin's column strength in the single samples' law is lifted by the columns of the
+    samples beyond the bulk (the ``K / n`` most extreme of the law's tail, by their strength at the edge): for each
+    such column ``b'``, weighted by its expected number ``n mass_b'``, the shift of the eigenvalue of the ``2 x 2``
+    block ``[[Q_b, eps], [eps, Q_b']]`` that belongs to ``b``, ``sign(Q_b - Q_b') (sqrt(D^2/4 + eps^2) - |D|/2)`` with
+    ``D = Q_b - Q_b'`` and ``eps^2 = psi^2 E_j[v_b v_b' tau_j^2] / N`` (second order for ``|D| >> eps``, bounded by
+    ``eps`` where they are degenerate).  A mean field of :func:`part_repulsion` over the law."""
+    from rmtfl.theory._two_step import sample_order
+
+    kept = sample_order.tail_law
+
+    def tail_law(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
+        t_e = tau(x_edge * (1 + 1e-6))
+        weights = []
+        for mass, vmean, _, n_b in parts:
+            mass = np.asarray(mass, dtype=float)
+            order = np.argsort(-(vmean @ (wa * t_e))) if t_e is not None else np.arange(mass.size)
+            beyond = np.zeros(mass.size)
+            beyond[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = 1.0
+            weights.append(beyond * mass * n_b)
+
+        def lifted(s):
+            t = tau(s * s)
+            c = shift(s) if shift is not None else None
+            if t is None:
+                return c
+            out = []
+            for (_, vmean, _, _), w in zip(parts, weights):
+                Q = psi * (vmean @ (wa * t))
+                e2 = np.clip(psi**2 * ((vmean * (wa * t * t)[None, :]) @ vmean.T) / N, 0.0, None)
+                D = Q[:, None] - Q[None, :]
+                out.append((np.sign(D) * (np.sqrt(D * D / 4 + e2) - np.abs(D) / 2)) @ w)
+            return out if c is None else [a + b for a, b in zip(out, c)]
+        return kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=lifted)
+
+    sample_order.tail_law = tail_law
+    try:
+        yield
+    finally:
+        sample_order.tail_law = kept
+
+
+@contextlib.contextmanager
+def coupled_with(lift, target, d: float, couple: bool = True):
+    """:func:`coupled_samples` (``couple``), with the eigenvalue of ``M`` along the extreme samples lifted: ``lift``
+    ``"whole"`` (:func:`benchmarks.diag_m_spike.whole_law_eigenvalues`), ``"collective"``
+    (:func:`collective_eigenvalues`) or ``None``."""
     from .diag_m_spike import whole_law_eigenvalues
 
     inner = {"whole": lambda: whole_law_eigenvalues(target, d), "collective": lambda: collective_eigenvalues(target, d),
              None: contextlib.nullcontext}[lift]
-    with coupled_samples(), inner():
+    with coupled_samples() if couple else contextlib.nullcontext(), inner():
         yield
 
 
@@ -409,6 +453,9 @@ def main(argv=None) -> int:
     ap.add_argument("--lift", choices=("whole", "collective"), default=None,
                     help="with --grid: the eigenvalue of M along the samples over the whole law of y "
                          "(benchmarks.diag_m_spike) or a typical batch's collective one, with the coupling")
+    ap.add_argument("--repulsion", action="store_true", help="with --grid: the columns' repulsion as well "
+                                                             "(repelled_columns)")
+    ap.add_argument("--no-coupling", action="store_true", help="with --grid: without the coupling to P")
     a = ap.parse_args(argv)
     if a.grid:
         from .diag_m_spike import grid_effect, print_grid_effect
@@ -416,9 +463,15 @@ def main(argv=None) -> int:
         with open(a.grid) as f:
             cache = json.load(f)
         alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if a.batch == "reused" else [0.0, 0.2, 0.4]
-        table = grid_effect(cache, N=a.N, batch=a.batch, alphas=alphas, own=a.own_seeds,
-                            variant=("coupled" + (f" + {a.lift}" if a.lift else ""),
-                                     lambda target: coupled_with(a.lift, target, float(a.N))))
+        name = ("coupled" if not a.no_coupling else "as is") + (f" + {a.lift}" if a.lift else "") \
+            + (" + repulsion" if a.repulsion else "")
+
+        @contextlib.contextmanager
+        def variant(target):
+            with repelled_columns() if a.repulsion else contextlib.nullcontext(), \
+                    coupled_with(a.lift, target, float(a.N), couple=not a.no_coupling):
+                yield
+        table = grid_effect(cache, N=a.N, batch=a.batch, alphas=alphas, own=a.own_seeds, variant=(name, variant))
         print_grid_effect(table, N=a.N, batch=a.batch)
         return 0
     tgt = make_target(a.target)

@@ -51,3 +51,17 @@ def test_the_other_extreme_columns_lift_the_top_one():
 
     alone, lifted = part_repulsion(make_target(QUADRATIC), N=1000, alphas=(0.4, 0.4))
     assert alone < lifted < 1.1 * alone
+
+
+def test_repelled_columns_lift_the_top_sample_and_restore_the_law():
+    from benchmarks.diag_sample_coupling import QUADRATIC, columns_alone, repelled_columns
+    from rmtfl.theory import get_activation
+    from rmtfl.theory._two_step import sample_order
+
+    act, tgt, kept = get_activation(QUADRATIC), make_target(QUADRATIC), sample_order.tail_law
+    alone = columns_alone(act, tgt, N=1000, alphas=(0.4, 0.4))
+    with repelled_columns():
+        assert sample_order.tail_law is not kept
+        lifted = columns_alone(act, tgt, N=1000, alphas=(0.4, 0.4))
+    assert sample_order.tail_law is kept
+    assert alone[0] < lifted[0] < 1.1 * alone[0]       # measured +3.2 %, as --part repulsion's +3.5 %
