@@ -159,11 +159,27 @@ def quadratic_h(W0, a, X, y, eta1, eta2):
     return W0 + (e1 + e2) * W0M + (e1 * e2) * (W0M @ M)
 
 
+def planted_batch(tgt, *, N, d, n, z, seed):
+    """``(W0, a, X, y)`` of one draw (``rng`` seeded with ``seed``) whose first sample is planted at ``z* = z`` (the
+    target direction is ``e_1``) and whose other ``|z*|`` are kept below ``|z| - 0.05`` (redrawn uniform on
+    ``[-2, 2]``), so that the planted sample is the batch's most extreme."""
+    from rmtfl.numerics._two_step.model import sample_targets
+
+    rng = np.random.default_rng(seed)
+    W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+    a = rng.standard_normal(N) / math.sqrt(N)
+    X = rng.standard_normal((n, d))
+    big = np.abs(X[:, 0]) > abs(z) - 0.05
+    X[big, 0] = rng.uniform(-2.0, 2.0, int(big.sum()))
+    X[0, 0] = z
+    return W0, a, X, sample_targets(X, target=tgt)
+
+
 def coupling_to_p(tgt, *, N, alphas, z, draws):
     """The quadratic sigma, one reused batch whose most extreme sample is planted at ``z* = z`` (every other
     ``|z*|`` kept below ``|z| - 0.05``; seeds 7000, 7001, ...): per draw, the singular value whose right vector
     leans most on the sample, in ``W_2`` and in :func:`quadratic_h` (without the spikes of ``P``)."""
-    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+    from rmtfl.numerics._two_step.model import gd_steps
     from rmtfl.theory import get_activation
 
     act = get_activation("hermite(0, 1, 0.5)")
@@ -171,14 +187,7 @@ def coupling_to_p(tgt, *, N, alphas, z, draws):
     eta1, eta2 = N ** alphas[0], N ** alphas[1]
     out = {"W_2": [], "H": []}
     for s in range(draws):
-        rng = np.random.default_rng(7000 + s)
-        W0 = rng.standard_normal((N, d)) / math.sqrt(d)
-        a = rng.standard_normal(N) / math.sqrt(N)
-        X = rng.standard_normal((n, d))
-        big = np.abs(X[:, 0]) > abs(z) - 0.05
-        X[big, 0] = rng.uniform(-2.0, 2.0, int(big.sum()))
-        X[0, 0] = z
-        y = sample_targets(X, target=tgt)
+        W0, a, X, y = planted_batch(tgt, N=N, d=d, n=n, z=z, seed=7000 + s)
         x = X[0] / np.linalg.norm(X[0])
         for name, A in (("W_2", gd_steps(act, W0, a, (X, y), etas=(eta1, eta2))),
                         ("H", quadratic_h(W0, a, X, y, eta1, eta2))):

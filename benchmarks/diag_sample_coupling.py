@@ -61,14 +61,14 @@ HE3 = "hermite(0, 1, 0, 0.4082482904638631)"
 def coupled_samples():
     """Within the block, the prediction couples the single samples' columns to the spikes of ``P`` in the law of
     their locations (:mod:`rmtfl.theory._two_step.sample_coupling`)."""
-    from rmtfl.theory._two_step import finite_n
+    from rmtfl.theory._two_step import sample_coupling
 
-    kept = finite_n.COUPLE_SAMPLES
-    finite_n.COUPLE_SAMPLES = True
+    kept = sample_coupling.COUPLE_SAMPLES
+    sample_coupling.COUPLE_SAMPLES = True
     try:
         yield
     finally:
-        finite_n.COUPLE_SAMPLES = kept
+        sample_coupling.COUPLE_SAMPLES = kept
 
 
 def collective_lift(target, n: int, d: float, poles=None, extremes: int = 36):
@@ -196,21 +196,14 @@ def planted_draw(tgt, *, N, alphas, z, seed):
     """One reused batch of the quadratic sigma with its most extreme sample planted at ``z* = z`` (as
     :func:`benchmarks.diag_fresh_sample.coupling_to_p`): ``(W_2, H, e, lam, l)``, ``e`` the eigenvector of ``M``
     that leans most on the sample, ``lam`` its eigenvalue, ``l = (W_0 e) * c`` its column of ``H``."""
-    from rmtfl.numerics._two_step.model import gd_steps, sample_targets
+    from rmtfl.numerics._two_step.model import gd_steps
     from rmtfl.theory import get_activation
 
-    from .diag_fresh_sample import quadratic_h
+    from .diag_fresh_sample import planted_batch, quadratic_h
 
     d, n = N, 2 * N
     eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    rng = np.random.default_rng(seed)
-    W0 = rng.standard_normal((N, d)) / math.sqrt(d)
-    a = rng.standard_normal(N) / math.sqrt(N)
-    X = rng.standard_normal((n, d))
-    big = np.abs(X[:, 0]) > abs(z) - 0.05
-    X[big, 0] = rng.uniform(-2.0, 2.0, int(big.sum()))
-    X[0, 0] = z
-    y = sample_targets(X, target=tgt)
+    W0, a, X, y = planted_batch(tgt, N=N, d=d, n=n, z=z, seed=seed)
     W2 = gd_steps(get_activation(QUADRATIC), W0, a, (X, y), etas=(eta1, eta2))
     H = quadratic_h(W0, a, X, y, eta1, eta2)
     lm, E = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
@@ -269,21 +262,32 @@ class DrawPieces:
         return math.nan
 
 
-def prediction_column(tgt, *, N, alphas, z):
-    """The prediction's joint problem with the one typical extreme column nearest ``z``: ``s -> (D, B^T A^{-1} B,
-    |B|^2)`` and the column's ``z*``."""
+def prediction_parts(tgt, *, N, alphas):
+    """The quadratic sigma's finite-``N`` pieces at one point (reused batch, ``psi = 1``, ``phi = 2``): ``(act, st,
+    G_V, tn, g, wg, K, bulk, rho)``, as :func:`rmtfl.theory._two_step.finite_n.predict_finite_n` builds them."""
     from rmtfl.theory import get_activation
     from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step import sample_spikes
-    from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem, extreme_columns
 
     act = get_activation(QUADRATIC)
-    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    eta1 = N ** alphas[0]
+    eta2 = N ** alphas[1]
     st = fn.finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
     _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
     K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
     bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
-    rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a)
+    return act, st, G_V, tn, g, wg, K, bulk, sample_spikes.second_step_move(act, st, eta1 * bulk.a)
+
+
+def prediction_column(tgt, *, N, alphas, z):
+    """The prediction's joint problem with the one typical extreme column nearest ``z``: ``s -> (D, B^T A^{-1} B,
+    |B|^2)`` and the column's ``z*``."""
+    from rmtfl.theory._two_step import finite_n as fn
+    from rmtfl.theory._two_step import sample_spikes
+    from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem, extreme_columns
+
+    eta1, eta2 = N ** alphas[0], N ** alphas[1]
+    act, st, G_V, tn, g, wg, K, bulk, rho = prediction_parts(tgt, N=N, alphas=alphas)
     cols = extreme_columns(act, tgt, st, bulk, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, K=K, rho=rho,
                            coupling=lambda ys, zs, w: fn.sample_components(act, st, eta1, eta2, tn, ys, zs, N, w))
     zs = sample_spikes.typical_extremes(tgt, 2 * N, K)[1]
@@ -349,16 +353,10 @@ def part_law(tgt, *, N, alphas, draws, seed0=33000):
 
 def columns_alone(act, tgt, *, N, alphas):
     """The means of the ranks of the single-sample columns on their own (no ``P``): the prediction of ``H``'s top."""
-    from rmtfl.theory._two_step import finite_n as fn
-    from rmtfl.theory._two_step import sample_spikes
     from rmtfl.theory._two_step.sample_order import sample_outliers
 
     eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
-    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
-    rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a)
+    _, st, _, _, _, _, K, bulk, rho = prediction_parts(tgt, N=N, alphas=alphas)
     samples = sample_outliers(act, tgt, st, bulk, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, rho=rho, ranks=K)[0]
     return [m for m, _, _ in samples]
 
@@ -402,18 +400,10 @@ def part_repulsion(tgt, *, N, alphas):
     ``Q_1(x)`` lifted by ``sum_k E[T_1k^2] / (Q_1 - Q_k)``, ``E[T_1k^2] = psi^2 E_j[v_1j v_kj tau_j(x)^2] / N`` (the
     off-diagonal entries of ``T(x) = C^T (x - H_b H_b^T)^{-1} C`` for columns with independent entries); its root
     alone and lifted."""
-    from rmtfl.theory import get_activation
-    from rmtfl.theory._two_step import finite_n as fn
-    from rmtfl.theory._two_step import sample_spikes
     from rmtfl.theory._two_step.joint_roots import extreme_columns
 
-    act = get_activation(QUADRATIC)
     eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="reused", phi2=None)
-    _, G_V, _, tn, _, _, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
-    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, tn=tn)
-    rho = sample_spikes.second_step_move(act, st, eta1 * bulk.a)
+    act, st, G_V, _, _, _, K, bulk, rho = prediction_parts(tgt, N=N, alphas=alphas)
     V = extreme_columns(act, tgt, st, bulk, eta1=eta1, eta2=eta2, N=float(N), psi=1.0, K=K, rho=rho,
                         coupling=lambda ys, zs, w: np.zeros((G_V.shape[0], len(ys)))).V
 

@@ -13,7 +13,7 @@ from scipy import optimize
 
 from benchmarks.diag_sample_coupling import HE3, DrawPieces, coupled_samples, planted_draw
 from rmtfl.theory import make_target
-from rmtfl.theory._two_step import finite_n
+from rmtfl.theory._two_step import sample_coupling
 
 
 def test_the_determinant_vanishes_at_the_draws_singular_values():
@@ -39,10 +39,10 @@ def test_the_determinant_vanishes_at_the_draws_singular_values():
 
 
 def test_coupled_samples_switches_the_flag_and_restores_it():
-    assert finite_n.COUPLE_SAMPLES is False
+    assert sample_coupling.COUPLE_SAMPLES is False
     with coupled_samples():
-        assert finite_n.COUPLE_SAMPLES is True
-    assert finite_n.COUPLE_SAMPLES is False
+        assert sample_coupling.COUPLE_SAMPLES is True
+    assert sample_coupling.COUPLE_SAMPLES is False
 
 
 def test_the_other_extreme_columns_lift_the_top_one():

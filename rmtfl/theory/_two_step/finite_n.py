@@ -255,11 +255,6 @@ def vbar_coefficients(st: FiniteNSetup, eta1, eta2, Q):
     return C
 
 
-#: Whether the single samples' columns are coupled to the spikes of ``P`` in the law of their locations
-#: (docs/theory/two_step.md §8.3, "Single samples pushed by the spikes of P").
-COUPLE_SAMPLES = False
-
-
 @dataclass(frozen=True)
 class FiniteNResult(Result):
     """Finite-``N`` two-step prediction (docs/theory/two_step.md §8.2): internal carrier for :func:`two_step`.
@@ -366,11 +361,10 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
 
     def components(ys, zs, which):
         return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
-    # with COUPLE_SAMPLES the single samples' columns pushed by the spikes of P (docs/theory/two_step.md §8.3);
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
-                                                       p_block=(GUw, G_V, g, count) if COUPLE_SAMPLES else None)
+                                                       p_block=(GUw, G_V, g, count))
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")

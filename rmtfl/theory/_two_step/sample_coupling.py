@@ -17,7 +17,7 @@ without the sample) the sample is repelled below.  At and above the lowest spike
 location, the ranks it shares with the spikes being those of :func:`~.sample_order.ranked_values` and
 :func:`~.joint_roots.ranks_over_top_sample`.  Deterministic.
 
-The prediction uses it only with ``finite_n.COUPLE_SAMPLES`` set, which is off: the columns' own law lacks a
+The prediction uses it only with :data:`COUPLE_SAMPLES` set, which is off: the columns' own law lacks a
 collective lift of the same size, and the two errors cancel in the values without it (docs/theory/two_step.md §8.4,
 "The columns and P taken apart").
 """
@@ -30,17 +30,22 @@ import numpy as np
 from .sample_order import ranks_of, sample_outliers
 from .widened_bulk import psd_sqrt
 
-__all__ = ["law_shift", "single_samples"]
+__all__ = ["law_shift", "single_samples", "COUPLE_SAMPLES"]
+
+#: Whether the prediction couples the single samples' columns to the spikes of ``P`` in the law of their locations
+#: (module docstring; docs/theory/two_step.md §8.3, "Single samples pushed by the spikes of P").  Off.
+COUPLE_SAMPLES = False
 
 
 def single_samples(act, target, st, bulk, *, eta1, eta2, N, psi, rho, ranks, components, p_block=None):
     """:func:`~.sample_order.sample_outliers` with the columns coupled to the spikes of ``P`` where ``p_block =
-    (G_U_w, G_V, g, n_spikes)`` is given (:func:`law_shift`; ``components(ys, zs, which)`` as there), and the
+    (G_U_w, G_V, g, n_spikes)`` is given and :data:`COUPLE_SAMPLES` is set (:func:`law_shift`;
+    ``components(ys, zs, which)`` as there), and the
     columns' own mean locations: ``(samples, isolated, band, law, own)``, ``own`` the mean of each rank of the law
     without ``P`` (``law.uncoupled``), largest first; without ``p_block`` the samples' means.
     """
     coupling = None
-    if p_block is not None:
+    if p_block is not None and COUPLE_SAMPLES:
         G_U_w, G_V, g, n_spikes = p_block
         coupling = (components, lambda us: law_shift(bulk, G_U_w, G_V, g, N, us, n_spikes))
     samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,

@@ -1,5 +1,5 @@
 """Single-sample columns coupled to the spikes of P on the law of their locations (docs/theory/two_step.md §8.3,
-"Single samples pushed by the spikes of P"; measured, not kept: ``finite_n.COUPLE_SAMPLES`` is off).
+"Single samples pushed by the spikes of P"; measured, not kept: ``sample_coupling.COUPLE_SAMPLES`` is off).
 
 Reference values: the shift of a column's strength is the Schur complement of the joint problem with that one
 column, ``B^T A^{-1} B`` (:class:`JointProblem`, itself checked against simulation in ``test_joint_roots.py``); here
@@ -16,6 +16,7 @@ import pytest
 from rmtfl.theory import get_activation, make_target, two_step
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
 from rmtfl.theory._two_step import finite_n as fn
+from rmtfl.theory._two_step import sample_coupling as sc
 from rmtfl.theory._two_step import sample_spikes
 from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem
 from rmtfl.theory._two_step.sample_coupling import law_shift
@@ -96,14 +97,14 @@ def test_columns_past_the_cut_stay_above_and_the_rest_is_repelled():
 
 
 def test_coupling_moves_the_quadratic_sigmas_single_samples_down_and_not_its_spikes():
-    assert fn.COUPLE_SAMPLES is False        # measured, not kept (docs/theory/two_step.md §8.4)
+    assert sc.COUPLE_SAMPLES is False        # measured, not kept (docs/theory/two_step.md §8.4)
     kw = dict(psi=1.0, phi=2.0, eta1=1000**0.2, eta2=1000**0.4, N=1000)
     plain = two_step(QUADRATIC, HE3, **kw)
-    fn.COUPLE_SAMPLES = True
+    sc.COUPLE_SAMPLES = True
     try:
         coupled = two_step(QUADRATIC, HE3, **kw)
     finally:
-        fn.COUPLE_SAMPLES = False
+        sc.COUPLE_SAMPLES = False
     spikes = lambda r: [o.singular_value for o in r.outliers if o.kind != "sample"]  # noqa: E731
     samples = lambda r: [o.singular_value for o in r.outliers if o.kind == "sample"]  # noqa: E731
     assert np.allclose(spikes(coupled), spikes(plain), rtol=2e-3)
