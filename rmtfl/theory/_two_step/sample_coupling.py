@@ -39,10 +39,9 @@ COUPLE_SAMPLES = False
 
 def single_samples(act, target, st, bulk, *, eta1, eta2, N, psi, rho, ranks, components, p_block=None):
     """:func:`~.sample_order.sample_outliers` with the columns coupled to the spikes of ``P`` where ``p_block =
-    (G_U_w, G_V, g, n_spikes)`` is given and :data:`COUPLE_SAMPLES` is set (:func:`law_shift`;
-    ``components(ys, zs, which)`` as there), and the
-    columns' own mean locations: ``(samples, isolated, band, law, own)``, ``own`` the mean of each rank of the law
-    without ``P`` (``law.uncoupled``), largest first; without ``p_block`` the samples' means.
+    (G_U_w, G_V, g, n_spikes)`` is given and :data:`COUPLE_SAMPLES` is set (:func:`law_shift`; ``components(ys, zs,
+    which)`` as there), and the columns' own mean locations: ``(samples, isolated, band, law, own)``, ``own`` the
+    mean of each rank of the law without ``P`` (``law.uncoupled``), largest first; uncoupled, the samples' means.
     """
     coupling = None
     if p_block is not None and COUPLE_SAMPLES:
