@@ -300,7 +300,7 @@ def prediction_column(tgt, *, N, alphas, z):
     return pieces, float(zs[i]), float(bulk.edge)
 
 
-def part_exact(tgt, *, N, alphas, z, draws):
+def part_exact(tgt, *, N, alphas, z, draws, at=12.0):
     pred, zp, edge = prediction_column(tgt, N=N, alphas=alphas, z=z)
     grid = np.linspace(edge * 1.01, 60.0, 600)
     f = [(lambda p: p[0] - p[1])(pred(s)) for s in grid]
@@ -313,7 +313,7 @@ def part_exact(tgt, *, N, alphas, z, draws):
         ex = DrawPieces(W2, H, e, ell)
         sw = np.linalg.svd(W2, compute_uv=False)[:4]
         r = ex.root(3.0 * np.linalg.norm(ell) + 10.0)
-        s12 = max(12.0, ex.sb[0] * 1.01)
+        s12 = max(at, ex.sb[0] * 1.01)
         Dp, c, bb = ex(s12)
         Dq, cq, bq = pred(s12)
         print(f"  draw {k}: W_2 top {np.round(sw, 3)}  coupled root {r:.3f}  lambda {lam:.3f}  "
@@ -436,6 +436,8 @@ def main(argv=None) -> int:
     ap.add_argument("--alphas", default="0.2,0.4", help="alpha1,alpha2")
     ap.add_argument("--z", type=float, default=-3.6621, help="--part exact: z* of the planted sample")
     ap.add_argument("--draws", type=int, default=8)
+    ap.add_argument("--at", type=float, default=12.0, help="--part exact: the s where the pieces are printed "
+                                                           "(at least just above the rest's top)")
     ap.add_argument("--seed", type=int, default=33000, help="--part law: the first seed of its draws")
     ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
     ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
@@ -468,7 +470,7 @@ def main(argv=None) -> int:
     alphas = tuple(float(v) for v in a.alphas.split(","))
     print(f"quadratic sigma, {a.target}, reused, N = d = {a.N}, n = 2N, alphas {alphas}")
     if a.part == "exact":
-        part_exact(tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws)
+        part_exact(tgt, N=a.N, alphas=alphas, z=a.z, draws=a.draws, at=a.at)
     elif a.part == "law":
         part_law(tgt, N=a.N, alphas=alphas, draws=a.draws, seed0=a.seed)
     elif a.part == "profile":
