@@ -75,10 +75,9 @@ def collective_lift(target, n: int, d: float, poles=None, extremes: int = 36):
     """Per sign of ``y``: ``(poles, lifts)``, ascending.  ``poles``: the eigenvalue of ``M`` along each of the
     ``extremes`` most extreme samples of a typical batch of ``n`` alone, ``poles(ys, zs)`` (default: the pole over
     the samples inside their cut, :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`; the prediction
-    passes its own, over its bulk's samples); ``lifts``: how far the typical batch's
-    ``k``-th eigenvalue of that sign lies beyond the ``k``-th pole (Silverstein's equation with the law of ``y`` inside
-    the cut and the extremes as ``n``-th parts; the ``k``-th value where ``k - 1/2`` eigenvalues are expected beyond
-    it; ``k`` up to 12)."""
+    passes its own, over its bulk's samples); ``lifts``: how far the typical batch's ``k``-th eigenvalue of that sign
+    lies beyond the ``k``-th pole (Silverstein's equation with the law of ``y`` inside the cut and the extremes as
+    ``n``-th parts; the ``k``-th value where ``k - 1/2`` eigenvalues are expected beyond it; ``k`` up to 12)."""
     from rmtfl.theory._two_step import sample_spikes as ss
     from rmtfl.theory._two_step.bulk_edge import weighted_mp_stieltjes
 
@@ -252,14 +251,25 @@ class DrawPieces:
         K = np.block([[np.zeros((k, k)), np.eye(k)], [np.eye(k), np.zeros((k, k))]])
         return float(np.linalg.det(K - np.block([[a, c], [c.T, b]])))
 
+    def complement(self, s):
+        """``D' - B^T A^{-1} B`` at ``s``: the column's denominator coupled to ``P``."""
+        Dp, c, _ = self(s)
+        return Dp - c
+
     def root(self, s_hi, points=80):
-        """The lowest ``s`` above ``Y_b``'s top where ``D' - B^T A^{-1} B`` turns positive (``nan``: none)."""
+        """The lowest ``s`` above ``Y_b``'s top where :meth:`complement` turns positive (``nan``: none)."""
         grid = np.linspace(self.sb[0] * (1 + 1e-6), s_hi, points)
-        f = [(lambda p: p[0] - p[1])(self(s)) for s in grid]
-        for i in range(points - 1):
-            if f[i] < 0 < f[i + 1]:
-                return float(optimize.brentq(lambda s: (lambda p: p[0] - p[1])(self(s)), grid[i], grid[i + 1]))
-        return math.nan
+        return first_rise(self.complement, grid, refine=True)
+
+
+def first_rise(f, grid, refine=False):
+    """The first ``s`` of ``grid`` after which ``f`` goes from negative to non-negative (its root there, with
+    ``refine``); ``nan``: none."""
+    v = [f(s) for s in grid]
+    for i in range(len(grid) - 1):
+        if v[i] < 0 <= v[i + 1]:
+            return float(optimize.brentq(f, grid[i], grid[i + 1])) if refine else float(grid[i])
+    return math.nan
 
 
 def prediction_parts(tgt, *, N, alphas):
@@ -303,21 +313,20 @@ def prediction_column(tgt, *, N, alphas, z):
 def part_exact(tgt, *, N, alphas, z, draws, at=12.0):
     pred, zp, edge = prediction_column(tgt, N=N, alphas=alphas, z=z)
     grid = np.linspace(edge * 1.01, 60.0, 600)
-    f = [(lambda p: p[0] - p[1])(pred(s)) for s in grid]
-    g0 = [pred(s)[0] for s in grid]
-    root = lambda v: next((float(grid[i]) for i in range(grid.size - 1) if v[i] < 0 <= v[i + 1]), math.nan)  # noqa
-    print(f"prediction, column z* = {zp:.4f}: own root {root(g0):.3f}, coupled to P {root(f):.3f}")
+    own = first_rise(lambda s: pred(s)[0], grid)
+    coupled = first_rise(lambda s: pred(s)[0] - pred(s)[1], grid)
+    print(f"prediction, column z* = {zp:.4f}: own root {own:.3f}, coupled to P {coupled:.3f}")
     rows = []
     for k in range(draws):
         W2, H, e, lam, ell = planted_draw(tgt, N=N, alphas=alphas, z=z, seed=7000 + k)
         ex = DrawPieces(W2, H, e, ell)
         sw = np.linalg.svd(W2, compute_uv=False)[:4]
         r = ex.root(3.0 * np.linalg.norm(ell) + 10.0)
-        s12 = max(at, ex.sb[0] * 1.01)
-        Dp, c, bb = ex(s12)
-        Dq, cq, bq = pred(s12)
+        s_at = max(at, ex.sb[0] * 1.01)
+        Dp, c, bb = ex(s_at)
+        Dq, cq, bq = pred(s_at)
         print(f"  draw {k}: W_2 top {np.round(sw, 3)}  coupled root {r:.3f}  lambda {lam:.3f}  "
-              f"at s = {s12:.2f}: D' {Dp:.3f} coupling {c:.3f} |B|^2 {bb:.3f} "
+              f"at s = {s_at:.2f}: D' {Dp:.3f} coupling {c:.3f} |B|^2 {bb:.3f} "
               f"(prediction {Dq:.3f}, {cq:.3f}, {bq:.3f})")
         rows.append(r)
     print(f"  coupled roots (cross terms left out): mean {np.nanmean(rows):.3f}, median {np.nanmedian(rows):.3f}")
