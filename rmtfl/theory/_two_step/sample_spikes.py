@@ -31,8 +31,8 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
-__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "truncated_rule", "y_law_truncated",
-           "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS", "TAIL_START"]
+__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "outlier_shares", "truncated_rule",
+           "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS", "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
@@ -142,6 +142,16 @@ def bulk_cut(target: Target, n: int, ranks: int | None = None):
     if inside.all():
         return None
     return float(z[inside].min()), float(z[inside].max())
+
+
+def outlier_shares(target: Target, zrange) -> tuple[float, float]:
+    """``(p_plus, p_minus)``: the probability that a sample lies beyond the bulk's ``z*``-interval ``zrange`` with
+    ``y > 0`` and with ``y < 0``.  A batch's samples beyond the interval make eigenvalues of ``M`` above its bulk
+    (``y > 0``) and below it (``y < 0``); ``n p_plus`` and ``n p_minus`` of them on average
+    (docs/theory/two_step.md §8.2, "The bulk's columns")."""
+    z, y, w = _dense_y(target)
+    out = (z < zrange[0]) | (z > zrange[1])
+    return float(w[out & (y > 0)].sum()), float(w[out & (y < 0)].sum())
 
 
 def truncated_rule(lo: float, hi: float, order: int = 24):

@@ -6,7 +6,7 @@ eigenbasis of ``M`` the profile ``S_jl = sum_k f_k(a_j) lambda_l^k`` is separabl
 system then reduces to a few unknowns (:class:`~rmtfl.theory._two_step.separable_profile.SeparableProfile`), its
 fold is the edge, and its resolvent kernels give outlier locations (:func:`column_spike`, :func:`master_eigs`).
 Rows are the ``N`` quantiles of the law of ``a``, columns the ``d`` quantiles of the weighted Marchenko-Pastur law
-of ``M``.
+of ``M`` less the ranks its extreme samples' eigenvalues take (:func:`column_law_cdf`).
 Normalisation (docs/conventions.md §3-§5): ``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I_N/N)``, ``psi = N/d``.
 """
 from __future__ import annotations
@@ -21,13 +21,17 @@ from scipy import optimize, special
 from .._classical.targets import Target
 from .bulk_edge import quantile_nodes, weighted_mp_cdf, y_law
 from .separable_profile import SeparableProfile, fold_edge, solve_near
-from .sample_spikes import y_law_truncated
+from .sample_spikes import outlier_shares, y_law_truncated
 
-__all__ = ["WidenedBulk", "row_functions", "row_coefficients", "m_law_cdf", "column_spike", "master_eigs", "psd_sqrt",
-           "M_GRID"]
+__all__ = ["WidenedBulk", "row_functions", "row_coefficients", "m_law_cdf", "column_law_cdf", "column_spike",
+           "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
+
+#: Above this share of ``M``'s eigenvalues made by the extreme samples (a batch many times the width) the bulk's
+#: columns keep the law of ``M`` over the samples inside the cut (:func:`column_law_cdf`).
+MAX_OUTLIER_SHARE = 0.25
 
 #: Shorter continuation steps tried when one step of :meth:`WidenedBulk.kernels` fails (each a quarter of the last).
 KERNEL_RETRIES = 6
@@ -42,6 +46,28 @@ def m_law_cdf(target: Target, phi: float, zrange=None):
     extreme samples has no such tail and is tabulated on ``M_GRID`` points."""
     y, w = y_law(target) if zrange is None else y_law_truncated(target, zrange)
     return _m_cdf_of(y.tobytes(), w.tobytes(), float(phi), zrange is None)
+
+
+def column_law_cdf(target: Target, phi: float, zrange=None):
+    """Grid and CDF of the eigenvalues of ``M`` along the bulk's columns (docs/theory/two_step.md §8.2, "The bulk's
+    columns").
+
+    The bulk leaves out the samples beyond ``zrange``, but its columns lie along the eigenvectors of the whole ``M``
+    other than the ones those samples make.  Their eigenvalues are the whole law's quantiles (:func:`m_law_cdf`
+    without ``zrange``) less its top ``phi * p_plus`` and bottom ``phi * p_minus`` (:func:`outlier_shares`;
+    ``n p`` eigenvalues out of ``d``), not the law of ``M`` over the samples inside ``zrange``, whose top lies higher
+    (He1 + He2/2, ``d = 1000``, ``n = 2000``: rank 13 of ``M`` at ``2.88``, the whole law's ``2.90``, the law over
+    the samples inside ``3.15``).  Where those shares exceed :data:`MAX_OUTLIER_SHARE` the law inside ``zrange`` is
+    kept.
+    """
+    if zrange is None:
+        return m_law_cdf(target, phi)
+    p_plus, p_minus = outlier_shares(target, zrange)
+    top, bottom = phi * p_plus, phi * p_minus
+    if top + bottom > MAX_OUTLIER_SHARE:
+        return m_law_cdf(target, phi, zrange)
+    xg, F = m_law_cdf(target, phi)
+    return xg, np.clip((np.asarray(F) - bottom) / (1.0 - top - bottom), 0.0, 1.0)
 
 
 @functools.lru_cache(maxsize=64)
@@ -105,7 +131,7 @@ class WidenedBulk:
         d = max(int(round(N / psi)), 1)
         Nn = int(round(N))
         self.basis = basis
-        xg, Fm = m_law_cdf(target, st.phi2 if st.batch == "fresh" and basis == "second" else st.phi, zrange)
+        xg, Fm = column_law_cdf(target, st.phi2 if st.batch == "fresh" and basis == "second" else st.phi, zrange)
         lam, wl = quantile_nodes(d, lambda p: np.interp(p, Fm, xg))
         if second_layer == "gaussian":
             a, wa = quantile_nodes(Nn, lambda p: special.ndtri(p) / math.sqrt(N))

@@ -283,10 +283,6 @@ CELLS = [("tanh", QUAD, 0.4, 0.2, "reused"), ("erf", QUAD, 0.3, 0.3, "fresh"), (
 #: Cells where the single-sample outliers of docs/theory/two_step.md §8.3 vary from draw to draw more than a median
 #: batch predicts (the limit measured in docs/theory/two_step.md §8.4): there the spikes of P and the bulk edge are checked, not the count.
 SAMPLE_LIMITED = {("gelu", QUAD, 0.4, 0.4, "reused"), (QUAD, QUAD, 0.3, 0.3, "reused")}
-#: Cells where the count rule's edge on the predicted spectrum is a known miss, which the result says in a note
-#: (docs/theory/two_step.md §9.3, "The edge the count rule fits": 2.872 against 3.405 over the 25 draws of
-#: docs/benchmarks/two_step_finite_n.md): there the note is checked instead of the edge.
-EDGE_LIMITED = {(QUAD, QUAD, 0.3, 0.3, "reused")}
 
 
 @pytest.mark.slow
@@ -335,9 +331,6 @@ def test_against_simulation(act, tgt, a1, a2, batch):
         m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(6)
         assert abs(o.singular_value - m) <= max(0.03 * m, 3 * se), (i, o.singular_value, m, se)
     e = np.array([f.edge for f in fits])
-    if (act, tgt, a1, a2, batch) in EDGE_LIMITED:
-        assert any("below the bulk's fold" in n for n in p.notes)
-        return
     # the same statistic on both sides: the count rule's fitted edge (docs/theory/two_step.md §8.4)
     assert abs(p.fitted_edge - e.mean()) <= 3 * e.std(ddof=1) / math.sqrt(6) + 3 * N ** (-2 / 3) * e.mean()
 
