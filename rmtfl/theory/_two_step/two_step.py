@@ -479,8 +479,10 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                        "(docs/theory/two_step.md §9.3)")
         notes.append(reasons[-1])
     # the count over batches: every outlier at the location it exceeds in 90 % / 10 % of batches, the single samples
-    # by their order statistics, the spikes of P by their spread (docs/theory/two_step.md §8.3, "The count over batches")
-    lo, hi = (sum(v > rule.threshold for v in [m + z * sd for m, sd in zip(medians, r.spreads, strict=True)]
+    # by their order statistics, the spikes of P by their spread, counted over the cut the rule finds on the predicted
+    # spectrum, so that the range is monotone in where the roots lie (docs/theory/two_step.md §8.3, "The count over
+    # batches")
+    lo, hi = (sum(int(v > rule.threshold) for v in [m + z * sd for m, sd in zip(medians, r.spreads, strict=True)]
                   + [b[i] for b in r.sample_band if b[i] is not None])
               for i, z in ((0, -BAND_Z), (1, BAND_Z)))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,

@@ -173,6 +173,7 @@ def test_count_range_brackets_the_median_count():
     heavy = two_step("gelu", "hermite(0, 1, 0, 0.4082482904638631)", **kw)
     lo, hi = heavy.count_range
     assert lo <= len(heavy.outliers) <= hi and lo < hi
+    assert all(type(v) is int for v in light.count_range + heavy.count_range)
     assert two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=2.0, eta2=2.0).count_range is None   # N -> infinity
 
 
