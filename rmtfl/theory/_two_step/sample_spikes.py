@@ -32,7 +32,8 @@ from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
 __all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "outlier_shares", "truncated_rule",
-           "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS", "TAIL_START"]
+           "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS",
+           "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12

@@ -48,7 +48,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
-from .counting import count_on_prediction, low_edge_note, predicted_count, uncounted_note
+from .counting import count_on_prediction, low_edge_note, uncounted_note
 from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n, takes_activation
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
