@@ -31,9 +31,9 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
-__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "outlier_shares", "truncated_rule",
-           "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues", "SAMPLE_RANKS",
-           "TAIL_START"]
+__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "outlier_shares", "y_tail",
+           "truncated_rule", "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues",
+           "SAMPLE_RANKS", "TAIL_START"]
 
 #: How many of the most extreme samples of each batch are examined.
 SAMPLE_RANKS = 12
@@ -153,6 +153,15 @@ def outlier_shares(target: Target, zrange) -> tuple[float, float]:
     z, y, w = _dense_y(target)
     out = (z < zrange[0]) | (z > zrange[1])
     return float(w[out & (y > 0)].sum()), float(w[out & (y < 0)].sum())
+
+
+def y_tail(target: Target, t, sign: float = 1.0):
+    """``P(sign * y > t)`` at each ``t`` (label noise left out, as in :func:`tail_bins`)."""
+    _, y, w = _dense_y(target)
+    order = np.argsort(sign * y)
+    ys, tail = (sign * y)[order], np.cumsum(w[order][::-1])[::-1]
+    i = np.searchsorted(ys, np.asarray(t, dtype=float), side="right")
+    return np.where(i < ys.size, tail[np.minimum(i, ys.size - 1)], 0.0)
 
 
 def truncated_rule(lo: float, hi: float, order: int = 24):

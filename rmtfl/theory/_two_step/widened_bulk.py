@@ -21,7 +21,7 @@ from scipy import optimize, special
 from .._classical.targets import Target
 from .bulk_edge import quantile_nodes, weighted_mp_cdf, y_law
 from .separable_profile import SeparableProfile, fold_edge, solve_near
-from .sample_spikes import outlier_shares, y_law_truncated
+from .sample_spikes import outlier_shares, y_law_truncated, y_tail
 
 __all__ = ["WidenedBulk", "row_functions", "row_coefficients", "m_law_cdf", "column_law_cdf", "column_spike",
            "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
@@ -32,6 +32,10 @@ M_GRID = 600
 #: Above this share of ``M``'s eigenvalues made by the extreme samples (a batch many times the width) the bulk's
 #: columns keep the law of ``M`` over the samples inside the cut (:func:`column_law_cdf`).
 MAX_OUTLIER_SHARE = 0.25
+
+#: A grid step of the whole law of ``M`` whose mass is below this fraction of the largest step's is a gap
+#: (:func:`column_law_cdf`).
+GAP_DENSITY = 1e-8
 
 #: Shorter continuation steps tried when one step of :meth:`WidenedBulk.kernels` fails (each a quarter of the last).
 KERNEL_RETRIES = 6
@@ -58,7 +62,9 @@ def column_law_cdf(target: Target, phi: float, zrange=None):
     ``n p`` eigenvalues out of ``d``), not the law of ``M`` over the samples inside ``zrange``, whose top lies higher
     (He1 + He2/2, ``d = 1000``, ``n = 2000``: rank 13 of ``M`` at ``2.88``, the whole law's ``2.90``, the law over
     the samples inside ``3.15``).  Where those shares exceed :data:`MAX_OUTLIER_SHARE` the law inside ``zrange`` is
-    kept.
+    kept.  Where the whole law ends in a band of its own beyond a gap (a target heavy-tailed on that side), the
+    band's columns beyond the outliers sit at ``y / phi`` of their samples (:func:`_band_gap`), where a draw has them
+    (its ranks descend without a gap), not at the band's quantiles.
     """
     if zrange is None:
         return m_law_cdf(target, phi)
@@ -67,7 +73,35 @@ def column_law_cdf(target: Target, phi: float, zrange=None):
     if top + bottom > MAX_OUTLIER_SHARE:
         return m_law_cdf(target, phi, zrange)
     xg, F = m_law_cdf(target, phi)
-    return xg, np.clip((np.asarray(F) - bottom) / (1.0 - top - bottom), 0.0, 1.0)
+    xg, G = np.asarray(xg, dtype=float), np.array(F, dtype=float)
+    for sign, share in ((1.0, top), (-1.0, bottom)):
+        gap = _band_gap(xg, G, sign)
+        if gap is None:
+            continue
+        i, band = gap
+        if band <= share:
+            continue
+        # the band's columns beyond the outliers at the places of their samples, y / phi (the eigenvalue of M along a
+        # sample that is not isolated); those below the gap stay at its edge
+        rest = np.clip(phi * y_tail(target, sign * phi * xg, sign) - share, 0.0, band - share)
+        if sign > 0:
+            G[i:] = (1.0 - share) - rest[i:]
+        else:
+            G[:i + 1] = share + rest[:i + 1]
+    return xg, np.clip((G - bottom) / (1.0 - top - bottom), 0.0, 1.0)
+
+
+def _band_gap(xg, F, sign):
+    """``(i, mass)``: the whole law's first gap past its median on the side ``sign`` (the grid index where the bulk
+    ends) and the mass beyond it, a band of the most extreme samples; ``None`` without a gap."""
+    dF = np.diff(F)
+    mid = int(np.searchsorted(F, 0.5))
+    flat = np.flatnonzero(dF < GAP_DENSITY * np.max(dF))
+    if sign > 0:
+        flat = flat[flat >= mid]
+        return None if flat.size == 0 else (int(flat[0]), float(1.0 - F[flat[0]]))
+    flat = flat[flat < mid]
+    return None if flat.size == 0 else (int(flat[-1]) + 1, float(F[flat[-1] + 1]))
 
 
 @functools.lru_cache(maxsize=64)
