@@ -87,10 +87,10 @@ class TwoStepPrediction(Result):
         ``bulk_edge``, the fold, near which no single draw has a value (docs/theory/two_step.md §8.4).  ``None`` on
         the other routes.
     count_range : tuple of int or None
-        Finite-``N`` route: ``(low, high)``, the outlier counts the count rule sees with every outlier at the
-        location it exceeds in 90 % and in 10 % of batches, single samples by their order statistics and spikes of
-        ``P`` by their ``spread`` (docs/theory/two_step.md §8.3): the spread of the count from batch to batch
-        (``len(outliers)`` is the count at the medians).  ``None`` on the other routes.
+        Finite-``N`` route: ``(low, high)``, the outliers above the count rule's cut on the predicted spectrum with
+        every outlier at the location it exceeds in 90 % and in 10 % of batches, single samples by their order
+        statistics and spikes of ``P`` by their ``spread`` (docs/theory/two_step.md §8.3): the spread of the count
+        from batch to batch (``len(outliers)`` is the count at the medians).  ``None`` on the other routes.
     """
 
     outliers: tuple
