@@ -42,9 +42,10 @@ def test_finite_n_outlier_map_any_sigma_and_bad_input():
 
 def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
     """Steps far beyond the checked range: a point whose finite-N bulk is found is marked unreliable (here
-    eta1 * max|a_j| is about 25, docs/theory/two_step.md §8.2; the edge, at x = 5.4568e4, is the lowest point of the
+    eta1 * max|a_j| is about 25, docs/theory/two_step.md §8.2; the edge, at x = 5.4038e4, is the lowest point of the
     branch followed in steps of 0.01 in log|m| too, to 1e-5; it was 7.2041e4 with the bulk's columns along the law
-    of M over the samples inside the cut, docs/theory/two_step.md §8.2, "The bulk's columns"; before the extreme
+    of M over the samples inside the cut, and 5.4568e4 with the band of this he2 target's extreme samples at its
+    quantiles, docs/theory/two_step.md §8.2, "The bulk's columns"; before the extreme
     samples were cut as the tails of z*, docs/theory/two_step.md §8.3, this he2 target at a batch of 50 kept every
     sample in the bulk and the branch ended at 3.2970e6), and one where the route finds no bulk
     (docs/theory/two_step.md §9)
@@ -59,7 +60,7 @@ def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
         warnings.simplefilter("ignore", RuntimeWarning)
         r = finite_n_outlier_map([0.0], [0.45], **kw)
     assert not r.reliable[0, 0]
-    assert r.edge[0, 0] == pytest.approx(math.sqrt(5.4568e4), rel=1e-4)
+    assert r.edge[0, 0] == pytest.approx(math.sqrt(5.4038e4), rel=1e-4)
 
     def no_bulk(*args, **kwargs):
         raise RuntimeError("finite-N bulk: no fold of the profile within 400 solves")

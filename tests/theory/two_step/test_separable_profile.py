@@ -43,11 +43,14 @@ def test_newton_finds_the_hybrid_methods_root_and_refuses_where_there_is_none():
 
 #: Profiles where the edge is hard to reach (reused batch, N = 1000): gelu with He1 + He2/2, where steps of the
 #: tangent predictor up to 1 in log|m| crossed the end of the branch and returned another branch's fold, 12 % too
-#: high; the quadratic sigma with He1 + He3/sqrt6, where the branch ends with x still falling, so the edge is its
-#: last point (before the remainder of docs/theory/two_step.md §8.2 was corrected it ended 0.002 in log|m| past a
-#: fold, which an older continuation missed by 1.2e-4).  Last field: whether the branch turns before it ends.
+#: high; the quadratic sigma with He1 + He3/sqrt6 at (0.1, 0.3), where the branch ends with x still falling, so the
+#: edge is its last point, and at (0.2, 0.3), where it ends 0.002 in log|m| past a fold (so it did before the
+#: remainder of docs/theory/two_step.md §8.2 was corrected, when an older continuation missed that fold by 1.2e-4;
+#: with the old columns of the bulk, docs/theory/two_step.md §8.2, it ended before turning).  Last field: whether the
+#: branch turns before it ends.
 HARD_FOLDS = [("gelu", "hermite(0, 1, 0.5)", 0.2925, 0.3825, True),
-              ("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", 0.2, 0.3, False)]
+              ("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", 0.1, 0.3, False),
+              ("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", 0.2, 0.3, True)]
 
 
 @pytest.mark.parametrize("act,tgt,a1,a2,turns", HARD_FOLDS)
