@@ -82,7 +82,7 @@ def column_law_cdf(target: Target, phi: float, zrange=None):
         if band <= share:
             continue
         # the band's columns beyond the outliers at the places of their samples, y / phi (the eigenvalue of M along a
-        # sample that is not isolated); those below the gap stay at its edge
+        # sample that is not isolated); those whose y / phi falls inside the bulk stay at the gap's edge
         rest = np.clip(phi * y_tail(target, sign * phi * xg, sign) - share, 0.0, band - share)
         if sign > 0:
             G[i:] = (1.0 - share) - rest[i:]
@@ -92,8 +92,8 @@ def column_law_cdf(target: Target, phi: float, zrange=None):
 
 
 def _band_gap(xg, F, sign):
-    """``(i, mass)``: the whole law's first gap past its median on the side ``sign`` (the grid index where the bulk
-    ends) and the mass beyond it, a band of the most extreme samples; ``None`` without a gap."""
+    """``(i, mass)``: the whole law's first gap past its median on the side ``sign`` (``i`` the grid index of the
+    bulk's end on that side) and the mass beyond it, a band of the most extreme samples; ``None`` without a gap."""
     dF = np.diff(F)
     mid = int(np.searchsorted(F, 0.5))
     flat = np.flatnonzero(dF < GAP_DENSITY * np.max(dF))
