@@ -14,8 +14,7 @@ import numpy as np
 from .._classical.edge_count import EdgeCount, edge_outlier_count, edge_positions
 from .._classical.tracy_widom import largest_sv_scaling
 
-__all__ = ["count_window", "count_on_prediction", "predicted_count", "uncounted_note", "low_edge_note",
-           "EDGE_GAP"]
+__all__ = ["count_window", "count_on_prediction", "uncounted_note", "low_edge_note", "EDGE_GAP"]
 
 #: The count rule's edge on the predicted spectrum this far (relative) below the fold of the bulk's density marks a
 #: predicted spectrum whose shape just below its outliers is off (:func:`low_edge_note`).
@@ -25,12 +24,6 @@ EDGE_GAP = 0.04
 def count_window(N, psi) -> int:
     """``J``: the number of bulk values the count rule fits at width ``N`` (docs/theory/two_step.md §9.2)."""
     return max(12, math.ceil(0.8 * math.sqrt(max(int(round(min(N, N / psi))), 2))))
-
-
-def predicted_count(roots, edge: float, *, N, psi, bulk_top=None) -> int:
-    """How many of the predicted ``roots`` (descending) the count rule sees (docs/theory/two_step.md §9.2):
-    :func:`count_on_prediction` ``.count``."""
-    return count_on_prediction(roots, edge, N=N, psi=psi, bulk_top=bulk_top).count
 
 
 def count_on_prediction(roots, edge: float, *, N, psi, bulk_top=None) -> EdgeCount:

@@ -4,11 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from rmtfl.theory import edge_outlier_count, two_step
-from rmtfl.theory._two_step.counting import (EDGE_GAP, count_on_prediction, count_window, low_edge_note,
-                                            predicted_count)
+from rmtfl.theory._two_step.counting import EDGE_GAP, count_on_prediction, count_window, low_edge_note
 
 
-def test_predicted_count_drops_roots_at_the_edge():
+def predicted_count(roots, edge, **kw):
+    return count_on_prediction(roots, edge, **kw).count
+
+
+def test_the_count_on_a_prediction_drops_roots_at_the_edge():
     assert predicted_count([10.0, 3.0], 2.0, N=1000, psi=1.0) == 2
     assert predicted_count([10.0, 2.0005], 2.0, N=1000, psi=1.0) == 1
     assert predicted_count([], 2.0, N=1000, psi=1.0) == 0
