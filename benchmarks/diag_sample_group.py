@@ -1,0 +1,203 @@
+"""The batch's extreme columns as one coupled group (docs/theory/two_step_attempts.md §13; measured, not kept).
+
+The single-sample law of docs/theory/two_step.md §8.3 treats each of the ``K`` columns the bulk leaves out (the
+batch's most extreme samples, ``K = 12``) on its own: sample ``i`` stands out beyond ``x = s^2`` when its strength
+``T_ii(x)`` exceeds 1.  In a draw the outliers are where an eigenvalue of the whole ``K x K`` matrix
+``T(x) = C^T (x - H_b H_b^T)^{-1} C`` is 1 (``--part samples`` of :mod:`benchmarks.diag_sample_collective`), and
+its off-diagonal entries, random with ``E[T_ik^2] = psi^2 E_j[v_ij v_kj tau_j(x)^2] / N``, lift its top eigenvalues.
+
+Here ``T = D + E``: ``D`` the columns' strengths (each bin of the tail at its mean strength with its ``O(N^-1/2)``
+Gaussian spread, weighted by its expected number of samples), ``E`` a Wigner matrix with that variance profile.  The
+deterministic equivalent of ``D + E`` (the vector Dyson equation ``g_b = E_xi[1 / (q_b + sd_b xi - z - S_b)]``,
+``S_b = sum_k w_k eps^2_bk g_k``, at ``z = 1 + i0``) gives its number of eigenvalues above 1 through the
+log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g_b S_b``: ``#(> 1) = K + Im L / pi``
+(:func:`group_count`, checked against sampled ``D + E`` by ``--part check`` and ``tests/test_diag_sample_group.py``).
+:func:`coupled_group` puts that count into the single-sample law in place of the group's columns on their own.
+
+    python -m benchmarks.diag_sample_group --part check
+    python -m benchmarks.diag_sample_group --part edge --activation gelu --alphas 0.4,0.2
+    python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json     # about 15 minutes
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+
+import numpy as np
+
+#: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
+_XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
+_WXI = _WXI / _WXI.sum()
+
+
+def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.ndarray:
+    """Expected number of eigenvalues of ``D + E`` above ``z``, per bin (module docstring): ``D`` holds ``w_b``
+    columns of strength ``q_b + sd_b xi`` (``xi ~ N(0, 1)``), ``E`` is symmetric with independent centred entries,
+    ``E[E_bk^2] = e2[b, k]``; a column is not coupled to itself (a bin of ``w_b > 1`` columns couples each to the
+    other ``w_b - 1``; a bin of less than one column, a piece of a continuous tail, not within itself)."""
+    q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
+    e2 = np.array(e2, dtype=float)
+    e2[np.diag_indices_from(e2)] *= np.clip(1.0 - 1.0 / np.maximum(w, 1e-300), 0.0, None)
+    x = q[:, None] + sd[:, None] * _XI[None, :]
+    g = np.zeros(q.size, complex)
+    for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
+        zc = z + 1j * eta
+        for _ in range(300):
+            new = (_WXI / (x - (zc + e2 @ (w * g))[:, None])).sum(1)
+            step = np.abs(new - g).max()
+            g = 0.5 * (g + new)
+            if step < 1e-10 * (1.0 + np.abs(g).max()):
+                break
+    S = e2 @ (w * g)
+    L = (_WXI * np.log(x - (z + 1j * eta_min + S)[:, None])).sum(1) + 0.5 * g * S
+    return w + w * L.imag / math.pi
+
+
+def _group_masks(parts, strength_at_edge):
+    """Per batch part, the bins of the samples beyond the bulk's cut: the strongest at the edge, up to the cut's
+    share of the tail's mass (``1 / (2 TAIL_MASS)`` of it, as :func:`benchmarks.diag_sample_coupling.repelled_columns`)."""
+    from rmtfl.theory._two_step import sample_order
+
+    masks = []
+    for (mass, _, _, _), st in zip(parts, strength_at_edge):
+        mass = np.asarray(mass, dtype=float)
+        order = np.argsort(-st)
+        m = np.zeros(mass.size, bool)
+        m[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = True
+        masks.append(m)
+    return masks
+
+
+def group_parts(parts, t, *, N, psi, wa, masks):
+    """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring); ``part`` the batch part of
+    each bin."""
+    q, sd, w, V, part = [], [], [], [], []
+    for ip, ((mass, vmean, vm2, n_b), m) in enumerate(zip(parts, masks)):
+        vmean, vm2 = np.asarray(vmean)[m], np.asarray(vm2)[m]
+        mq = vmean @ (wa * t)
+        q.append(psi * mq)
+        sd.append(psi * np.sqrt(np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None) / N))
+        w.append(np.asarray(mass, dtype=float)[m] * n_b)
+        V.append(vmean)
+        part.append(np.full(int(m.sum()), ip))
+    V = np.vstack(V)
+    e2 = np.clip(psi**2 * ((V * (wa * t * t)[None, :]) @ V.T) / N, 0.0, None)
+    return np.concatenate(q), np.concatenate(sd), np.concatenate(w), e2, np.concatenate(part)
+
+
+@contextlib.contextmanager
+def coupled_group():
+    """The single-sample law (:func:`rmtfl.theory._two_step.sample_order.tail_law`) with the group's columns coupled:
+    the law of the other bins as it is, plus the group's expected number above each ``s`` per batch part
+    (:func:`group_count`) over the part's size.  The coupling to ``P`` (``shift``) is not applied to the group."""
+    from rmtfl.theory._two_step import sample_order
+
+    kept = sample_order.tail_law
+
+    def tail_law(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
+        t_e = tau(x_edge * (1 + 2e-7))
+        if t_e is None:
+            return kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
+        masks = _group_masks(parts, [psi * (np.asarray(v) @ (wa * t_e)) for _, v, _, _ in parts])
+        rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
+        law = kept(tau, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
+        tails = np.array(law.tails, dtype=float)
+        for i, s in enumerate(law.grid):
+            t = tau(s * s)
+            if t is None:
+                continue
+            q, sd, w, e2, part = group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+            above = np.clip(group_count(q, sd, w, e2), 0.0, None)
+            for ip in range(len(parts)):
+                tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
+        # the group's count is non-increasing in s as a law must be
+        tails = np.maximum.accumulate(tails[::-1], axis=0)[::-1]
+        return sample_order.SampleLaw(law.grid, tails, law.sizes, uncoupled=law.uncoupled)
+
+    sample_order.tail_law = tail_law
+    try:
+        yield
+    finally:
+        sample_order.tail_law = kept
+
+
+def part_check(draws: int = 4000, seed: int = 0):
+    """The deterministic equivalent's count against sampled ``D + E`` (12 columns, uniform couplings)."""
+    rng = np.random.default_rng(seed)
+    cases = [("near-degenerate, below 1", np.array([0.95, 0.9, 0.88, 0.85, 0.8, 0.8, 0.75, 0.7, 0.7, 0.65, 0.6, 0.55]),
+              0.044),
+             ("spread out", np.array([3.0, 2.0, 1.5, 1.2, 1.05, 0.9, 0.8, 0.7, 0.6, 0.5, 0.5, 0.4]), 0.088)]
+    for name, q, eps in cases:
+        K, sd = q.size, np.full(q.size, 0.03)
+        e2 = np.full((K, K), eps * eps)
+        counts = []
+        for _ in range(draws):
+            E = np.triu(rng.normal(0.0, eps, (K, K)), 1)
+            counts.append(int((np.linalg.eigvalsh(np.diag(q + sd * rng.standard_normal(K)) + E + E.T) > 1).sum()))
+        print(f"{name}: deterministic equivalent {group_count(q, sd, np.ones(K), e2).sum():.3f}, "
+              f"{draws} draws {np.mean(counts):.3f} ± {np.std(counts) / math.sqrt(draws):.3f}, "
+              f"columns alone {group_count(q, sd, np.ones(K), 0 * e2).sum():.3f}")
+
+
+def part_edge(act: str, tgt: str, *, N: int, alphas):
+    """The group at the bulk's edge of one prediction: its strengths by rank, the couplings' rms, and its count above
+    1 with and without the couplings."""
+    from rmtfl.theory import two_step
+
+    seen = []
+    kept = group_count
+
+    def spy(q, sd, w, e2, **kw):
+        seen.append((q, sd, w, e2))
+        return kept(q, sd, w, e2, **kw)
+    globals()["group_count"] = spy
+    try:
+        with coupled_group():
+            p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N)
+    finally:
+        globals()["group_count"] = kept
+    q, sd, w, e2 = max(seen, key=lambda r: float(np.max(r[0])))
+    W = np.outer(w, w)
+    np.fill_diagonal(W, 0.0)
+    rms = math.sqrt(float((W * e2).sum() / W.sum()))
+    order = np.argsort(-q)
+    ranks = [q[order][min(int(np.searchsorted(np.cumsum(w[order]), k - 0.5)), q.size - 1)] for k in range(1, 13)]
+    print(f"{act}, {tgt}, {alphas}, N = {N}: group of {w.sum():.2f} columns, strengths at the edge by rank "
+          f"{np.round(ranks, 3).tolist()}, spread {float(w @ sd / w.sum()):.3f}, couplings rms {rms:.4f} "
+          f"(2 rms sqrt K = {2 * rms * math.sqrt(w.sum()):.3f}); above 1: {kept(q, sd, w, e2).sum():.2f} coupled, "
+          f"{kept(q, sd, w, 0 * e2).sum():.2f} alone")
+    print(f"  outliers {[round(o.singular_value, 3) for o in p.outliers]}, fitted edge {p.fitted_edge:.3f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("check", "edge"), default="check")
+    ap.add_argument("--activation", default="gelu")
+    ap.add_argument("--target", default="hermite(0, 1, 0.5)")
+    ap.add_argument("--alphas", default="0.4,0.2", help="alpha1,alpha2")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
+    ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
+    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+    a = ap.parse_args(argv)
+    if a.grid:
+        from .diag_m_spike import grid_effect, print_grid_effect
+
+        with open(a.grid) as f:
+            cache = json.load(f)
+        alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if a.batch == "reused" else [0.0, 0.2, 0.4]
+        table = grid_effect(cache, N=a.N, batch=a.batch, alphas=alphas, own=a.own_seeds,
+                            variant=("coupled group", lambda target: coupled_group()))
+        print_grid_effect(table, N=a.N, batch=a.batch)
+    elif a.part == "check":
+        part_check()
+    else:
+        part_edge(a.activation, a.target, N=a.N, alphas=tuple(float(v) for v in a.alphas.split(",")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
