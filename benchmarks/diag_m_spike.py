@@ -178,6 +178,15 @@ def print_grid_effect(table, *, N: int, batch: str) -> None:
     print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
 
 
+def run_grid(path: str, *, N: int, batch: str, own: bool, variant) -> None:
+    """:func:`grid_effect` on the acceptance grid of ``batch`` (``alpha`` in {0, 0.1, ..., 0.4} reused, {0, 0.2, 0.4}
+    fresh) whose draws the cache file ``path`` holds, printed by :func:`print_grid_effect`."""
+    with open(path) as f:
+        cache = json.load(f)
+    alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if batch == "reused" else [0.0, 0.2, 0.4]
+    print_grid_effect(grid_effect(cache, N=N, batch=batch, alphas=alphas, own=own, variant=variant), N=N, batch=batch)
+
+
 def main(argv=None) -> int:
     from rmtfl.theory import make_target
     from rmtfl.theory._two_step.sample_spikes import bulk_cut, m_spike, y_law_truncated

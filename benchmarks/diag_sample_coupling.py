@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import sys
 
@@ -459,11 +458,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-coupling", action="store_true", help="with --grid: without the coupling to P")
     a = ap.parse_args(argv)
     if a.grid:
-        from .diag_m_spike import grid_effect, print_grid_effect
+        from .diag_m_spike import run_grid
 
-        with open(a.grid) as f:
-            cache = json.load(f)
-        alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if a.batch == "reused" else [0.0, 0.2, 0.4]
         name = ("coupled" if not a.no_coupling else "as is") + (f" + {a.lift}" if a.lift else "") \
             + (" + repulsion" if a.repulsion else "")
 
@@ -472,8 +468,7 @@ def main(argv=None) -> int:
             with repelled_columns() if a.repulsion else contextlib.nullcontext(), \
                     coupled_with(a.lift, target, float(a.N), couple=not a.no_coupling):
                 yield
-        table = grid_effect(cache, N=a.N, batch=a.batch, alphas=alphas, own=a.own_seeds, variant=(name, variant))
-        print_grid_effect(table, N=a.N, batch=a.batch)
+        run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds, variant=(name, variant))
         return 0
     tgt = make_target(a.target)
     alphas = tuple(float(v) for v in a.alphas.split(","))

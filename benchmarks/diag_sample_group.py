@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import sys
 
@@ -58,7 +57,8 @@ def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.nd
 
 def _group_masks(parts, strength_at_edge):
     """Per batch part, the bins of the samples beyond the bulk's cut: the strongest at the edge, up to the cut's
-    share of the tail's mass (``1 / (2 TAIL_MASS)`` of it, as :func:`benchmarks.diag_sample_coupling.repelled_columns`)."""
+    share of the tail's mass (``1 / (2 TAIL_MASS)`` of it, as
+    :func:`benchmarks.diag_sample_coupling.repelled_columns`)."""
     from rmtfl.theory._two_step import sample_order
 
     masks = []
@@ -89,13 +89,14 @@ def group_parts(parts, t, *, N, psi, wa, masks):
 
 
 @contextlib.contextmanager
-def coupled_group():
+def coupled_group(count=None):
     """The single-sample law (:func:`rmtfl.theory._two_step.sample_order.tail_law`) with the group's columns coupled:
     the law of the other bins as it is, plus the group's expected number above each ``s`` per batch part
-    (:func:`group_count`) over the part's size.  The coupling to ``P`` (``shift``) is not applied to the group."""
+    (``count``, default :func:`group_count`) over the part's size.  The coupling to ``P`` (``shift``) is not applied
+    to the group."""
     from rmtfl.theory._two_step import sample_order
 
-    kept = sample_order.tail_law
+    kept, count = sample_order.tail_law, count or group_count
 
     def tail_law(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
         t_e = tau(x_edge * (1 + 2e-7))
@@ -110,7 +111,7 @@ def coupled_group():
             if t is None:
                 continue
             q, sd, w, e2, part = group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
-            above = np.clip(group_count(q, sd, w, e2), 0.0, None)
+            above = np.clip(count(q, sd, w, e2), 0.0, None)
             for ip in range(len(parts)):
                 tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
         # the group's count is non-increasing in s as a law must be
@@ -148,17 +149,12 @@ def part_edge(act: str, tgt: str, *, N: int, alphas):
     from rmtfl.theory import two_step
 
     seen = []
-    kept = group_count
 
-    def spy(q, sd, w, e2, **kw):
+    def spy(q, sd, w, e2):
         seen.append((q, sd, w, e2))
-        return kept(q, sd, w, e2, **kw)
-    globals()["group_count"] = spy
-    try:
-        with coupled_group():
-            p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N)
-    finally:
-        globals()["group_count"] = kept
+        return group_count(q, sd, w, e2)
+    with coupled_group(spy):
+        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N)
     q, sd, w, e2 = max(seen, key=lambda r: float(np.max(r[0])))
     W = np.outer(w, w)
     np.fill_diagonal(W, 0.0)
@@ -167,8 +163,8 @@ def part_edge(act: str, tgt: str, *, N: int, alphas):
     ranks = [q[order][min(int(np.searchsorted(np.cumsum(w[order]), k - 0.5)), q.size - 1)] for k in range(1, 13)]
     print(f"{act}, {tgt}, {alphas}, N = {N}: group of {w.sum():.2f} columns, strengths at the edge by rank "
           f"{np.round(ranks, 3).tolist()}, spread {float(w @ sd / w.sum()):.3f}, couplings rms {rms:.4f} "
-          f"(2 rms sqrt K = {2 * rms * math.sqrt(w.sum()):.3f}); above 1: {kept(q, sd, w, e2).sum():.2f} coupled, "
-          f"{kept(q, sd, w, 0 * e2).sum():.2f} alone")
+          f"(2 rms sqrt K = {2 * rms * math.sqrt(w.sum()):.3f}); above 1: {group_count(q, sd, w, e2).sum():.2f} coupled, "
+          f"{group_count(q, sd, w, 0 * e2).sum():.2f} alone")
     print(f"  outliers {[round(o.singular_value, 3) for o in p.outliers]}, fitted edge {p.fitted_edge:.3f}")
 
 
@@ -184,14 +180,10 @@ def main(argv=None) -> int:
     ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
     a = ap.parse_args(argv)
     if a.grid:
-        from .diag_m_spike import grid_effect, print_grid_effect
+        from .diag_m_spike import run_grid
 
-        with open(a.grid) as f:
-            cache = json.load(f)
-        alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if a.batch == "reused" else [0.0, 0.2, 0.4]
-        table = grid_effect(cache, N=a.N, batch=a.batch, alphas=alphas, own=a.own_seeds,
-                            variant=("coupled group", lambda target: coupled_group()))
-        print_grid_effect(table, N=a.N, batch=a.batch)
+        run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds,
+                 variant=("coupled group", lambda target: coupled_group()))
     elif a.part == "check":
         part_check()
     else:
