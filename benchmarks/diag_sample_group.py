@@ -16,7 +16,8 @@ log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g
 
     python -m benchmarks.diag_sample_group --part check
     python -m benchmarks.diag_sample_group --part edge --activation gelu --alphas 0.4,0.2
-    python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json     # about 15 minutes
+    python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json     # about 5 minutes
+    python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json --lift whole
 """
 from __future__ import annotations
 
@@ -163,8 +164,8 @@ def part_edge(act: str, tgt: str, *, N: int, alphas):
     ranks = [q[order][min(int(np.searchsorted(np.cumsum(w[order]), k - 0.5)), q.size - 1)] for k in range(1, 13)]
     print(f"{act}, {tgt}, {alphas}, N = {N}: group of {w.sum():.2f} columns, strengths at the edge by rank "
           f"{np.round(ranks, 3).tolist()}, spread {float(w @ sd / w.sum()):.3f}, couplings rms {rms:.4f} "
-          f"(2 rms sqrt K = {2 * rms * math.sqrt(w.sum()):.3f}); above 1: {group_count(q, sd, w, e2).sum():.2f} coupled, "
-          f"{group_count(q, sd, w, 0 * e2).sum():.2f} alone")
+          f"(2 rms sqrt K = {2 * rms * math.sqrt(w.sum()):.3f}); above 1: "
+          f"{group_count(q, sd, w, e2).sum():.2f} coupled, {group_count(q, sd, w, 0 * e2).sum():.2f} alone")
     print(f"  outliers {[round(o.singular_value, 3) for o in p.outliers]}, fitted edge {p.fitted_edge:.3f}")
 
 
@@ -178,12 +179,20 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
     ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
     ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+    ap.add_argument("--lift", choices=("whole", "collective"), default=None,
+                    help="with --grid: the eigenvalue of M along the samples lifted as well "
+                         "(benchmarks.diag_sample_coupling.coupled_with, without the coupling to P)")
     a = ap.parse_args(argv)
     if a.grid:
         from .diag_m_spike import run_grid
+        from .diag_sample_coupling import coupled_with
 
+        @contextlib.contextmanager
+        def variant(target):
+            with coupled_group(), coupled_with(a.lift, target, float(a.N), couple=False):
+                yield
         run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds,
-                 variant=("coupled group", lambda target: coupled_group()))
+                 variant=("coupled group" + (f" + {a.lift}" if a.lift else ""), variant))
     elif a.part == "check":
         part_check()
     else:
