@@ -178,6 +178,14 @@ def print_grid_effect(table, *, N: int, batch: str) -> None:
     print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
 
 
+def add_grid_arguments(ap) -> None:
+    """``--grid CACHE``, ``--batch`` and ``--own-seeds``: the acceptance grid a diagnostic compares on
+    (:func:`run_grid`)."""
+    ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
+    ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
+    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+
+
 def run_grid(path: str, *, N: int, batch: str, own: bool, variant) -> None:
     """:func:`grid_effect` on the acceptance grid of ``batch`` (``alpha`` in {0, 0.1, ..., 0.4} reused, {0, 0.2, 0.4}
     fresh) whose draws the cache file ``path`` holds, printed by :func:`print_grid_effect`."""

@@ -437,6 +437,8 @@ def part_repulsion(tgt, *, N, alphas):
 def main(argv=None) -> int:
     from rmtfl.theory import make_target
 
+    from .diag_m_spike import add_grid_arguments
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("exact", "law", "profile", "repulsion"), default="exact")
     ap.add_argument("--target", default=HE3)
@@ -447,9 +449,7 @@ def main(argv=None) -> int:
     ap.add_argument("--at", type=float, default=12.0, help="--part exact: the s where the pieces are printed "
                                                            "(at least just above the rest's top)")
     ap.add_argument("--seed", type=int, default=33000, help="--part law: the first seed of its draws")
-    ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
-    ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
-    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+    add_grid_arguments(ap)
     ap.add_argument("--lift", choices=("whole", "collective"), default=None,
                     help="with --grid: the eigenvalue of M along the samples over the whole law of y "
                          "(benchmarks.diag_m_spike) or a typical batch's collective one, with the coupling")

@@ -170,15 +170,15 @@ def part_edge(act: str, tgt: str, *, N: int, alphas):
 
 
 def main(argv=None) -> int:
+    from .diag_m_spike import add_grid_arguments
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("check", "edge"), default="check")
     ap.add_argument("--activation", default="gelu")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)")
     ap.add_argument("--alphas", default="0.4,0.2", help="alpha1,alpha2")
     ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there instead")
-    ap.add_argument("--batch", default="reused", choices=("reused", "fresh"), help="with --grid")
-    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+    add_grid_arguments(ap)
     ap.add_argument("--lift", choices=("whole", "collective"), default=None,
                     help="with --grid: the eigenvalue of M along the samples lifted as well "
                          "(benchmarks.diag_sample_coupling.coupled_with, without the coupling to P)")
