@@ -37,6 +37,10 @@ MAX_OUTLIER_SHARE = 0.25
 #: (:func:`column_law_cdf`).
 GAP_DENSITY = 1e-8
 
+#: Less mass than this beyond a flat stretch of the whole law of ``M`` is no band: the flat grid beyond the law's
+#: support, not a gap inside it (He1 + He2/2 below its support: 2e-10) (:func:`_band_gap`).
+BAND_MASS = 1e-6
+
 #: Shorter continuation steps tried when one step of :meth:`WidenedBulk.kernels` fails (each a quarter of the last).
 KERNEL_RETRIES = 6
 
@@ -93,14 +97,15 @@ def column_law_cdf(target: Target, phi: float, zrange=None):
 
 def _band_gap(xg, F, sign):
     """``(i, mass)``: the whole law's first gap past its median on the side ``sign`` (``i`` the grid index of the
-    bulk's end on that side) and the mass beyond it, a band of the most extreme samples; ``None`` without a gap."""
+    bulk's end on that side) and the mass beyond it, a band of the most extreme samples; ``None`` without a gap (a
+    flat stretch with less than :data:`BAND_MASS` beyond it lies outside the law's support)."""
     dF = np.diff(F)
     mid = int(np.searchsorted(F, 0.5))
     flat = np.flatnonzero(dF < GAP_DENSITY * np.max(dF))
     if sign > 0:
-        flat = flat[flat >= mid]
+        flat = flat[(flat >= mid) & (1.0 - F[flat] > BAND_MASS)]
         return None if flat.size == 0 else (int(flat[0]), float(1.0 - F[flat[0]]))
-    flat = flat[flat < mid]
+    flat = flat[(flat < mid) & (F[flat + 1] > BAND_MASS)]
     return None if flat.size == 0 else (int(flat[-1]) + 1, float(F[flat[-1] + 1]))
 
 
