@@ -134,6 +134,17 @@ def collective_eigenvalues(target, d: float):
         sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
 
 
+def beyond_cut(mass, order):
+    """The tail bins of the samples beyond the bulk's cut: the first ``order``-ed bins up to the cut's share of the
+    tail's mass (``1 / (2 TAIL_MASS)`` of it; :func:`rmtfl.theory._two_step.sample_order.column_parts`)."""
+    from rmtfl.theory._two_step import sample_order
+
+    mass = np.asarray(mass, dtype=float)
+    m = np.zeros(mass.size, bool)
+    m[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = True
+    return m
+
+
 @contextlib.contextmanager
 def repelled_columns():
     """Within the block, each bin's column strength in the single samples' law is lifted by the columns of the
@@ -152,9 +163,7 @@ def repelled_columns():
         for mass, vmean, _, n_b in parts:
             mass = np.asarray(mass, dtype=float)
             order = np.argsort(-(vmean @ (wa * t_e))) if t_e is not None else np.arange(mass.size)
-            beyond = np.zeros(mass.size)
-            beyond[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = 1.0
-            weights.append(beyond * mass * n_b)
+            weights.append(beyond_cut(mass, order) * mass * n_b)
 
         def lifted(s):
             t = tau(s * s)

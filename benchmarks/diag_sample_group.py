@@ -57,19 +57,11 @@ def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.nd
 
 
 def _group_masks(parts, strength_at_edge):
-    """Per batch part, the bins of the samples beyond the bulk's cut: the strongest at the edge, up to the cut's
-    share of the tail's mass (``1 / (2 TAIL_MASS)`` of it, as
-    :func:`benchmarks.diag_sample_coupling.repelled_columns`)."""
-    from rmtfl.theory._two_step import sample_order
+    """Per batch part, the bins of the samples beyond the bulk's cut, the strongest at the edge first
+    (:func:`benchmarks.diag_sample_coupling.beyond_cut`)."""
+    from .diag_sample_coupling import beyond_cut
 
-    masks = []
-    for (mass, _, _, _), st in zip(parts, strength_at_edge):
-        mass = np.asarray(mass, dtype=float)
-        order = np.argsort(-st)
-        m = np.zeros(mass.size, bool)
-        m[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = True
-        masks.append(m)
-    return masks
+    return [beyond_cut(mass, np.argsort(-st)) for (mass, _, _, _), st in zip(parts, strength_at_edge)]
 
 
 def group_parts(parts, t, *, N, psi, wa, masks):
