@@ -38,6 +38,7 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import F_table, finite_n_grams, finite_n_setup, predict_finite_n
     from rmtfl.theory._two_step.sample_spikes import bulk_cut, truncated_rule
+    from rmtfl.theory._two_step.widened_bulk import row_coefficients
 
     act, tgt = get_activation(activation), make_target(target)
     eta1, eta2, n = N**a1, N**a2, 2 * N
@@ -65,12 +66,9 @@ def run(activation, a1, a2, *, N=1000, draws=3, K=12, m2=True, regress=False, we
         H_b = H - (H @ Q) @ Q.T
         # the separable form (docs/theory/two_step.md §8.2), row coefficients at this draw's t_j = eta1 a_j
         t = eta1 * a
-        cbar, rem, ey_c = (np.interp(t, tn[order], r) for r in rows[:3])
-        one = 1 + eta2 * a * ey_c
-        p = one * t * st_b.mu2 + eta2 * a * cbar
-        q = t * eta2 * a * st_b.mu2 * cbar if m2 else np.zeros_like(t)
-        r = t**2 * st_b.ey2 * max(st_b.sp2 - st_b.mu1**2 - st_b.mu2**2, 0.0) / st_b.phi \
-            + (eta2 * a) ** 2 * st_b.ey2 * rem / st_b.phi
+        e, p1, p2, q, r = row_coefficients(a, st_b, eta1, eta2, tn[order], rows)
+        one, p = 1 + e, p1 + p2
+        q = q if m2 else np.zeros_like(t)
         Xb, yb = X[extreme[K:]], y[extreme[K:]]
         M = (Xb.T * yb) @ Xb / n
         WM = W0 @ M

@@ -51,7 +51,7 @@ from .sample_coupling import single_samples
 from .sample_order import rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .spike_spread import spike_spreads
-from .widened_bulk import WidenedBulk, column_spike, master_eigs, psd_sqrt
+from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
            "extreme_ranks", "bulk_without", "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs",
@@ -134,6 +134,7 @@ class FTable(NamedTuple):
     sq: np.ndarray | None      # E sigma'(z + t D)^2
     cz: np.ndarray | None      # E z sigma'(z + t D)
     ds: np.ndarray             # dF/ds: how F moves with the sample's projection s on the first step
+    x1: np.ndarray | None = None   # E zeta_1(z) sigma'(z + t D), zeta_1 the first step's remainder (reused, bulk)
 
 
 def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
@@ -145,13 +146,21 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
     ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``: a
     product rule over ``(z, xi)`` (reused), one sum of ``_W_ORDER`` nodes over ``z + t xi`` (fresh;
     docs/theory/two_step.md §8.2).  ``c_z = E[z sigma'(z + t D)]`` is the whole coefficient of ``z`` (Stein: ``c``
-    times ``1 + t y sigma''(z)/phi``, the sample's own term in ``D``, on average); ``c`` for fresh batches and relu.
+    times ``1 + t y sigma''(z)/phi``, the sample's own term in ``D``, on average); ``c`` for fresh batches.
+    ``x1 = E[zeta_1(z) sigma'(z + t D)]`` (reused, with ``bulk``), ``zeta_1 = sigma' - mu_1 - mu_2 z`` the first
+    step's remainder: the covariance of the two steps' remainders, which see the same samples
+    (docs/theory/two_step.md §8.2, "The sample's own term and the two remainders").  relu: closed forms
+    (:func:`~rmtfl.theory._two_step.relu_moments.relu_F_table`), with ``c_z = c`` and no ``x1`` (the same section says
+    why).
     ``dF/ds = t mu_1 E sigma''(z + t D)`` comes from the same values of ``sigma'`` by Stein's lemma in ``xi``
     (reused) or in the one Gaussian (fresh): ``E[xi sigma'(.)] / tau_h`` and ``t mu_1 E[u sigma'(.)] / sqrt(1 +
     t^2 tau_h^2)`` (docs/theory/two_step.md §8.5, "The first step's direction").
     """
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
+        # c_z = c and no remainders' covariance: the exact ones (relu_F_table(full=True)) fix the bulk at small first
+        # steps but, against the profile's M^2 term, narrow it under heavy-tailed targets at large ones
+        # (docs/theory/two_step.md §8.2, "The sample's own term and the two remainders")
         Fo, Co, So = relu_F_table(st, t)
         return FTable(Fo, Co, So, Co, (t * st.mu1)[:, None] * Co)
     if st.batch == "fresh":
@@ -186,6 +195,10 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
     if bulk and st.batch != "fresh":                        # E[z sigma'(.)] on the product rule: z at each node
         zw = np.repeat(z, W.size // z.size) * W
         z0 = float(wz @ (z * act.derivative(1, z)))
+        # the first step's remainder sigma'(z) - mu_1 - mu_2 z at each node (quadrature moments: mean and slope 0)
+        zeta1 = act.derivative(1, z) - f0 - z0 * z
+        xw = np.repeat(zeta1, W.size // z.size) * W
+        Xo = np.empty((t.size, st.y.size))
     for q, tq in enumerate(t):
         v, *d2 = in_pieces(lambda u: act.derivatives((1, 2) if bulk else (1,), u), args(tq))
         Fo[q] = v @ W - f0 + st.mu1
@@ -194,7 +207,9 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
             Co[q] = d2[0] @ W - c0 + st.mu2
             So[q] = (v * v) @ W
             Zo[q] = Co[q] if st.batch == "fresh" else v @ zw - z0 + st.mu2
-    return FTable(Fo, Co, So, Zo, Do)
+            if st.batch != "fresh":
+                Xo[q] = v @ xw
+    return FTable(Fo, Co, So, Zo, Do, Xo if bulk and st.batch != "fresh" else None)
 
 
 def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):
@@ -211,14 +226,12 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
         g, wg = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
     t = eta1 * g / math.sqrt(N)
     table = F_table(act, st, t, bulk=bulk)
-    Fq, Cq, Sq, Zq = table.F, table.c, table.sq, table.cz
     Q = g.size
     G_U = np.zeros((Q + 1, Q + 1))
     G_U[0, 0] = float(wg @ g**2)
     G_U[0, 1:] = G_U[1:, 0] = wg * g**2
     G_U[1:, 1:] = np.diag(wg * g**2)
-    w, y = st.w, st.y
-    Pw = np.vstack([np.ones_like(y), Fq])                 # weights of [beta_hat(_2), v_1..v_Q]
+    Pw = np.vstack([np.ones_like(st.y), table.F])                 # weights of [beta_hat(_2), v_1..v_Q]
     gram, m = basis_gram(st, Pw)
     if st.batch == "reused":
         basis_t = m.copy()
@@ -229,19 +242,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     C = vbar_coefficients(st, eta1, eta2, Q)
     G_V = C @ gram @ C.T
     Mbar = (C @ basis_t)[:, None]
-    rows = None
-    if bulk:   # y c as an identity part plus a part along y, and the remainder variance (docs/theory/two_step.md §8.2)
-        yw = y * y * w
-        # least squares of y c on (1, y) over the data the bulk holds (weights summing to its share P of the batch,
-        # not centred when it leaves extreme samples out): X^T diag(y c) X / n ~ e P I + cbar M, M's own mean in M
-        P, E1 = float(w.sum()), float(y @ w)
-        det = P * st.ey2 - E1 * E1
-        cbar = (P * (Cq @ yw) - E1 * (Cq @ (y * w))) / det
-        e = ((Cq @ (y * w)) - E1 * cbar) / P
-        # the w_j-linear part of sigma': z with coefficient c_z (its own term in D included) and the first step's move
-        # along M with c t mu_2 (over the whole first batch: tau^2 = E y^2 / phi_1); the profile holds its variance
-        lin = Zq**2 + Cq**2 * (t**2 * st.mu2**2 * st.tau**2)[:, None]
-        rows = (cbar, np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) / st.ey2, e * P)
+    rows = bulk_rows(st, t, table) if bulk else None
     return G_U, G_V, Mbar, t, g, wg, rows, table
 
 

@@ -83,16 +83,24 @@ def relu_A(c, b, side: int, kmax: int) -> list:
     return A
 
 
-def relu_F_table(st, t):
+def relu_F_table(st, t, full=False):
     """``F``, ``c`` and ``E sigma'(.)^2`` of :func:`~rmtfl.theory._two_step.finite_n.F_table` for relu, in closed form:
-    arrays ``(Q, I)`` over the rows ``t`` and the data grid of ``st``."""
+    arrays ``(Q, I)`` over the rows ``t`` and the data grid of ``st``; with ``full`` also ``c_z = E[z sigma'(u)]``
+    (``A_1`` on both half-lines: the own term's jump at ``z = 0`` included) and ``x1 = E[zeta_1(z) sigma'(u)]`` with
+    ``zeta_1 = 1{z > 0} - 1/2 - phi(0) z``, relu's first-step remainder (docs/theory/two_step.md §8.2)."""
     t = np.atleast_1d(np.asarray(t, dtype=float))[:, None]
     base = st.mu1 * st.s[None, :]
     own = st.y[None, :] / st.phi if st.batch == "reused" else 0.0
     b = np.abs(t) * st.tau_h
-    F = relu_A(t * (base + own), b, +1, 0)[0] + relu_A(t * base, b, -1, 0)[0]
+    Ap, Am = relu_A(t * (base + own), b, +1, 1), relu_A(t * base, b, -1, 1)
+    F = Ap[0] + Am[0]
     C = relu_B(t * (base + own), b, +1, 0)[0] + relu_B(t * base, b, -1, 0)[0]
-    return F, C, F.copy()                     # sigma'^2 = sigma' for relu
+    if not full:
+        return F, C, F.copy()                     # sigma'^2 = sigma' for relu
+    # E[z sigma'(u)] (the sample's own jump included) and E[zeta_1(z) sigma'(u)], zeta_1 = 1{z > 0} - 1/2 - phi(0) z
+    Z = Ap[1] + Am[1]
+    X1 = 0.5 * (Ap[0] - Am[0]) - _PHI0 * Z
+    return F, C, F.copy(), Z, X1
 
 
 def relu_h_moments(st, *, t, ys, zs, eta1, eta2, which):

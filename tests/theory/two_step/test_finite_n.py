@@ -145,6 +145,50 @@ def test_reused_F_table_coefficient_of_z_is_steins(act):
         np.testing.assert_allclose(cz[q, keep], ref, atol=2e-3)
 
 
+@pytest.mark.parametrize("act", ["tanh", "gelu", QUAD])
+def test_reused_F_table_remainder_covariance(act):
+    """``x1 = E[zeta_1(z) sigma'(z + t D)]``, ``zeta_1 = sigma' - mu_1 - mu_2 z`` the first step's remainder, whose
+    covariance with the second step's makes the reused batch's noise (docs/theory/two_step.md §8.2, "The sample's own
+    term and the two remainders"): at ``t = 0`` the remainder's variance ``E sigma'^2 - mu_1^2 - mu_2^2`` (both steps
+    see the same samples; to the accuracy of the table's rule in ``z``), zero for the quadratic sigma (no remainder), and against the 120 x 40 product rule at the
+    data points with ``|y| < 2`` (as ``c_z`` in the test above)."""
+    A, T = get_activation(act), make_target("hermite(0, 1, 0.5)")
+    st = finite_n_setup(A, T, phi=2.0, batch="reused", phi2=None)
+    t = 1000**0.4 * np.linspace(-3, 3, 7) / math.sqrt(1000)
+    x1 = F_table(A, st, np.concatenate([[0.0], t])).x1
+    z, wz = gauss_hermite_rule(120)
+    mu1, mu2 = float(wz @ A.derivative(1, z)), float(wz @ (z * A.derivative(1, z)))
+    zeta1 = A.derivative(1, z) - mu1 - mu2 * z
+    keep = st.w > 1e-8
+    # the table's 20-node rule in z against 120 nodes: 7.7e-4 for tanh, 1.6e-6 for gelu (measured)
+    np.testing.assert_allclose(x1[0, keep], float(wz @ zeta1**2), atol=1e-3)
+    if act == QUAD:
+        np.testing.assert_allclose(x1, 0.0, atol=1e-12)
+        return
+    keep &= np.abs(st.y) < 2
+    xi, wx = gauss_hermite_rule(40)
+    W = np.outer(wz, wx)
+    for q, tq in enumerate(t):
+        D = (st.y[keep, None, None] * A.derivative(1, z)[None, :, None] / st.phi + st.mu1 * st.s[keep, None, None]
+             + st.tau_h * xi[None, None, :])
+        ref = np.einsum("iab,ab->i", zeta1[None, :, None] * A.derivative(1, z[None, :, None] + tq * D), W)
+        np.testing.assert_allclose(x1[q + 1, keep], ref, atol=2e-3)
+
+
+def test_quadratic_sigma_own_term_is_held_by_m_squared():
+    """The part of ``sigma'`` linear in ``w_j`` has the coefficient ``c_z``, the sample's own term included; the
+    first step's move along ``M`` holds ``t mu_2 y c / phi`` of it through the diagonal of ``M^2``
+    (docs/theory/two_step.md §8.2).  For the quadratic sigma that is all of it: the split's coefficient ``c_z -
+    t mu_2 y c / phi`` is ``c = 1`` exactly, and the rows keep the exact structure (test above)."""
+    A, T = get_activation(QUAD), make_target("hermite(0, 1, 0, 0.4082482904638631)")
+    st = finite_n_setup(A, T, phi=2.0, batch="reused", phi2=None)
+    t = np.linspace(-1.5, 1.5, 7)
+    tab = F_table(A, st, t)
+    keep = st.w > 1e-8
+    np.testing.assert_allclose((tab.cz - (t * st.mu2 / st.phi)[:, None] * st.y[None, :] * tab.c)[:, keep], 1.0,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("act", ["tanh", "erf", "gelu", "hermite(0, 1, 0.5)"])
 @pytest.mark.parametrize("batch", ["reused", "fresh"])
 def test_F_slope_in_s_is_t_mu1_times_the_mean_of_sigma_second(act, batch):

@@ -11,7 +11,7 @@ from scipy import integrate, stats
 
 from rmtfl.theory import get_activation, make_target, two_step
 from rmtfl.theory._two_step.finite_n import F_table, check_finite_n_inputs, finite_n_setup
-from rmtfl.theory._two_step.relu_moments import half_moments, relu_A, relu_B, relu_h_moments
+from rmtfl.theory._two_step.relu_moments import half_moments, relu_A, relu_B, relu_F_table, relu_h_moments
 
 phi, Phi = stats.norm.pdf, stats.norm.cdf
 RELU = get_activation("relu")
@@ -43,8 +43,12 @@ def test_F_table_for_relu_against_quadrature(batch):
     st = finite_n_setup(RELU, TARGET, phi=2.0, batch=batch, phi2=2.0 if batch == "fresh" else None)
     assert st.mu2 == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-12)      # E[delta(z)]: relu's mu_2
     t = np.array([0.05, 0.5, 1.5, -0.8])
-    F, C, S, Cz, dF = F_table(RELU, st, t)
-    assert np.array_equal(Cz, C)            # relu keeps c as the coefficient of z (docs/theory/two_step.md §8.2)
+    F, C, S, Cz, dF, X1 = F_table(RELU, st, t)
+    assert np.array_equal(Cz, C) and X1 is None     # relu keeps c as the coefficient of z (docs/theory/two_step.md §8.2)
+    # the closed forms with the own term (measured, not used: docs/theory/two_step.md §8.2); fresh: Stein, c_z = c
+    *_, Cz, X1 = relu_F_table(st, t, full=True)
+    if batch == "fresh":
+        np.testing.assert_allclose(Cz, C, atol=1e-12)
     h = 1e-6                                # dF/ds = t mu_1 c: against a central difference of F in s
     Fs = [F_table(RELU, replace(st, s=st.s + e), t, bulk=False).F for e in (h, -h)]
     np.testing.assert_allclose(dF, (Fs[0] - Fs[1]) / (2 * h), atol=1e-7)
@@ -57,6 +61,12 @@ def test_F_table_for_relu_against_quadrature(batch):
             breaks = (-tq * st.mu1 * s, -tq * (st.mu1 * s + own))
             assert F[q, i] == pytest.approx(_zint(lambda z: phi(z) * Phi((z + c(z)) / b), breaks), abs=1e-9)
             assert C[q, i] == pytest.approx(_zint(lambda z: phi(z) * phi((z + c(z)) / b) / b, breaks), abs=1e-9)
+            # c_z = E[z sigma'(u)], the own term's jump at z = 0 included, and E[zeta_1(z) sigma'(u)] with the
+            # first step's remainder zeta_1(z) = 1{z > 0} - 1/2 - phi(0) z (docs/theory/two_step.md §8.2)
+            P = lambda z: Phi((z + c(z)) / b)                       # noqa: E731
+            assert Cz[q, i] == pytest.approx(_zint(lambda z: z * phi(z) * P(z), breaks), abs=1e-9)
+            ref = _zint(lambda z: ((z > 0) - 0.5 - st.mu2 * z) * phi(z) * P(z), breaks)
+            assert X1[q, i] == pytest.approx(ref, abs=1e-9)
     assert np.array_equal(S, F)                                       # sigma'^2 = sigma'
 
 
