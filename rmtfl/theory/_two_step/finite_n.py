@@ -231,7 +231,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     G_U[0, 0] = float(wg @ g**2)
     G_U[0, 1:] = G_U[1:, 0] = wg * g**2
     G_U[1:, 1:] = np.diag(wg * g**2)
-    Pw = np.vstack([np.ones_like(st.y), table.F])                 # weights of [beta_hat(_2), v_1..v_Q]
+    Pw = np.vstack([np.ones_like(st.y), table.F])         # weights of [beta_hat(_2), v_1..v_Q]
     gram, m = basis_gram(st, Pw)
     if st.batch == "reused":
         basis_t = m.copy()

@@ -23,8 +23,8 @@ from .bulk_edge import quantile_nodes, weighted_mp_cdf, y_law
 from .separable_profile import SeparableProfile, fold_edge, solve_near
 from .sample_spikes import outlier_shares, y_law_truncated, y_tail
 
-__all__ = ["WidenedBulk", "bulk_rows", "row_functions", "row_coefficients", "m_law_cdf", "column_law_cdf", "column_spike",
-           "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
+__all__ = ["WidenedBulk", "bulk_rows", "row_functions", "row_coefficients", "m_law_cdf", "column_law_cdf",
+           "column_spike", "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
@@ -164,6 +164,7 @@ def row_coefficients(a, st, eta1, eta2, tn, rows):
     # the two steps' remainders (variances ``r_1``, ``r_2``) and, on a reused batch, their covariance
     r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
         + (eta2 * a) ** 2 * st.ey2 * rem / phi2 + 2 * (1 + e) * eta1 * eta2 * a * a * st.ey2 * cross / st.phi
+    r = np.maximum(r, 0.0)        # a variance, whatever the quadrature makes of a covariance that cancels it
     return e, p1, p2, q, r
 
 

@@ -150,8 +150,8 @@ def test_reused_F_table_remainder_covariance(act):
     """``x1 = E[zeta_1(z) sigma'(z + t D)]``, ``zeta_1 = sigma' - mu_1 - mu_2 z`` the first step's remainder, whose
     covariance with the second step's makes the reused batch's noise (docs/theory/two_step.md §8.2, "The sample's own
     term and the two remainders"): at ``t = 0`` the remainder's variance ``E sigma'^2 - mu_1^2 - mu_2^2`` (both steps
-    see the same samples; to the accuracy of the table's rule in ``z``), zero for the quadratic sigma (no remainder), and against the 120 x 40 product rule at the
-    data points with ``|y| < 2`` (as ``c_z`` in the test above)."""
+    see the same samples; to the accuracy of the table's rule in ``z``), zero for the quadratic sigma (no remainder),
+    and against the 120 x 40 product rule at the data points with ``|y| < 2`` (as ``c_z`` in the test above)."""
     A, T = get_activation(act), make_target("hermite(0, 1, 0.5)")
     st = finite_n_setup(A, T, phi=2.0, batch="reused", phi2=None)
     t = 1000**0.4 * np.linspace(-3, 3, 7) / math.sqrt(1000)

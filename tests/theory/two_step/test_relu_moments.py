@@ -44,7 +44,7 @@ def test_F_table_for_relu_against_quadrature(batch):
     assert st.mu2 == pytest.approx(1 / np.sqrt(2 * np.pi), rel=1e-12)      # E[delta(z)]: relu's mu_2
     t = np.array([0.05, 0.5, 1.5, -0.8])
     F, C, S, Cz, dF, X1 = F_table(RELU, st, t)
-    assert np.array_equal(Cz, C) and X1 is None     # relu keeps c as the coefficient of z (docs/theory/two_step.md §8.2)
+    assert np.array_equal(Cz, C) and X1 is None     # relu keeps c for z's coefficient (docs/theory/two_step.md §8.2)
     # the closed forms with the own term (measured, not used: docs/theory/two_step.md §8.2); fresh: Stein, c_z = c
     *_, Cz, X1 = relu_F_table(st, t, full=True)
     if batch == "fresh":
