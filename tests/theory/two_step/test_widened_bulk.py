@@ -1,4 +1,4 @@
-"""The widened bulk's columns (docs/theory/two_step.md §8.2, "The bulk's columns")."""
+"""The widened bulk's columns and rows (docs/theory/two_step.md §8.2, "The bulk's columns", "Widened bulk")."""
 import numpy as np
 import pytest
 
