@@ -78,4 +78,4 @@ def low_edge_note(rule: EdgeCount, fold: float) -> str | None:
             f"bulk's fold {fold:#.4g}, where the predicted values just below the outliers are least certain: at the "
             "12 points of the acceptance grids with a gap above 4 %, the fitted edge was more than 3 % off the "
             "simulated one at 10 and the count off the simulated median at 11 (8 of them too many), against "
-            "4 and 8 of the 515 points with a gap below 2 % (docs/theory/two_step.md §9.3)")
+            "3 and 8 of the 517 points with a gap below 2 % (docs/theory/two_step.md §9.3)")

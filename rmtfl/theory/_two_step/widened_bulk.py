@@ -118,11 +118,13 @@ def _m_cdf_of(yb: bytes, wb: bytes, phi: float, whole: bool):
 
 
 def bulk_rows(st, t, table):
-    """``(cbar, rem, ident, cross)`` over the first step's ``t`` (:func:`row_coefficients`;
-    docs/theory/two_step.md §8.2, "Widened bulk"): ``y c`` split into an identity part ``ident`` (``e P``) and a part
+    """``(cbar, rem, ident, cross, ident_c)`` over the first step's ``t`` (:func:`row_coefficients`;
+    docs/theory/two_step.md §8.2, "Widened bulk"): ``y c_e`` split into an identity part ``ident`` (``e P``) and a part
     ``cbar`` along ``M`` by least squares over the data the bulk holds, the variance ``rem`` of what the profile does
-    not hold (relative to ``E y^2``), and ``cross``, the covariance of the two steps' remainders on a reused batch.
-    ``st``: the setup of the bulk's samples; ``table``: :func:`~rmtfl.theory._two_step.finite_n.F_table` at ``t``."""
+    not hold (relative to ``E y^2``), ``cross``, the covariance of the two steps' remainders on a reused batch, and
+    ``ident_c``, the identity part of the same split of ``y c`` (the second step's response to the first step's
+    remainder).  ``st``: the setup of the bulk's samples; ``table``: :func:`~rmtfl.theory._two_step.finite_n.F_table`
+    at ``t``."""
     Fq, Cq, Sq, Zq = table.F, table.c, table.sq, table.cz
     w, y = st.w, st.y
     yw = y * y * w
@@ -136,34 +138,44 @@ def bulk_rows(st, t, table):
     # what the fit leaves, X^T diag(rho) X / n w_j, is noise of variance E rho^2 / phi
     P, E1 = float(w.sum()), float(y @ w)
     det = P * st.ey2 - E1 * E1
-    cbar = (P * (ce @ yw) - E1 * (ce @ (y * w))) / det
-    e = ((ce @ (y * w)) - E1 * cbar) / P
+
+    def split(c):        # (identity part, part along M) of y c
+        along = (P * (c @ yw) - E1 * (c @ (y * w))) / det
+        return ((c @ (y * w)) - E1 * along) / P, along
+
+    e, cbar = split(ce)
     resid = ((y[None, :] * ce - e[:, None] - cbar[:, None] * y[None, :]) ** 2) @ w
     # the w_j-linear part of sigma': z with coefficient c_z (its own term in D included) and the first step's move
     # along M with c t mu_2 (over the whole first batch: tau^2 = E y^2 / phi_1); the profile holds its variance
     lin = Zq**2 + Cq**2 * (t**2 * st.mu2**2 * st.tau**2)[:, None]
     # a reused batch: the two steps' remainders come from the same samples and are correlated
     cross = (table.x1 @ yw) / st.ey2 if table.x1 is not None else np.zeros_like(t)
-    return (cbar, (np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) + resid) / st.ey2, e * P, cross)
+    # the second step responds to the first step's remainder, a move along the other samples, with c, not c_z
+    # (docs/theory/two_step.md §8.2, "The second step's response to the first step's remainder")
+    ec = e if ce is Cq else split(Cq)[0]
+    return (cbar, (np.clip((Sq - Fq**2 - lin) @ yw, 0.0, None) + resid) / st.ey2, e * P, cross, ec * P)
 
 
 def row_coefficients(a, st, eta1, eta2, tn, rows):
     """``(e, p1, p2, q, r)`` at the rows ``a`` (docs/theory/two_step.md §8.2): row ``j`` of the bulk is
     ``w_j (I + eta1 a mu2 M_1)((1 + e) I + eta2 a cbar M_2)`` plus noise of variance ``r``, that is
-    ``w_j ((1 + e) I + p1 M_1 + p2 M_2 + q M_1 M_2)``; ``rows``: the tables ``(cbar, rem, ident, cross)`` over the
-    nodes ``tn`` of ``t`` (:func:`~rmtfl.theory._two_step.finite_n.finite_n_grams`): the split of ``y c``, the
-    remainder's variance, and the covariance of the two steps' remainders (zero for fresh batches)."""
-    cbar = np.interp(eta1 * a, tn, rows[0]) if tn.size > 1 else np.full_like(a, rows[0][0])
-    rem = np.interp(eta1 * a, tn, rows[1]) if tn.size > 1 else np.full_like(a, rows[1][0])
-    ident = np.interp(eta1 * a, tn, rows[2]) if tn.size > 1 else np.full_like(a, rows[2][0])   # e P of the split
+    ``w_j ((1 + e) I + p1 M_1 + p2 M_2 + q M_1 M_2)``; ``rows``: the tables ``(cbar, rem, ident, cross, ident_c)``
+    over the nodes ``tn`` of ``t`` (:func:`bulk_rows`): the split of ``y c``, the remainder's variance, the
+    covariance of the two steps' remainders (zero for fresh batches) and the identity part of the second step's
+    response to the first step's remainder."""
+    def at(k):           # table k at the rows' t
+        return np.interp(eta1 * a, tn, rows[k]) if tn.size > 1 else np.full_like(a, rows[k][0])
+
+    cbar, rem, ident, cross, ident_c = (at(k) for k in range(5))
     phi2 = st.phi2 if st.batch == "fresh" else st.phi
     e = eta2 * a * ident
     p1, p2 = (1 + e) * eta1 * a * st.mu2, eta2 * a * cbar
     q = eta1 * eta2 * a * a * st.mu2 * cbar
-    cross = np.interp(eta1 * a, tn, rows[3]) if tn.size > 1 else np.full_like(a, rows[3][0])
-    # the two steps' remainders (variances ``r_1``, ``r_2``) and, on a reused batch, their covariance
-    r = (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi \
-        + (eta2 * a) ** 2 * st.ey2 * rem / phi2 + 2 * (1 + e) * eta1 * eta2 * a * a * st.ey2 * cross / st.phi
+    # the two steps' remainders (variances r_1, r_2) and, on a reused batch, their covariance; the first step's
+    # remainder t rho_1 is carried by the second step's identity response to it, (1 + eta2 a ident_c) t rho_1
+    # (docs/theory/two_step.md §8.2, "The second step's response to the first step's remainder")
+    r1 = (1 + eta2 * a * ident_c) ** 2 * (eta1 * a) ** 2 * st.ey2 * max(st.sp2 - st.mu1**2 - st.mu2**2, 0.0) / st.phi
+    r = r1 + (eta2 * a) ** 2 * st.ey2 * rem / phi2 + 2 * (1 + e) * eta1 * eta2 * a * a * st.ey2 * cross / st.phi
     r = np.maximum(r, 0.0)        # a variance, whatever the quadrature makes of a covariance that cancels it
     return e, p1, p2, q, r
 
