@@ -88,12 +88,12 @@ def column_shift(mode: str = "without"):
             if mode == "without" and zrange is not None:
                 phi_c = st.phi2 if st.batch == "fresh" and basis == "second" else st.phi
                 scale = max(1.0 - phi_c * sum(outlier_shares(target, zrange)), 0.5)
-            calls = []
+            first = [True]
 
-            def nodes(n, ppf, *args, **kwargs):      # the first call makes the columns
+            def nodes(n, ppf, *args, **kwargs):      # the first call makes the columns, the second the rows
                 x, w = base_nodes(n, ppf, *args, **kwargs)
-                calls.append(n)
-                return (x, w * scale) if len(calls) == 1 else (x, w)
+                columns, first[0] = first[0], False
+                return (x, w * scale) if columns else (x, w)
 
             widened_bulk.quantile_nodes = nodes
             try:
@@ -135,7 +135,8 @@ def column_shift(mode: str = "without"):
 
 def linear(mode: str, draws: int = 8) -> None:
     """The bulk's predicted top values (ranks 3-12 below the outliers) against ``draws`` simulated draws, linear
-    target, at :data:`LINEAR_POINTS`, as it is and with the variant (``finite_n.predict_finite_n`` inside the block)."""
+    target, at :data:`LINEAR_POINTS`, as it is and with the variant (the route's ``predict_finite_n``, which the block
+    wraps)."""
     from rmtfl.numerics import simulate_two_step
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step import two_step as two_step_module
