@@ -355,7 +355,9 @@ class WidenedBulk:
                 tt = -1.0 / (z[:, None] * (1.0 + A @ red.colh.T))
                 A = 0.7 * (red.psi * t @ red.Pa) + 0.3 * A
                 B = 0.7 * (tt @ red.Pl) + 0.3 * B
-        rho = np.maximum(A[:, 0].imag / red.psi, 0.0) / np.pi
+        # the density of H H^T is Im <t_j> / pi over the rows, not Im A_0 / (psi pi): A_0 = psi <f_0 t> weights the rows
+        # by f_0 = (1 + e_j)^2, which is not 1 once the second step has an identity part (docs/theory/two_step.md §9.2)
+        rho = np.maximum((t @ self.wa).imag, 0.0) / np.pi
         above = N * np.concatenate([np.cumsum(((rho[1:] + rho[:-1]) / 2 * np.diff(x))[::-1])[::-1], [0.0]])
         return t, above
 

@@ -91,9 +91,9 @@ def test_bulk_top_values_against_simulation(act, a1, a2):
     the split's remainder and the two steps' correlated remainders entered the rows (docs/theory/two_step.md §8.2,
     "The sample's own term and the two remainders") they were low by 0.016 (tanh), 0.017 (erf) and 0.0054 (tanh at
     (0, 0.4)), 5-13 s.e. (1.1e-3 to 1.3e-3); then by 0.0010, 0.0006 and 0.0001; with the second step's response to
-    the first step's remainder (docs/theory/two_step.md §8.2) by 0.0028, 0.0035 and 0.0001 (measured, seeds
-    9000-9007): the rows are right term by term, and what is left is the spectral shift of the extreme samples'
-    columns the bulk leaves out, which lifts a draw's top by about 0.005 (docs/theory/two_step_attempts.md §15)."""
+    the first step's remainder (docs/theory/two_step.md §8.2) by 0.0028, 0.0035 and 0.0001; with the density read
+    over all rows alike as well (docs/theory/two_step.md §9.2) they are 0.0002, 0.0001 and 0.0005 above (measured,
+    seeds 9000-9007)."""
     from rmtfl.numerics import simulate_two_step
     from rmtfl.theory import get_activation
     from rmtfl.theory._two_step.finite_n import predict_finite_n
@@ -166,3 +166,22 @@ def test_the_second_step_carries_the_first_steps_remainder(batch):
             assert abs(got - want) <= 0.15 * abs(want), (lo, got, want)
         else:
             assert abs(got - want) <= 0.5 * abs(got - bare), (lo, got, want, bare)
+
+
+@pytest.mark.parametrize("act,batch", [("tanh", "reused"), ("hermite(0, 1, 0.5)", "fresh"), ("tanh", "fresh")])
+def test_the_bulks_density_holds_every_eigenvalue(act, batch):
+    """psi = 1/2 (H H^T of full rank, its spectrum away from 0), N = 500, eta_t = N^0.4, linear target: the density the
+    bulk's top values are read from (docs/theory/two_step.md §9.2) integrates to N eigenvalues, to the grid's
+    trapezoid error (0.3-0.6 % here).  It was read off A_0 = psi <f_0 t>, which weights the rows by f_0 = (1 + e_j)^2
+    (fresh: plus the first step's M part): 0.911, 1.144 and 0.921 times N for these three profiles."""
+    from rmtfl.theory import get_activation
+    from rmtfl.theory._two_step.finite_n import bulk_without, finite_n_grams, finite_n_setup
+
+    a, tgt, N = get_activation(act), make_target("linear"), 500
+    st = finite_n_setup(a, tgt, phi=2.0, batch=batch, phi2=2.0 if batch == "fresh" else None)
+    tn = finite_n_grams(a, st, eta1=N**0.4, eta2=N**0.4, N=N, bulk=False)[3]
+    bulk = bulk_without(a, tgt, st, ranks=12, eta1=N**0.4, eta2=N**0.4, N=N, psi=0.5, tn=tn)
+    x = np.linspace(1e-3, 1.02, 400) * bulk.x_edge
+    _, above = bulk.resolvent_below(x, 0.5 * (x[1] - x[0]), levels=10, sweeps=20)
+    assert abs(bulk.red.rowf[:, 0] @ bulk.wa - 1) > 0.05          # rows weighted unevenly by f_0
+    assert abs(above[0] / N - 1) < 0.01
