@@ -309,7 +309,8 @@ class WidenedBulk:
         self._vs.insert(i, v)
 
     def top_values(self, count: int, *, points: int = 80, levels: int = 8, sweeps: int = 12):
-        """The ``count`` largest singular values of the bulk where its density puts them (docs/theory/two_step.md §9.2).
+        """The ``count`` largest singular values of the bulk where its density puts them
+        (docs/theory/two_step.md §9.2).
 
         The ``k``-th lies where ``k - 1/2`` eigenvalues of ``H H^T`` are expected above it: the density
         ``Im m(x + i eta) / pi`` of the profile's Stieltjes transform (the reduced system at complex ``x``, damped
