@@ -70,67 +70,80 @@ def left_out_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K):
 
 
 @contextlib.contextmanager
-def column_shift(mode: str = "without"):
-    """Within the block the prediction's bulk is the variant of the module docstring (``mode``: ``"without"`` or
-    ``"shift"``)."""
-    from rmtfl.theory._two_step import finite_n, two_step as two_step_module, widened_bulk
-    from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
-    from rmtfl.theory._two_step.sample_spikes import outlier_shares
+def bulk_variant(make_bulk):
+    """Within the block the route's finite-N prediction builds its bulk with the class ``make_bulk(base, point)``
+    returns (``base`` the route's :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk`), ``point`` a dict that
+    holds the activation, ``psi``, ``phi``, ``phi2`` and ``batch`` of the prediction under way; both are restored on
+    leaving it."""
+    from rmtfl.theory._two_step import finite_n, two_step as two_step_module
 
     point = {}
-    base_bulk, base_predict, base_nodes = finite_n.WidenedBulk, two_step_module.predict_finite_n, \
-        widened_bulk.quantile_nodes
-
-    class Bulk(base_bulk):
-        def __init__(self, st, target, *, zrange=None, basis="second", **kw):
-            self.target = target
-            scale = 1.0
-            if mode == "without" and zrange is not None:
-                phi_c = st.phi2 if st.batch == "fresh" and basis == "second" else st.phi
-                scale = max(1.0 - phi_c * sum(outlier_shares(target, zrange)), 0.5)
-            first = [True]
-
-            def nodes(n, ppf, *args, **kwargs):      # the first call makes the columns, the second the rows
-                x, w = base_nodes(n, ppf, *args, **kwargs)
-                columns, first[0] = first[0], False
-                return (x, w * scale) if columns else (x, w)
-
-            widened_bulk.quantile_nodes = nodes
-            try:
-                super().__init__(st, target, zrange=zrange, basis=basis, **kw)
-            finally:
-                widened_bulk.quantile_nodes = base_nodes
-
-        def top_values(self, count, *, points=80, levels=8, sweeps=12):
-            if self.zrange is None or "act" not in point:
-                return super().top_values(count, points=points, levels=levels, sweeps=sweeps)
-            p = point
-            st = finite_n_setup(p["act"], self.target, phi=p["phi"], batch=p["batch"], phi2=p["phi2"])
-            K = extreme_ranks(N=self.N, psi=p["psi"], phi=p["phi"], phi2=p["phi2"], batch=p["batch"])
-            cols = left_out_columns(p["act"], self.target, st, self, eta1=self.eta1, eta2=self.eta2, N=self.N,
-                                    psi=p["psi"], K=K)
-            N, xe = int(round(self.N)), self.x_edge
-            span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
-            for _ in range(4):                   # as WidenedBulk.top_values, with the shift in the count above x
-                u = np.linspace(0.0, 1.0, points)
-                x = xe * (1.02 - (0.02 + span) * u**1.5)[::-1]
-                t, above = self.resolvent_below(x, 0.1 * xe * span / points, levels=levels, sweeps=sweeps)
-                above = above + left_out_shift(self, x, t, cols)
-                if above[0] >= count or span >= 0.95:
-                    break
-                span = min(0.95, 2.0 * span)
-            k = np.arange(1, count + 1) - 0.5
-            return np.sqrt(np.interp(-k, -above, x, left=x[0]))
+    base_bulk, base_predict = finite_n.WidenedBulk, two_step_module.predict_finite_n
 
     def predict(act, target, **kw):
         point.update(act=act, psi=kw["psi"], phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
         return base_predict(act, target, **kw)
 
-    finite_n.WidenedBulk, two_step_module.predict_finite_n = Bulk, predict
+    finite_n.WidenedBulk, two_step_module.predict_finite_n = make_bulk(base_bulk, point), predict
     try:
         yield
     finally:
         finite_n.WidenedBulk, two_step_module.predict_finite_n = base_bulk, base_predict
+
+
+def column_shift(mode: str = "without"):
+    """A context in which the prediction's bulk is the variant of the module docstring (``mode``: ``"without"`` or
+    ``"shift"``)."""
+    from rmtfl.theory._two_step import widened_bulk
+    from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
+    from rmtfl.theory._two_step.sample_spikes import outlier_shares
+
+    base_nodes = widened_bulk.quantile_nodes
+
+    def make_bulk(base_bulk, point):
+        class Bulk(base_bulk):
+            def __init__(self, st, target, *, zrange=None, basis="second", **kw):
+                self.target = target
+                scale = 1.0
+                if mode == "without" and zrange is not None:
+                    phi_c = st.phi2 if st.batch == "fresh" and basis == "second" else st.phi
+                    scale = max(1.0 - phi_c * sum(outlier_shares(target, zrange)), 0.5)
+                first = [True]
+
+                def nodes(n, ppf, *args, **kwargs):      # the first call makes the columns, the second the rows
+                    x, w = base_nodes(n, ppf, *args, **kwargs)
+                    columns, first[0] = first[0], False
+                    return (x, w * scale) if columns else (x, w)
+
+                widened_bulk.quantile_nodes = nodes
+                try:
+                    super().__init__(st, target, zrange=zrange, basis=basis, **kw)
+                finally:
+                    widened_bulk.quantile_nodes = base_nodes
+
+            def top_values(self, count, *, points=80, levels=8, sweeps=12):
+                if self.zrange is None or "act" not in point:
+                    return super().top_values(count, points=points, levels=levels, sweeps=sweeps)
+                p = point
+                st = finite_n_setup(p["act"], self.target, phi=p["phi"], batch=p["batch"], phi2=p["phi2"])
+                K = extreme_ranks(N=self.N, psi=p["psi"], phi=p["phi"], phi2=p["phi2"], batch=p["batch"])
+                cols = left_out_columns(p["act"], self.target, st, self, eta1=self.eta1, eta2=self.eta2, N=self.N,
+                                        psi=p["psi"], K=K)
+                N, xe = int(round(self.N)), self.x_edge
+                span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
+                for _ in range(4):                   # as WidenedBulk.top_values, with the shift in the count above x
+                    u = np.linspace(0.0, 1.0, points)
+                    x = xe * (1.02 - (0.02 + span) * u**1.5)[::-1]
+                    t, above = self.resolvent_below(x, 0.1 * xe * span / points, levels=levels, sweeps=sweeps)
+                    above = above + left_out_shift(self, x, t, cols)
+                    if above[0] >= count or span >= 0.95:
+                        break
+                    span = min(0.95, 2.0 * span)
+                k = np.arange(1, count + 1) - 0.5
+                return np.sqrt(np.interp(-k, -above, x, left=x[0]))
+        return Bulk
+
+    return bulk_variant(make_bulk)
 
 
 def linear(mode: str, draws: int = 8) -> None:
