@@ -30,13 +30,14 @@ import sys
 import numpy as np
 
 
-def hf_diagonal(lam, y, w, phi, f, law=None):
+def hf_diagonal(lam, y, w, phi, f, m=None):
     """``g_f`` at the eigenvalues ``lam`` of ``M = X^T diag(y) X / n`` (module docstring); ``y, w``: nodes and
-    (sub-probability) weights of the samples, ``f``: the weights ``f(y)`` at those nodes; ``law``: other nodes and
-    weights of the same law of ``y`` for the Stieltjes transform (default ``(y, w)``)."""
+    (sub-probability) weights of the samples, ``f``: the weights ``f(y)`` at those nodes; ``m``: the law's Stieltjes
+    transform at ``lam + i0`` where it is already known (default: from ``(y, w)``)."""
     from rmtfl.theory._two_step.bulk_edge import weighted_mp_stieltjes
 
-    m = weighted_mp_stieltjes(np.asarray(lam, float), *(law or (y, w)), phi, eps=1e-7)
+    if m is None:
+        m = weighted_mp_stieltjes(np.asarray(lam, float), y, w, phi, eps=1e-7)
     kern = (m[None, :] / (1.0 + np.outer(y, m) / phi)).imag / np.maximum(m.imag, 1e-300)[None, :]
     return (w * f) @ kern
 
@@ -44,10 +45,12 @@ def hf_diagonal(lam, y, w, phi, f, law=None):
 def multiplier_tables(act, st, tn, lam, wl, law):
     """Per node of ``t``: the quadratic coefficients (ascending) of ``g`` for ``y c_e`` and for ``y c``, the variance
     the fit leaves to noise and the route's own split residual (which it replaces)."""
+    from rmtfl.theory._two_step.bulk_edge import weighted_mp_stieltjes
     from rmtfl.theory._two_step.finite_n import F_table
 
     y, w = st.y, st.w
     table = F_table(act, st, tn)
+    m = weighted_mp_stieltjes(np.asarray(lam, float), *law, st.phi, eps=1e-7)      # once: it does not depend on t
     P, E1 = float(w.sum()), float(y @ w)
     yw, det = y * y * w, P * st.ey2 - E1 * E1
     out = []
@@ -55,8 +58,8 @@ def multiplier_tables(act, st, tn, lam, wl, law):
         c, cz = table.c[q], table.cz[q]
         ce = cz - t * st.mu2 / st.phi * y * c if table.x1 is not None else c
         fe, fc = y * ce, y * c
-        pe = np.polyfit(lam, hf_diagonal(lam, y, w, st.phi, fe, law), 2, w=np.sqrt(wl))
-        pc = np.polyfit(lam, hf_diagonal(lam, y, w, st.phi, fc, law), 2, w=np.sqrt(wl))
+        pe = np.polyfit(lam, hf_diagonal(lam, y, w, st.phi, fe, m), 2, w=np.sqrt(wl))
+        pc = np.polyfit(lam, hf_diagonal(lam, y, w, st.phi, fc, m), 2, w=np.sqrt(wl))
         noise = max((w @ fe**2) / st.phi + (w @ fe) ** 2 - wl @ np.polyval(pe, lam) ** 2, 0.0)
         along = (P * (ce @ yw) - E1 * (ce @ (y * w))) / det
         e = ((ce @ (y * w)) - E1 * along) / P
