@@ -15,7 +15,8 @@ it as before), and the columns sit at the quantiles of the law of ``M`` over the
 inside``; ``--law column``: the route's law).  Reused batches only.  ``--point`` sets the bulk's top values beside the
 route's; ``--grid CACHE`` runs the acceptance grid with it, with ``--shift`` also the bulk of ``d - K`` columns and the
 left-out columns' spectral shift (:mod:`benchmarks.diag_column_shift`) and ``--whole`` the whole-law eigenvalue of
-``M`` along the samples (docs/theory/two_step_attempts.md §4)::
+``M`` along the samples (docs/theory/two_step_attempts.md §4), ``--group`` the extreme columns coupled into one group
+(docs/theory/two_step_attempts.md §13)::
 
     python -m benchmarks.diag_hf_multiplier --point "gelu;hermite(0, 1, 0.5);0.4;0.4;2000"
     python -m benchmarks.diag_hf_multiplier --grid two_step_finite_n_cache/n1000.json --N 1000 --shift
@@ -137,6 +138,7 @@ def hf_multiplier(law: str = "inside"):
 def main(argv=None) -> int:
     from .diag_column_shift import column_shift
     from .diag_m_spike import add_grid_arguments, run_grid, whole_law_eigenvalues
+    from .diag_sample_group import coupled_group
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--law", choices=("inside", "column"), default="inside")
@@ -144,6 +146,8 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000, help="with --grid")
     ap.add_argument("--shift", action="store_true", help="with --grid: d - K columns and the left-out columns' shift")
     ap.add_argument("--whole", action="store_true", help="with --grid: the whole-law eigenvalue of M as well")
+    ap.add_argument("--group", action="store_true", help="with --grid: the extreme columns coupled into one group as "
+                                                         "well (benchmarks.diag_sample_group, attempt 13)")
     add_grid_arguments(ap)
     a = ap.parse_args(argv)
     if a.point:
@@ -167,8 +171,11 @@ def main(argv=None) -> int:
                     stack.enter_context(column_shift("without"))
                 if a.whole:
                     stack.enter_context(whole_law_eigenvalues(target, float(a.N)))
+                if a.group:
+                    stack.enter_context(coupled_group())
                 yield
-        name = "multiplier" + (" + shift" if a.shift else "") + (" + whole law" if a.whole else "")
+        name = ("multiplier" + (" + shift" if a.shift else "") + (" + whole law" if a.whole else "")
+                + (" + group" if a.group else ""))
         run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds, variant=(name, variant))
     return 0
 

@@ -140,11 +140,13 @@ def whole_law_eigenvalues(target, d: float):
         sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
 
 
-def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False, variant=None) -> dict:
+def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False, variant=None, draws: int = 25) -> dict:
     """Per ``(activation, target)`` of the acceptance grid: how many points pass all three criteria, the values, the
-    counts and the edges, with the prediction as it is and with the whole-law eigenvalue (25 draws a point; ``own``:
-    the draws of ``--own-seeds``).  ``variant``: ``(name, context(target))``, another change of the prediction to
-    set beside it (default ``("whole law", whole_law_eigenvalues)``)."""
+    counts and the edges, and at how many the sign test does not set the predicted count apart from the draws (at
+    5 %, docs/theory/two_step.md §8.4), with the prediction as it is and with the whole-law eigenvalue (25 draws a
+    point; ``own``: the draws of ``--own-seeds``).  ``variant``: ``(name, context(target))``, another change of the
+    prediction to set beside it (default ``("whole law", whole_law_eigenvalues)``); ``draws``: the draws a point
+    takes (points with fewer are left out)."""
     from rmtfl.theory import make_target
 
     from . import bench_two_step_finite_n as bench
@@ -153,28 +155,28 @@ def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False, variant
     table = {}
     for act in bench.ACTIVATIONS:
         for tgt in bench.TARGETS:
-            row = table.setdefault((act, tgt), {"as is": [0, 0, 0, 0], name_v: [0, 0, 0, 0]})
+            row = table.setdefault((act, tgt), {"as is": [0] * 5, name_v: [0] * 5})
             for a1 in alphas:
                 for a2 in alphas:
-                    draws = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:25]
-                    if len(draws) < 25:
+                    rows = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:draws]
+                    if len(rows) < draws:
                         continue
                     for name in row:
                         ctx = context(make_target(tgt)) if name == name_v else contextlib.nullcontext()
                         with ctx:
-                            r = bench.compare_cell(act, tgt, batch, a1, a2, N, draws)
+                            r = bench.compare_cell(act, tgt, batch, a1, a2, N, rows)
                         ok = (r["values_ok"], r["count_ok"], r["edge_ok"])
-                        row[name] = [t + v for t, v in zip(row[name], (all(ok),) + ok)]
+                        row[name] = [t + v for t, v in zip(row[name], (all(ok),) + ok + (r["count_p"] >= 0.05,))]
     return table
 
 
 def print_grid_effect(table, *, N: int, batch: str) -> None:
     """Print :func:`grid_effect`'s table, one line per activation and target and the totals."""
     names = list(next(iter(table.values())))
-    print(f"N = {N}, {batch}: points passing all three / values / counts / edges")
+    print(f"N = {N}, {batch}: points passing all three / values / counts / edges / the sign test")
     for (act, tgt), row in table.items():
         print(f"  {act:20s} {tgt:38s}", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in row.items()))
-    tot = {k: [sum(r[k][i] for r in table.values()) for i in range(4)] for k in names}
+    tot = {k: [sum(r[k][i] for r in table.values()) for i in range(5)] for k in names}
     print("  all", "   ".join(f"{k}: {'/'.join(map(str, v))}" for k, v in tot.items()))
 
 
@@ -186,13 +188,14 @@ def add_grid_arguments(ap) -> None:
     ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
 
 
-def run_grid(path: str, *, N: int, batch: str, own: bool, variant) -> None:
+def run_grid(path: str, *, N: int, batch: str, own: bool, variant, draws: int = 25) -> None:
     """:func:`grid_effect` on the acceptance grid of ``batch`` (``alpha`` in {0, 0.1, ..., 0.4} reused, {0, 0.2, 0.4}
-    fresh) whose draws the cache file ``path`` holds, printed by :func:`print_grid_effect`."""
+    fresh) whose draws the cache file ``path`` holds, ``draws`` a point, printed by :func:`print_grid_effect`."""
     with open(path) as f:
         cache = json.load(f)
     alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if batch == "reused" else [0.0, 0.2, 0.4]
-    print_grid_effect(grid_effect(cache, N=N, batch=batch, alphas=alphas, own=own, variant=variant), N=N, batch=batch)
+    print_grid_effect(grid_effect(cache, N=N, batch=batch, alphas=alphas, own=own, variant=variant, draws=draws),
+                      N=N, batch=batch)
 
 
 def main(argv=None) -> int:
