@@ -37,26 +37,26 @@ def rule_window(N: int, psi: float = 1.0) -> int:
     return count_window(N, psi)
 
 
-def cut_weights(J: int) -> np.ndarray:
-    """``c`` with ``thr = c . window`` (the fitted edge plus ``q_0.99`` fitted scales), valid where the fitted
-    scale is positive."""
+def _fit(J: int):
+    """The rule's least-squares fit as rows: ``(edge, scale) = P @ window``, and its margin ``q_0.99`` of TW₁."""
     from rmtfl.theory import tracy_widom_quantile
     from rmtfl.theory._classical.edge_count import edge_positions
 
-    A = np.stack([np.ones(J), -edge_positions(J)], axis=1)
-    P = np.linalg.pinv(A)
-    return P[0] + float(tracy_widom_quantile(0.99, beta=1)) * P[1]
+    P = np.linalg.pinv(np.stack([np.ones(J), -edge_positions(J)], axis=1))
+    return P, float(tracy_widom_quantile(0.99, beta=1))
+
+
+def cut_weights(J: int) -> np.ndarray:
+    """``c`` with ``thr = c . window`` (the fitted edge plus ``q_0.99`` fitted scales), valid where the fitted
+    scale is positive."""
+    P, q = _fit(J)
+    return P[0] + q * P[1]
 
 
 def fixed_point_events(V, J: int, K: int = 40) -> np.ndarray:
     """``F[s, r]``: whether ``r`` is a fixed point of the rule on draw ``s`` (rows of ``V`` descending)."""
-    from rmtfl.theory import tracy_widom_quantile
-    from rmtfl.theory._classical.edge_count import edge_positions
-
     V = np.atleast_2d(np.asarray(V, float))
-    A = np.stack([np.ones(J), -edge_positions(J)], axis=1)
-    P = np.linalg.pinv(A)
-    q = float(tracy_widom_quantile(0.99, beta=1))
+    P, q = _fit(J)
     F = np.zeros((V.shape[0], K), bool)
     for r in range(K):
         win = V[:, r:r + J]
@@ -130,6 +130,10 @@ def part_spectra(cache, N, batch=None, draws=25) -> None:
         print(f"  {k:12s} {'-' if hit[k] is None else hit[k]}")
 
 
+def _spread(X) -> np.ndarray:
+    return np.maximum(X.std(0, ddof=1), 1e-12)
+
+
 def part_laws(cache, N, batch=None, draws=25, seed: int = 0) -> None:
     from scipy.stats import norm
 
@@ -144,8 +148,7 @@ def part_laws(cache, N, batch=None, draws=25, seed: int = 0) -> None:
         hit["events, exact"] += median_from_events(fixed_point_events(S, J, K).mean(0)) == m
         G = np.stack([S[:, r] - S[:, r:r + J] @ c for r in range(K)], axis=1)
         H = np.stack([S[:, r - 1] - S[:, r:r + J] @ c for r in range(1, K)], axis=1)
-        sd = lambda X: np.maximum(X.std(0, ddof=1), 1e-12)          # noqa: E731
-        pf = norm.cdf(-G.mean(0) / sd(G)) * np.concatenate([[1.0], norm.cdf(H.mean(0) / sd(H))])
+        pf = norm.cdf(-G.mean(0) / _spread(G)) * np.concatenate([[1.0], norm.cdf(H.mean(0) / _spread(H))])
         hit["events, Gaussian"] += median_from_events(pf) == m
         L = min(70, S.shape[1])
         sim = rng.multivariate_normal(S[:, :L].mean(0), np.cov(S[:, :L].T), size=2000, method="eigh")
