@@ -10,10 +10,14 @@ batch kinds at the same steps: the reused bulk is the check that the comparison 
 ``--quantile-rows``: the second layer ``a`` at the quantiles of its law, as the prediction takes its rows (each
 quantile on the row that holds the same rank in the drawn ``a``; the draws are otherwise the same).
 ``--activation``: another ``sigma``, with the whole ``W_2`` of two gradient steps in place of the exact ``H`` (its top
-values, as many as the prediction has spikes of ``P``, left out).  The table of docs/theory/two_step.md §8.2:
+values, as many as the prediction has spikes of ``P``, left out).  ``--projected``: the batches whole, and ``H``
+with the directions of each batch's extreme samples (as many as the prediction leaves out of the bulk) projected out
+on the right, ``H_b``: the matrix the bulk's columns describe since they follow the whole law of ``M`` less its top
+ranks (docs/theory/two_step.md §8.2, "The bulk's columns").  The table of docs/theory/two_step.md §8.2:
 
     python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4
     python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4 --quantile-rows
+    python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4 --projected
     python -m benchmarks.diag_fresh_bulk --seed 500 --draws 16 --alphas 0.4,0.4 --activation gelu
 """
 from __future__ import annotations
@@ -37,12 +41,14 @@ def exact_rows(W0, a, M1, M2, eta1, eta2, c2=0.5):
 
 
 def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed=300, quantile_rows=False,
-               activation=SIGMA):
+               activation=SIGMA, projected=False):
     """``{"fresh": (mean, se), "reused": (mean, se)}`` of the top ``ranks`` singular values of ``H`` over ``draws``,
     and ``{"fresh": ..., "reused": ...}`` of the prediction's ``bulk_top`` (``psi = 1``, ``eta_t = N^alpha_t``).
 
     ``activation`` other than the quadratic ``sigma``: ``H`` is the whole ``W_2`` of :func:`rmtfl.numerics.gd_steps`
-    less its top values, as many as the prediction has spikes of ``P`` (no exact form to take ``P`` out with)."""
+    less its top values, as many as the prediction has spikes of ``P`` (no exact form to take ``P`` out with).
+    ``projected`` (quadratic ``sigma`` only): whole batches, and ``H`` less its part along each batch's ``K`` most
+    extreme samples (module docstring)."""
     from rmtfl.numerics import gd_steps
     from rmtfl.theory import get_activation, make_target, two_step
     from rmtfl.theory._two_step import sample_spikes
@@ -53,17 +59,26 @@ def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed
     c2 = 0.5                                            # sigma = He1 + c2 He2, so sigma'(u) = 1 + 2 c2 u
     d, n = N, int(round(phi * N))
     eta1, eta2 = float(N) ** a1, float(N) ** a2
-    lo, hi = sample_spikes.bulk_cut(tgt, n, ranks=min(sample_spikes.SAMPLE_RANKS, n // 4))
+    if projected and not exact:
+        raise ValueError("projected: only for the quadratic sigma, whose H is exact")
+    K = min(sample_spikes.SAMPLE_RANKS, n // 4)
+    lo, hi = sample_spikes.bulk_cut(tgt, n, ranks=K)
     link = tgt.links[0]
 
     def batch(rng):
         X = rng.standard_normal((n, d))
         out = (X[:, 0] < lo) | (X[:, 0] > hi)           # beta* = e_1: the samples the bulk leaves out, redrawn
-        while out.any():
+        while out.any() and not projected:
             X[out, 0] = rng.standard_normal(int(out.sum()))
             out = (X[:, 0] < lo) | (X[:, 0] > hi)
         y = np.asarray(link(X[:, 0]), dtype=float)
         return X, y, X.T @ (y[:, None] * X) / n
+
+    def off_extremes(H, *batches):
+        """``H`` less its part along the directions of each batch's ``K`` samples of largest ``|y|``."""
+        C = np.concatenate([X[np.argsort(-np.abs(y))[:K]] for X, y in batches]).T
+        Q, _ = np.linalg.qr(C)
+        return H - (H @ Q) @ Q.T
 
     sims = {"fresh": [], "reused": []}
     for s in range(draws):
@@ -78,7 +93,10 @@ def exact_bulk(a1, a2, *, N=1000, phi=2.0, draws=6, target=TARGET, ranks=6, seed
         (X1, y1, M1), (X2, y2, M2) = batch(rng), batch(rng)
         for kind, Mb in (("fresh", M2), ("reused", M1)):
             if exact:
-                sims[kind].append(np.linalg.svd(exact_rows(W0, a, M1, Mb, eta1, eta2, c2), compute_uv=False)[:ranks])
+                H = exact_rows(W0, a, M1, Mb, eta1, eta2, c2)
+                if projected:
+                    H = off_extremes(H, (X1, y1), (X2, y2)) if kind == "fresh" else off_extremes(H, (X1, y1))
+                sims[kind].append(np.linalg.svd(H, compute_uv=False)[:ranks])
                 continue
             W2 = gd_steps(act, W0, a, [(X1, y1), (X2, y2)] if kind == "fresh" else (X1, y1), etas=[eta1, eta2])
             sims[kind].append(np.linalg.svd(W2, compute_uv=False))
@@ -104,10 +122,12 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=6)
     ap.add_argument("--seed", type=int, default=300, help="the first draw's seed (draw k: seed + k)")
     ap.add_argument("--quantile-rows", action="store_true", help="a at the quantiles of its law, as the prediction")
+    ap.add_argument("--projected", action="store_true", help="whole batches, the extreme samples' directions "
+                                                             "projected out (quadratic sigma)")
     args = ap.parse_args(argv)
     a1, a2 = (float(v) for v in args.alphas.split(","))
     sims, pred = exact_bulk(a1, a2, N=args.N, draws=args.draws, target=args.target, quantile_rows=args.quantile_rows,
-                             activation=args.activation, seed=args.seed)
+                             activation=args.activation, seed=args.seed, projected=args.projected)
     print(f"sigma {args.activation}, target {args.target}, N = d = {args.N}, n = 2N, alphas ({a1}, {a2}), "
           f"{args.draws} draws")
     for kind in ("fresh", "reused"):

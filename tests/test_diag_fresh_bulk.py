@@ -39,3 +39,12 @@ def test_exact_bulk_returns_both_batches_with_standard_errors(quantile_rows, act
         m, se = sims[kind]
         assert m.shape == se.shape == (4,) and np.all(np.diff(m) <= 0) and np.all(se > 0)
         assert pred[kind].shape == (4,) and np.all(np.abs(pred[kind] / m - 1) < 0.2)
+
+
+def test_projected_takes_each_batchs_extreme_directions_out():
+    sims, pred = exact_bulk(0.3, 0.3, N=120, draws=3, ranks=4, projected=True)
+    for kind in ("fresh", "reused"):
+        m, se = sims[kind]
+        assert m.shape == (4,) and np.all(np.diff(m) <= 0) and np.all(se > 0)
+    with pytest.raises(ValueError, match="projected"):
+        exact_bulk(0.3, 0.3, N=60, draws=1, ranks=2, projected=True, activation="tanh")
