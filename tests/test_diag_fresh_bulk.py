@@ -41,7 +41,7 @@ def test_exact_bulk_returns_both_batches_with_standard_errors(quantile_rows, act
         assert pred[kind].shape == (4,) and np.all(np.abs(pred[kind] / m - 1) < 0.2)
 
 
-def test_projected_takes_each_batchs_extreme_directions_out():
+def test_projected_returns_both_batches_and_refuses_another_sigma():
     sims, pred = exact_bulk(0.3, 0.3, N=120, draws=3, ranks=4, projected=True)
     for kind in ("fresh", "reused"):
         m, se = sims[kind]
