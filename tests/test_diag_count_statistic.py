@@ -30,3 +30,15 @@ def test_median_from_independent_events():
     # P(count >= k) = prod_{r < k} (1 - pf_r): 1, 1, 1, 0.5, 0 for k = 0..4, so the (upper) median is 3
     assert median_from_events([0.0, 0.0, 0.5, 1.0]) == 3
     assert median_from_events([0.0, 0.6, 0.2]) == 1
+
+
+def test_extreme_ranks_sets_and_restores_the_number_left_out():
+    from benchmarks.diag_count_statistic import extreme_ranks
+    from rmtfl.theory._two_step import sample_spikes, two_step
+
+    keep, predict = sample_spikes.SAMPLE_RANKS, two_step.predict_finite_n
+    with extreme_ranks("24"):
+        assert sample_spikes.SAMPLE_RANKS == 24
+    with extreme_ranks("double"):
+        assert two_step.predict_finite_n is not predict
+    assert (sample_spikes.SAMPLE_RANKS, two_step.predict_finite_n) == (keep, predict)
