@@ -13,12 +13,20 @@ linear inequalities.  The parts set the draws' median count beside counts built 
 * ``laws``: the count's median from the fixed-point events' marginal probabilities (exact, over the draws, or
   Gaussian from the margins' means and spreads) taken as independent, and from Gaussian spectra with the draws'
   rank means and covariance (drawn here, with a fixed seed: a diagnostic, not a prediction);
+* ``marginals`` (with ``--other CACHE``, the same points drawn with seeds of their own): the other draws' median count
+  against the median of the rule over spectra whose top ``t`` ranks are drawn independently from this cache's
+  marginal laws of those ranks (re-sorted; the rest at the draws' rank-by-rank medians; ``t`` from 5 to 20; and the
+  top 12 from Gaussian laws of the same means and spreads), beside this cache's own median count and its median
+  spectrum (out of sample: the marginals and the median they are set
+  against come from different draws);
 * ``ranks``: the acceptance grid with ``--ranks K`` of a typical batch's most extreme samples out of the bulk in place
   of 12 (docs/theory/two_step.md §8.3; ``--ranks double``: 24, and 48, only where all 12 give outliers).
 
     python -m benchmarks.diag_count_statistic --cache CACHE/n1000.json --N 1000      # CACHE: the page's cache directory
     python -m benchmarks.diag_count_statistic --cache CACHE/n2000.json --N 2000 --batch fresh --draws 13
     python -m benchmarks.diag_count_statistic --cache CACHE/n2000.json --N 2000 --part ranks --ranks 24
+    python -m benchmarks.diag_count_statistic --cache CACHE/n1000.json --N 1000 --part marginals \
+        --other CACHE/n1000own.json
 """
 from __future__ import annotations
 
@@ -160,6 +168,36 @@ def part_laws(cache, N, batch=None, draws=25, seed: int = 0) -> None:
         print(f"  {k:18s} {v}")
 
 
+def part_marginals(cache, other, N, batch=None, draws=25, seed: int = 0, tops=(5, 8, 12, 15, 20)) -> None:
+    from rmtfl.numerics import edge_outlier_count
+
+    J = rule_window(N)
+    rng = np.random.default_rng(seed)
+    hit = {f"top {t} drawn": 0 for t in tops} | {"top 12 Gaussian": 0, "own median count": 0, "median spectrum": 0}
+    n = 0
+    for key, S, counts in points(cache, N, batch, draws):
+        rows = other.get(key + "|own", [])[:draws]
+        if len(rows) < draws:
+            continue
+        m = median_count([edge_outlier_count(np.array(r["sv"]), window=J).count for r in rows])
+        n += 1
+        raw = S[rng.integers(0, len(S), size=(2000, S.shape[1])), np.arange(S.shape[1])[None, :]]
+        gauss = S.mean(0) + S.std(0, ddof=1) * rng.standard_normal(raw.shape)
+        med = np.median(S, 0)
+        for name, t, drawn in [(f"top {t} drawn", t, raw) for t in tops] + [("top 12 Gaussian", 12, gauss)]:
+            V = np.tile(med, (2000, 1))
+            V[:, :t] = drawn[:, :t]
+            V = -np.sort(-V, axis=1)
+            K = min(40, V.shape[1] - J)
+            F = np.concatenate([fixed_point_events(V, J, K), np.ones((len(V), 1), bool)], 1)
+            hit[name] += median_count(np.argmax(F, 1)) == m
+        hit["own median count"] += median_count(counts) == m
+        hit["median spectrum"] += edge_outlier_count(med, window=J).count == m
+    print(f"N = {N}, {n} points: the other draws' median count")
+    for k, v in hit.items():
+        print(f"  {k:18s} {v}")
+
+
 @contextlib.contextmanager
 def extreme_ranks(ranks: str):
     """Within the block, ``ranks`` (a number, or ``"double"``) of a typical batch's most extreme samples leave the bulk
@@ -206,7 +244,8 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default=None, help="default: both")
     ap.add_argument("--draws", type=int, default=25, help="the first this many draws of each point")
-    ap.add_argument("--part", choices=("rule", "spectra", "laws", "ranks", "all"), default="all")
+    ap.add_argument("--part", choices=("rule", "spectra", "laws", "marginals", "ranks", "all"), default="all")
+    ap.add_argument("--other", default=None, help="with --part marginals: the cache of the same points' own seeds")
     ap.add_argument("--ranks", default="24", help="with --part ranks: a number, or double")
     ap.add_argument("--own-seeds", action="store_true", help="with --part ranks: a cache of --own-seeds")
     a = ap.parse_args(argv)
@@ -215,6 +254,12 @@ def main(argv=None) -> int:
         return 0
     with open(a.cache) as f:
         cache = json.load(f)
+    if a.part == "marginals":
+        if not a.other:
+            ap.error("--part marginals needs --other CACHE")
+        with open(a.other) as f:
+            part_marginals(cache, json.load(f), a.N, a.batch, a.draws)
+        return 0
     for name, part in (("rule", part_rule), ("spectra", part_spectra), ("laws", part_laws)):
         if a.part in (name, "all"):
             part(cache, a.N, a.batch, a.draws)
