@@ -16,9 +16,9 @@ linear inequalities.  The parts set the draws' median count beside counts built 
 * ``marginals`` (with ``--other CACHE``, the same points drawn with seeds of their own): the other draws' median count
   against the median of the rule over spectra whose top ``t`` ranks are drawn independently from this cache's
   marginal laws of those ranks (re-sorted; the rest at the draws' rank-by-rank medians; ``t`` from 5 to 20; and the
-  top 12 from Gaussian laws of the same means and spreads), beside this cache's own median count and its median
-  spectrum (out of sample: the marginals and the median they are set
-  against come from different draws);
+  top 12 from Gaussian laws of the same means and spreads; only the ranks that are outliers of the median spectrum,
+  and two more), beside this cache's own median count and its median spectrum (out of sample: the marginals and the
+  median they are set against come from different draws);
 * ``ranks``: the acceptance grid with ``--ranks K`` of a typical batch's most extreme samples out of the bulk in place
   of 12 (docs/theory/two_step.md §8.3; ``--ranks double``: 24, and 48, only where all 12 give outliers).
 
@@ -173,7 +173,9 @@ def part_marginals(cache, other, N, batch=None, draws=25, seed: int = 0, tops=(5
 
     J = rule_window(N)
     rng = np.random.default_rng(seed)
-    hit = {f"top {t} drawn": 0 for t in tops} | {"top 12 Gaussian": 0, "own median count": 0, "median spectrum": 0}
+    hit = {f"top {t} drawn": 0 for t in tops} | dict.fromkeys(("top 12 Gaussian", "median's outliers",
+                                                              "median's outliers + 2", "own median count",
+                                                              "median spectrum"), 0)
     n = 0
     for key, S, counts in points(cache, N, batch, draws):
         rows = other.get(key + "|own", [])[:draws]
@@ -184,7 +186,9 @@ def part_marginals(cache, other, N, batch=None, draws=25, seed: int = 0, tops=(5
         raw = S[rng.integers(0, len(S), size=(2000, S.shape[1])), np.arange(S.shape[1])[None, :]]
         gauss = S.mean(0) + S.std(0, ddof=1) * rng.standard_normal(raw.shape)
         med = np.median(S, 0)
-        for name, t, drawn in [(f"top {t} drawn", t, raw) for t in tops] + [("top 12 Gaussian", 12, gauss)]:
+        typ = edge_outlier_count(med, window=J).count          # the ranks that are outliers in the median spectrum
+        for name, t, drawn in ([(f"top {t} drawn", t, raw) for t in tops] + [("top 12 Gaussian", 12, gauss)]
+                               + [("median's outliers", typ, raw), ("median's outliers + 2", typ + 2, raw)]):
             V = np.tile(med, (2000, 1))
             V[:, :t] = drawn[:, :t]
             V = -np.sort(-V, axis=1)
