@@ -18,6 +18,7 @@ log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g
     python -m benchmarks.diag_sample_group --part edge --activation gelu --alphas 0.4,0.2
     python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json     # about 5 minutes
     python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json --lift whole
+    python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json --lift whole --ranks 24
 """
 from __future__ import annotations
 
@@ -174,17 +175,24 @@ def main(argv=None) -> int:
     ap.add_argument("--lift", choices=("whole", "collective"), default=None,
                     help="with --grid: the eigenvalue of M along the samples lifted as well "
                          "(benchmarks.diag_sample_coupling.coupled_with, without the coupling to P)")
+    ap.add_argument("--ranks", default=None, help="with --grid: this many extreme samples out of the bulk in place of "
+                    "12 (benchmarks.diag_count_statistic.extreme_ranks; docs/theory/two_step_attempts.md §18)")
     a = ap.parse_args(argv)
     if a.grid:
+        from .diag_count_statistic import extreme_ranks
         from .diag_m_spike import run_grid
         from .diag_sample_coupling import coupled_with
 
         @contextlib.contextmanager
         def variant(target):
-            with coupled_group(), coupled_with(a.lift, target, float(a.N), couple=False):
+            with contextlib.ExitStack() as st:
+                if a.ranks:
+                    st.enter_context(extreme_ranks(a.ranks))
+                st.enter_context(coupled_group())
+                st.enter_context(coupled_with(a.lift, target, float(a.N), couple=False))
                 yield
-        run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds,
-                 variant=("coupled group" + (f" + {a.lift}" if a.lift else ""), variant))
+        name = "coupled group" + (f" + {a.lift}" if a.lift else "") + (f", {a.ranks} ranks" if a.ranks else "")
+        run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds, variant=(name, variant))
     elif a.part == "check":
         part_check()
     else:

@@ -1,0 +1,254 @@
+"""The count from the prediction's own rank laws, and a count rule fitted deeper in the bulk
+(docs/theory/two_step_attempts.md §18; measured on the acceptance page's cached draws, not kept).
+
+Attempt 17 found that the draws' median count is, to the criterion's noise, the rule's median over spectra whose
+top ranks are drawn independently from the draws' own marginal laws.  Two parts follow that up:
+
+* ``law``: the same with the *prediction's* laws of its ranks in place of the draws'.  The ``r``-th value of a batch
+  lies above ``s`` when ``m(s)`` spikes of ``P`` and ``q >= r - m(s)`` single samples do
+  (docs/theory/two_step.md §8.3, "Ranked values"); here the samples above ``s`` are the points of a process of
+  mean ``mu(s) = sum_b n_b P_b(S > s)`` whose ``q``-th point lies above ``s`` when a Gamma variable of shape
+  ``q gamma`` and mean ``q`` is at most ``mu(s)`` (``gamma = 1``: the Poisson limit of the binomial sums the
+  prediction uses; larger ``gamma``: more rigid ranks).  Each of the top ranks (the prediction's and ``--extra``
+  more) is drawn from its law by inversion at the points of a fixed, unscrambled Sobol lattice (a deterministic
+  cubature), a rank's mass below the edge dropped; the predicted bulk's top values fill in below; the rule's
+  median count over the lattice is set against the draws' median count.  ``--group``, ``--whole``, ``--ranks K``
+  and ``--shift``: the variants of attempts 13, 4, 17 and 15 (the extreme columns coupled into one group; the
+  whole-law eigenvalue of ``M`` along the samples; ``K`` extreme samples out of the bulk; the bulk without the
+  extreme columns, with their spectral shift) in the prediction the laws come from.
+* ``deep``: a rule whose edge fit starts ``K0`` ranks down, ``v[K0:K0+J]``, the ``k``-th value placed at
+  ``x_{k-r}`` below the edge (``r`` the count so far), iterated to a fixed point as the rule is: a cut that does
+  not slide with the values just below the outliers.  The draws' median count with that rule against the same rule
+  on the predicted spectrum (its bulk's top values taken 40 further down).
+
+    python -m benchmarks.diag_count_law --cache CACHE/n1000.json --N 1000 --part law      # about 3 minutes
+    python -m benchmarks.diag_count_law --cache CACHE/n1000.json --N 1000 --part law --group --whole --ranks 24
+    python -m benchmarks.diag_count_law --cache CACHE/n1000.json --N 1000 --part deep --K0 13,26
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+
+import numpy as np
+from scipy import special
+from scipy.stats import qmc
+
+from .diag_count_statistic import fixed_point_events, median_count, rule_window
+
+
+def rank_laws(law, fixed, ranks: int, laws=None, gamma: float = 1.0):
+    """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid`` (from the edge up), ``r = 1..ranks``, for the
+    spikes ``fixed`` of ``P`` (each at its location, or spread by its law ``(x, sf)`` of
+    docs/theory/two_step.md §8.5) and the single samples of the
+    :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` ``law`` (module docstring; ``gamma`` the rigidity of
+    their ranks)."""
+    fixed = np.asarray(fixed, float)
+    laws = [None] * fixed.size if laws is None else list(laws)
+    s_e = float(law.grid[0])
+    pieces = [law.grid] + [np.clip(m + lw[0], s_e, None) for m, lw in zip(fixed, laws) if lw is not None]
+    inner = fixed[fixed > s_e]
+    grid = np.unique(np.concatenate(pieces + [inner * (1 - 1e-9), inner * (1 + 1e-9)]))
+    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
+    q = np.arange(ranks + 1)
+    # P(at least q samples above s): the q-th point of the process lies above s
+    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :] * gamma, gamma * mu[:, None]))
+    p = np.array([(m > grid).astype(float) if lw is None else np.interp(grid - m, lw[0], lw[1], left=1.0, right=0.0)
+                  for m, lw in zip(fixed, laws)]).reshape(fixed.size, grid.size)
+    pm = np.zeros((grid.size, fixed.size + 1))     # the law of the number of spikes above s (Poisson binomial)
+    pm[:, 0] = 1.0
+    for pj in p:
+        pm = pm * (1 - pj[:, None]) + np.concatenate([np.zeros((grid.size, 1)), pm[:, :-1]], 1) * pj[:, None]
+    F = np.stack([sum(pm[:, j] * above[:, max(r - j, 0)] for j in range(min(r, fixed.size) + 1))
+                  + (pm[:, r + 1:].sum(1) if r + 1 <= fixed.size else 0.0) for r in range(1, ranks + 1)], 1)
+    return grid, np.minimum.accumulate(F, axis=0)
+
+
+def lattice_count(grid, F, bulk_top, J: int, points: int = 2048) -> int:
+    """The rule's median count over spectra whose top ranks are drawn independently from ``F`` (:func:`rank_laws`)
+    by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped; above the grid
+    its value is the grid's top), the ``bulk_top`` values below them."""
+    R = F.shape[1]
+    u = (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
+    vals = np.full((points, R), -np.inf)
+    for k in range(R):
+        Fk = F[:, k]
+        ok = u[:, k] < Fk[0]
+        idx = np.clip(np.searchsorted(-Fk, -u[ok, k]), 1, grid.size - 1)     # the first grid point with F <= u
+        f0, f1 = Fk[idx - 1], Fk[idx]
+        w = np.where(f0 > f1, (f0 - u[ok, k]) / np.maximum(f0 - f1, 1e-300), 0.0)
+        vals[ok, k] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
+    S = -np.sort(-np.concatenate([vals, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
+    S = S[:, :R + len(bulk_top)]
+    S = S[:, np.isfinite(S).all(0)]
+    events = np.concatenate([fixed_point_events(S, J, min(40, S.shape[1] - J)), np.ones((points, 1), bool)], 1)
+    return median_count(np.argmax(events, 1))
+
+
+@contextlib.contextmanager
+def captured():
+    """Within the block, ``seen`` (yielded) holds the arguments of the last ranked-values call of a prediction
+    (``"ranked"``: ``(law, fixed, ranks, laws)``) and its finite-``N`` result (``"result"``)."""
+    from rmtfl.theory._two_step import sample_order, two_step
+
+    seen, ranked, predict = {}, sample_order.ranked_values, two_step.predict_finite_n
+
+    def spy_ranked(law, fixed, ranks, *, laws=None, spread=False):
+        seen["ranked"] = (law, fixed, ranks, laws)
+        return ranked(law, fixed, ranks, laws=laws, spread=spread)
+
+    def spy_predict(*args, **kwargs):
+        seen["result"] = predict(*args, **kwargs)
+        return seen["result"]
+    sample_order.ranked_values, two_step.predict_finite_n = spy_ranked, spy_predict
+    try:
+        yield seen
+    finally:
+        sample_order.ranked_values, two_step.predict_finite_n = ranked, predict
+
+
+def law_count(seen, J: int, extra: int = 4, gamma: float = 1.0):
+    """The count from the captured prediction's rank laws (module docstring); ``None`` without single samples."""
+    if "ranked" not in seen:
+        return None
+    law, fixed, ranks, laws = seen["ranked"]
+    if law is None or not law.sizes:
+        return None
+    grid, F = rank_laws(law, fixed, ranks + extra, laws, gamma)
+    return lattice_count(grid, F, seen["result"].bulk_top, J)
+
+
+def deep_count(v, J: int, K0: int) -> int:
+    """The count of a rule whose fit starts ``K0`` ranks down (module docstring); ``K0 = 0``: the rule itself."""
+    from rmtfl.numerics import edge_outlier_count
+    from rmtfl.theory import tracy_widom_quantile
+
+    v = np.sort(np.asarray(v, float))[::-1]
+    if K0 == 0:
+        return edge_outlier_count(v, window=J).count
+    q, k = float(tracy_widom_quantile(0.99, beta=1)), np.arange(K0 + 1, K0 + J + 1)
+    r, seen = 0, set()
+    while True:
+        x = (1.5 * math.pi * (k - r - 0.72)) ** (2.0 / 3.0)
+        (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(J), -x], 1), v[K0:K0 + J], rcond=None)
+        rn = min(int(np.sum(v > e + max(sig, 0.0) * q)), K0)
+        if rn == r or rn in seen:
+            return rn
+        seen.add(r)
+        r = rn
+
+
+def _grid(path, N, batch, draws):
+    """``(act, tgt, a1, a2, spectra, median count)`` of each point of a page cache at width ``N`` (``batch``)."""
+    from rmtfl.numerics import edge_outlier_count
+
+    from . import bench_two_step_finite_n as bench
+
+    with open(path) as f:
+        cache = json.load(f)
+    own, J = "own" in path, rule_window(N)
+    alphas = sorted({float(k.split("|")[4]) for k in cache if k.startswith(f"{N}|{batch}|")})
+    for act in bench.ACTIVATIONS:
+        for tgt in bench.TARGETS:
+            for a1 in alphas:
+                for a2 in alphas:
+                    rows = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:draws]
+                    if len(rows) >= min(draws, 13):
+                        S = [np.array(r["sv"]) for r in rows]
+                        yield act, tgt, a1, a2, S, median_count([edge_outlier_count(s, window=J).count for s in S])
+
+
+def _predict(act, tgt, a1, a2, N, batch):
+    from rmtfl.theory import two_step
+
+    return two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                    phi2=2.0 if batch == "fresh" else None)
+
+
+def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=False, gamma=1.0, extra=4, draws=25,
+             verbose=False):
+    from rmtfl.theory import make_target
+
+    from .diag_column_shift import column_shift
+    from .diag_count_statistic import extreme_ranks
+    from .diag_m_spike import whole_law_eigenvalues
+    from .diag_sample_group import coupled_group
+
+    J, tot = rule_window(N), dict(points=0, prediction=0, law=0, computed=0)
+    for act, tgt, a1, a2, _, m in _grid(path, N, batch, draws):
+        with contextlib.ExitStack() as st:
+            if group:
+                st.enter_context(coupled_group())
+            if whole:
+                st.enter_context(whole_law_eigenvalues(make_target(tgt), float(N)))
+            if ranks:
+                st.enter_context(extreme_ranks(str(ranks)))
+            if shift:
+                st.enter_context(column_shift("without"))
+            seen = st.enter_context(captured())
+            pc = len(_predict(act, tgt, a1, a2, N, batch).outliers)
+        lc = law_count(seen, J, extra, gamma)
+        tot["points"] += 1
+        tot["prediction"] += pc == m
+        tot["computed"] += lc is not None
+        tot["law"] += (pc if lc is None else lc) == m
+        if verbose and lc is not None and lc != pc:
+            print(f"  {act}, {tgt}, ({a1}, {a2}): draws {m}, prediction {pc}, law {lc}")
+    print(f"N = {N}, {batch}: {tot}")
+
+
+def part_deep(path, N, batch, K0s, draws=25):
+    from rmtfl.theory._two_step import widened_bulk
+
+    J, hit, spread, n = rule_window(N), dict.fromkeys(K0s, 0), dict.fromkeys(K0s, 0.0), 0
+    top_values = widened_bulk.WidenedBulk.top_values
+    widened_bulk.WidenedBulk.top_values = lambda self, count, **kw: top_values(self, count + 40, **kw)
+    try:
+        for act, tgt, a1, a2, S, _ in _grid(path, N, batch, draws):
+            with captured() as seen:
+                _predict(act, tgt, a1, a2, N, batch)
+            r = seen["result"]
+            spec = sorted(list(r.spike_medians or r.locations) + [m for (_, _, m) in r.samples], reverse=True)
+            spec = np.array(spec + list(r.bulk_top))
+            n += 1
+            for K0 in K0s:
+                counts = [deep_count(s, J, K0) for s in S]
+                hit[K0] += deep_count(spec, J, K0) == median_count(counts)
+                spread[K0] += float(np.std(counts))
+    finally:
+        widened_bulk.WidenedBulk.top_values = top_values
+    for K0 in K0s:
+        print(f"N = {N}, {batch}, fit from rank {K0}: prediction = draws' median count at {hit[K0]} of {n} points; "
+              f"the draws' count's standard deviation {spread[K0] / n:.2f} (mean over points)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", required=True, help="a cache of bench_two_step_finite_n (--cache)")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
+    ap.add_argument("--draws", type=int, default=25)
+    ap.add_argument("--part", choices=("law", "deep"), default="law")
+    ap.add_argument("--group", action="store_true", help="with --part law: attempt 13's coupled group")
+    ap.add_argument("--whole", action="store_true", help="with --part law: attempt 4's whole-law eigenvalue")
+    ap.add_argument("--ranks", type=int, default=None, help="with --part law: extreme samples out of the bulk")
+    ap.add_argument("--shift", action="store_true", help="with --part law: attempt 15's bulk and shift")
+    ap.add_argument("--gamma", type=float, default=1.0, help="with --part law: the rigidity of the samples' ranks")
+    ap.add_argument("--extra", type=int, default=4, help="with --part law: ranks drawn beyond the prediction's")
+    ap.add_argument("--K0", default="0,13,26", help="with --part deep: the ranks the fit starts at")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args(argv)
+    if a.part == "law":
+        part_law(a.cache, a.N, a.batch, group=a.group, whole=a.whole, ranks=a.ranks, shift=a.shift,
+                 gamma=a.gamma, extra=a.extra,
+                 draws=a.draws, verbose=a.verbose)
+    else:
+        part_deep(a.cache, a.N, a.batch, [int(k) for k in a.K0.split(",")], a.draws)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The pieces of benchmarks/diag_count_law.py (docs/theory/two_step_attempts.md §18): the ranks' laws, the lattice
+count and the deeper rule, against cases whose answer is known."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from benchmarks.diag_count_law import deep_count, lattice_count, rank_laws
+from rmtfl.numerics import edge_outlier_count
+from rmtfl.theory._classical.edge_count import edge_positions
+from rmtfl.theory._two_step.sample_order import SampleLaw
+
+
+def _law(grid, tail, n=1000):
+    return SampleLaw(np.asarray(grid, float), np.asarray(tail, float)[:, None], (n,))
+
+
+def test_ranks_of_samples_alone_are_poisson_order_statistics():
+    grid = np.linspace(2.0, 3.0, 41)
+    tail = 0.008 * np.exp(-6.0 * (grid - 2.0))          # mu(s) = 8 exp(-6 (s - 2)) samples above s
+    g, F = rank_laws(_law(grid, tail), [], 5)
+    mu = 1000 * np.interp(g, grid, tail)
+    for r in range(1, 6):
+        assert F[:, r - 1] == pytest.approx(stats.poisson.sf(r - 1, mu), abs=1e-12)
+
+
+def test_a_spike_at_its_location_takes_the_first_rank():
+    grid = np.linspace(2.0, 3.0, 41)
+    g, F = rank_laws(_law(grid, np.zeros(41)), [5.0, 2.5], 3)
+    assert F[g < 2.5 * (1 - 1e-8), 1].min() == 1.0 and F[g > 2.5 * (1 + 1e-8), 1].max() == 0.0
+    assert F[g < 5.0 * (1 - 1e-8), 0].min() == 1.0 and F[:, 2].max() == 0.0
+
+
+def test_rigid_ranks_spread_less():
+    grid = np.linspace(2.0, 3.0, 201)
+    tail = 0.008 * np.exp(-6.0 * (grid - 2.0))
+    g, F1 = rank_laws(_law(grid, tail), [], 4)
+    _, F4 = rank_laws(_law(grid, tail), [], 4, gamma=4.0)
+
+    def iqr(F):
+        return np.interp(0.25, F[::-1], g[::-1]) - np.interp(0.75, F[::-1], g[::-1])
+    assert iqr(F4[:, 3]) < 0.7 * iqr(F1[:, 3])
+
+
+def test_lattice_count_of_sure_ranks_is_the_rules_count():
+    J = 26
+    bulk = 2.0 - 0.01 * edge_positions(60)
+    spikes = [3.0, 2.4, 2.1]
+    grid = np.linspace(2.0, 3.5, 301)
+    g, F = rank_laws(_law(grid, np.zeros(301)), spikes, 3)
+    want = edge_outlier_count(np.concatenate([spikes, bulk]), window=J).count
+    assert lattice_count(g, F, bulk, J, points=64) == want == 3
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_deep_rule(seed):
+    rng = np.random.default_rng(seed)
+    J = 26
+    v = np.concatenate([[4.0, 3.0], 2.0 - 0.01 * edge_positions(78) + 0.001 * rng.standard_normal(78)])
+    assert deep_count(v, J, 0) == edge_outlier_count(v, window=J).count
+    assert deep_count(v, J, 13) == 2
