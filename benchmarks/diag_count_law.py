@@ -195,7 +195,7 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
         tot["prediction"] += pc == m
         tot["computed"] += lc is not None
         tot["law"] += (pc if lc is None else lc) == m
-        if verbose and lc is not None and lc != pc:
+        if verbose and (pc if lc is None else lc) != m:
             print(f"  {act}, {tgt}, ({a1}, {a2}): draws {m}, prediction {pc}, law {lc}")
     print(f"N = {N}, {batch}: {tot}")
 
@@ -239,7 +239,7 @@ def main(argv=None) -> int:
     ap.add_argument("--gamma", type=float, default=1.0, help="with --part law: the rigidity of the samples' ranks")
     ap.add_argument("--extra", type=int, default=4, help="with --part law: ranks drawn beyond the prediction's")
     ap.add_argument("--K0", default="0,13,26", help="with --part deep: the ranks the fit starts at")
-    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true", help="with --part law: the points it misses")
     a = ap.parse_args(argv)
     if a.part == "law":
         part_law(a.cache, a.N, a.batch, group=a.group, whole=a.whole, ranks=a.ranks, shift=a.shift,
