@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import sys
 
 import numpy as np
@@ -125,14 +124,15 @@ def deep_count(v, J: int, K0: int) -> int:
     """The count of a rule whose fit starts ``K0`` ranks down (module docstring); ``K0 = 0``: the rule itself."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import tracy_widom_quantile
+    from rmtfl.theory._classical.edge_count import edge_positions
 
     v = np.sort(np.asarray(v, float))[::-1]
     if K0 == 0:
         return edge_outlier_count(v, window=J).count
-    q, k = float(tracy_widom_quantile(0.99, beta=1)), np.arange(K0 + 1, K0 + J + 1)
+    q, xs = float(tracy_widom_quantile(0.99, beta=1)), edge_positions(K0 + J)
     r, seen = 0, set()
     while True:
-        x = (1.5 * math.pi * (k - r - 0.72)) ** (2.0 / 3.0)
+        x = xs[K0 - r:K0 - r + J]             # rank k = K0 + 1 .. K0 + J is the (k - r)-th value below the edge
         (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(J), -x], 1), v[K0:K0 + J], rcond=None)
         rn = min(int(np.sum(v > e + max(sig, 0.0) * q)), K0)
         if rn == r or rn in seen:
@@ -243,8 +243,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.part == "law":
         part_law(a.cache, a.N, a.batch, group=a.group, whole=a.whole, ranks=a.ranks, shift=a.shift,
-                 gamma=a.gamma, extra=a.extra,
-                 draws=a.draws, verbose=a.verbose)
+                 gamma=a.gamma, extra=a.extra, draws=a.draws, verbose=a.verbose)
     else:
         part_deep(a.cache, a.N, a.batch, [int(k) for k in a.K0.split(",")], a.draws)
     return 0
