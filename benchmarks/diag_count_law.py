@@ -143,22 +143,13 @@ def deep_count(v, J: int, K0: int) -> int:
 
 def _grid(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, median count)`` of each point of a page cache at width ``N`` (``batch``)."""
-    from rmtfl.numerics import edge_outlier_count
-
-    from . import bench_two_step_finite_n as bench
+    from .diag_count_statistic import points
 
     with open(path) as f:
         cache = json.load(f)
-    own, J = "own" in path, rule_window(N)
-    alphas = sorted({float(k.split("|")[4]) for k in cache if k.startswith(f"{N}|{batch}|")})
-    for act in bench.ACTIVATIONS:
-        for tgt in bench.TARGETS:
-            for a1 in alphas:
-                for a2 in alphas:
-                    rows = cache.get(bench.cache_key(act, tgt, batch, a1, a2, N, own=own), [])[:draws]
-                    if len(rows) >= min(draws, 13):
-                        S = [np.array(r["sv"]) for r in rows]
-                        yield act, tgt, a1, a2, S, median_count([edge_outlier_count(s, window=J).count for s in S])
+    for key, S, counts in points(cache, N, batch, draws):
+        act, tgt, a1, a2 = key.split("|")[2:6]
+        yield act, tgt, float(a1), float(a2), S, median_count(counts)
 
 
 def _predict(act, tgt, a1, a2, N, batch):
