@@ -139,13 +139,20 @@ def check_variances(s, s2):
     return s, s2
 
 
+def _compact(a):
+    """``a`` without the axes a broadcast view repeats (stride 0): the same values, a shape that broadcasts back."""
+    return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides, a.shape))]
+
+
 def mehler_series(act: Activation, s, s2, c, kmax: int):
-    """Mehler's series ``sum_{k<=kmax} c_k(sigma; s) c_k(sigma; s2) t^k`` on broadcast scalars (no validation).
+    """Mehler's series ``sum_{k<=kmax} c_k(sigma; s) c_k(sigma; s2) t^k`` on broadcastable scalars (no validation).
 
     ``t = c/sqrt(s s2)`` (0 where ``s s2 = 0``), clipped to ``[-1, 1]``; Horner in ``t``
     (docs/theory/spiked_kernel.md §2.4).  ``act`` is an :class:`Activation`; ``s, s2, c`` are float
-    arrays of one shape with ``s, s2 >= 0`` and ``kmax`` a validated int (:func:`~rmtfl.theory.kernel_from_scalars`
-    does the checks).  Normalisation: no prefactor (docs/conventions.md §7).
+    arrays that broadcast together, with ``s, s2 >= 0``, and ``kmax`` a validated int
+    (:func:`~rmtfl.theory.kernel_from_scalars` does the checks).  The coefficients are computed once per distinct
+    variance and kept in the shapes of ``s`` and ``s2``, so a row ``s[:, None]`` against a column ``s2[None, :]``
+    costs one outer product per degree.  Normalisation: no prefactor (docs/conventions.md §7).
 
     Examples
     --------
@@ -153,15 +160,18 @@ def mehler_series(act: Activation, s, s2, c, kmax: int):
     >>> bool(abs(mehler_series(get_activation("identity"), one, one, 0.5 * one, 3)[0] - 0.5) < 1e-12)
     True
     """
+    s, s2 = _compact(np.asarray(s, dtype=float)), _compact(np.asarray(s2, dtype=float))
+    c = np.asarray(c, dtype=float)
     flat_s, inv = np.unique(np.concatenate([s.ravel(), s2.ravel()]), return_inverse=True)
-    C = _mehler(act, flat_s, kmax).coefficients
-    i1, i2 = inv[: s.size].reshape(s.shape), inv[s.size:].reshape(s.shape)
+    CT = np.ascontiguousarray(_mehler(act, flat_s, kmax).coefficients.T)   # (kmax + 1, distinct variances)
+    i1, i2 = inv[: s.size].reshape(s.shape), inv[s.size:].reshape(s2.shape)
+    ss = s * s2
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(s * s2 > 0, c / np.sqrt(s * s2), 0.0)
+        t = np.where(ss > 0, c / np.sqrt(ss), 0.0)
     t = np.clip(t, -1.0, 1.0)
-    out = np.zeros(s.shape)
+    out = np.zeros(np.broadcast_shapes(s.shape, s2.shape, c.shape))
     for k in range(kmax, -1, -1):
-        out = out * t + C[i1, k] * C[i2, k]
+        out = out * t + CT[k][i1] * CT[k][i2]
     return out
 
 

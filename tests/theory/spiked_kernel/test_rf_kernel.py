@@ -82,6 +82,20 @@ def test_mehler_matches_2d_gauss_hermite():
     assert abs(float(val) - ref) < 1e-9
 
 
+def test_mehler_on_a_row_against_a_column_equals_the_pairwise_values():
+    # the series keeps its coefficients in the shapes of s and s2 (a broadcast row against a column); each entry
+    # must be the scalar call at its own pair, to rounding
+    rng = np.random.default_rng(3)
+    s, s2 = rng.uniform(0.2, 2.0, 7), rng.uniform(0.2, 2.0, 5)
+    c = 0.9 * np.sqrt(s[:, None] * s2[None, :]) * rng.uniform(-1.0, 1.0, (7, 5))
+    K = kernel_from_scalars("gelu", s[:, None], s2[None, :], c, kmax=30)
+    assert K.shape == (7, 5)
+    ref = [[float(kernel_from_scalars("gelu", a, b, c[i, j], kmax=30)) for j, b in enumerate(s2)]
+           for i, a in enumerate(s)]
+    assert np.allclose(K, ref, rtol=1e-13, atol=1e-15)
+    assert kernel_from_scalars("tanh", 1.0, s2, 0.3).shape == (5,)
+
+
 def test_mehler_truncation_bound_is_honest():
     exact = float(kernel_from_scalars("tanh", 1.0, 1.0, 0.7, kmax=80))
     for kmax in (3, 7, 15):
