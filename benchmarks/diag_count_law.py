@@ -142,14 +142,15 @@ def deep_count(v, J: int, K0: int) -> int:
 
 
 def _grid(path, N, batch, draws):
-    """``(act, tgt, a1, a2, spectra, median count)`` of each point of a page cache at width ``N`` (``batch``)."""
+    """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
+    top values and the rule's count on each."""
     from .diag_count_statistic import points
 
     with open(path) as f:
         cache = json.load(f)
     for key, S, counts in points(cache, N, batch, draws):
         act, tgt, a1, a2 = key.split("|")[2:6]
-        yield act, tgt, float(a1), float(a2), S, median_count(counts)
+        yield act, tgt, float(a1), float(a2), S, counts
 
 
 def _predict(act, tgt, a1, a2, N, batch):
@@ -168,8 +169,13 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
     from .diag_m_spike import whole_law_eigenvalues
     from .diag_sample_group import coupled_group
 
+    from .bench_two_step_finite_n import compare_cell, sign_test
+
     J, tot = rule_window(N), dict(points=0, prediction=0, law=0, computed=0)
-    for act, tgt, a1, a2, _, m in _grid(path, N, batch, draws):
+    # per count (the predicted spectrum's, the laws'): all three criteria, the sign test, values + edges + sign test
+    read = {"spectrum": [0, 0, 0], "law": [0, 0, 0]}
+    for act, tgt, a1, a2, S, counts in _grid(path, N, batch, draws):
+        m = median_count(counts)
         with contextlib.ExitStack() as st:
             if group:
                 st.enter_context(coupled_group())
@@ -180,8 +186,14 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
             if shift:
                 st.enter_context(column_shift("without"))
             seen = st.enter_context(captured())
-            pc = len(_predict(act, tgt, a1, a2, N, batch).outliers)
+            cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": s} for s in S])
+        pc = cell["pred_count"]
         lc = law_count(seen, J, extra, gamma)
+        for name, c in (("spectrum", pc), ("law", pc if lc is None else lc)):
+            sign = sign_test(counts, c) >= 0.05
+            read[name][0] += cell["values_ok"] and cell["edge_ok"] and c == m
+            read[name][1] += sign
+            read[name][2] += cell["values_ok"] and cell["edge_ok"] and sign
         tot["points"] += 1
         tot["prediction"] += pc == m
         tot["computed"] += lc is not None
@@ -189,6 +201,8 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
         if verbose and (pc if lc is None else lc) != m:
             print(f"  {act}, {tgt}, ({a1}, {a2}): draws {m}, prediction {pc}, law {lc}")
     print(f"N = {N}, {batch}: {tot}")
+    print("  all three criteria / the sign test / values, edges and the sign test: "
+          + "; ".join(f"with the {k}'s count {'/'.join(map(str, v))}" for k, v in read.items()))
 
 
 def part_deep(path, N, batch, K0s, draws=25):
