@@ -12,7 +12,9 @@ top ranks are drawn independently from the draws' own marginal laws.  Two parts 
   prediction uses; larger ``gamma``: more rigid ranks).  Each of the top ranks (the prediction's and ``--extra``
   more) is drawn from its law by inversion at the points of a fixed, unscrambled Sobol lattice (a deterministic
   cubature), a rank's mass below the edge dropped; the predicted bulk's top values fill in below; the rule's
-  median count over the lattice is set against the draws' median count.  ``--group``, ``--whole``, ``--ranks K``
+  median count over the lattice is set against the draws' median count; for that count and the predicted
+  spectrum's, the points passing all three criteria of the acceptance page, the sign test at 5 %, and values,
+  edges and the sign test together are printed as well.  ``--group``, ``--whole``, ``--ranks K``
   and ``--shift``: the variants of attempts 13, 4, 17 and 15 (the extreme columns coupled into one group; the
   whole-law eigenvalue of ``M`` along the samples; ``K`` extreme samples out of the bulk; the bulk without the
   extreme columns, with their spectral shift) in the prediction the laws come from.
