@@ -43,16 +43,21 @@ def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.nd
     e2 = np.array(e2, dtype=float)
     e2[np.diag_indices_from(e2)] *= np.clip(1.0 - 1.0 / np.maximum(w, 1e-300), 0.0, None)
     x = q[:, None] + sd[:, None] * _XI[None, :]
+
+    def self_energy(g):                                  # e2 @ (w g) as two real products (no complex copy of e2)
+        v = w * g
+        return e2 @ v.real + 1j * (e2 @ v.imag)
+
     g = np.zeros(q.size, complex)
     for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
         zc = z + 1j * eta
         for _ in range(300):
-            new = (_WXI / (x - (zc + e2 @ (w * g))[:, None])).sum(1)
+            new = (_WXI / (x - (zc + self_energy(g))[:, None])).sum(1)
             step = np.abs(new - g).max()
             g = 0.5 * (g + new)
             if step < 1e-10 * (1.0 + np.abs(g).max()):
                 break
-    S = e2 @ (w * g)
+    S = self_energy(g)
     L = (_WXI * np.log(x - (z + 1j * eta_min + S)[:, None])).sum(1) + 0.5 * g * S
     return w + w * L.imag / math.pi
 
