@@ -166,12 +166,11 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
              verbose=False):
     from rmtfl.theory import make_target
 
+    from .bench_two_step_finite_n import compare_cell, sign_test
     from .diag_column_shift import column_shift
     from .diag_count_statistic import extreme_ranks
     from .diag_m_spike import whole_law_eigenvalues
     from .diag_sample_group import coupled_group
-
-    from .bench_two_step_finite_n import compare_cell, sign_test
 
     J, tot = rule_window(N), dict(points=0, prediction=0, law=0, computed=0)
     # per count (the predicted spectrum's, the laws'): all three criteria, the sign test, values + edges + sign test
