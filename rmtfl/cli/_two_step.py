@@ -94,7 +94,8 @@ def _cmd_two_step(args) -> int:
            "noise": args.noise, "N": args.N,
            **p.to_dict()}
     lines = [f"two steps ({args.batch}): sigma={args.activation}, target={' + '.join(args.target)}, "
-             f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, K={p.K}",
+             f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, "
+             + (f"Taylor order K={p.K}" if p.K >= 0 else "no Taylor truncation"),
              "  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
              f"  bulk edge: {p.bulk_edge:.6f}" + (
                  "" if p.fitted_edge is None else

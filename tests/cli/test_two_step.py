@@ -53,6 +53,16 @@ def test_theory_two_step_prints_both_edges_at_finite_n(capsys):
     assert "count rule fits" not in capsys.readouterr().out
 
 
+def test_theory_two_step_header_names_the_truncation_of_its_route(capsys):
+    # the finite-N route keeps sigma' exact (K = -1 in the result): the header says so instead of printing K=-1
+    argv = ["theory", "two-step", "--activation", "tanh", "--alpha1", "0.3", "--alpha2", "0.3", "--N", "1000"]
+    assert main(argv) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith("N=1000, no Taylor truncation") and "K=-1" not in head
+    assert main(["theory", "two-step", "--activation", "tanh", "--eta1", "3", "--eta2", "3"]) == 0
+    assert "Taylor order K=" in capsys.readouterr().out.splitlines()[0]
+
+
 def test_theory_two_step_fresh_batch_defaults_phi2_to_phi(capsys):
     a = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--json"])
     b = _json(capsys, ["theory", "two-step", "--eta1", "1", "--eta2", "1", "--batch", "fresh", "--phi2", "2",

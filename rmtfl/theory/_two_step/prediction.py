@@ -50,7 +50,8 @@ class TwoStepPrediction(Result):
         docs/theory/two_step.md §8.2) or ``"semi-analytic"`` (sampled,
         :func:`rmtfl.numerics.two_step_semi_analytic`).
     K : int
-        Highest Taylor index kept.
+        Highest Taylor index kept on the Taylor routes; ``-1`` on the finite-``N`` route, which keeps ``sigma'``
+        exact and truncates nothing (docs/theory/two_step.md §8.2).
     bulk_edge : float
         Top of the bulk's support: ``1 + sqrt(psi)`` (Marchenko–Pastur) on the asymptotic routes; on the
         finite-``N`` route the fold of the widened bulk's density (docs/theory/two_step.md §8.2).
