@@ -86,7 +86,8 @@ def captured_law(act: str, tgt: str, *, N: int, alphas, batch: str = "reused"):
 
     def spy(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
         seen.update(tau=tau, parts=parts, psi=psi, wa=wa)
-        return kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
+        seen["law"] = kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
+        return seen["law"]
     sample_order.tail_law = spy
     try:
         p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N, batch=batch,
@@ -97,24 +98,26 @@ def captured_law(act: str, tgt: str, *, N: int, alphas, batch: str = "reused"):
 
 
 def expected_above(seen, N: int, s: float):
-    """``sum_b n_b P_b(S > s)`` under the prediction's Gaussian, the Gaussian with the rows held at their quantiles,
-    and the saddlepoint law of the sum of gammas (``None`` inside the bulk)."""
+    """``sum_b n_b P_b(S > s)`` under the prediction's own law (its Gaussian, read off the law it returned), the
+    Gaussian with the rows held at their quantiles, and the saddlepoint law of the sum of gammas (``None`` inside
+    the bulk)."""
     t = seen["tau"](s * s)
     if t is None:
         return None
-    psi, wa, out = seen["psi"], seen["wa"], np.zeros(3)
+    psi, wa, law = seen["psi"], seen["wa"], seen["law"]
+    out = np.zeros(3)
+    out[0] = float(np.interp(s, law.grid, np.asarray(law.tails) @ np.asarray(law.sizes, dtype=float)))  # as it is
     for mass, vmean, vm2, n_b in seen["parts"]:
         mass, vmean, vm2 = (np.asarray(v, dtype=float) for v in (mass, vmean, vm2))
         q = psi * (vmean @ (wa * t))
-        sd = psi * np.sqrt(np.clip(vm2 @ (wa * t * t) - (q / psi) ** 2, 0.0, None) / N) + 1e-300
         sd_rows = psi * np.sqrt(np.clip((vm2 - vmean**2) @ (wa * t * t), 0.0, None) / N) + 1e-300
         var = np.clip(vm2 - vmean**2, 1e-300, None).T                  # rows x bins
         shape, scale = (vmean.T**2 / var) * (wa * N)[:, None], (var / vmean.T) * (psi * t / N)[:, None]
         live = q > 0.3                                                  # bins that can reach 1 at all
         sp = np.zeros(q.size)
         sp[live] = gamma_sum_sf(scale[:, live], shape[:, live], 1.0)
-        for i, pb in enumerate((special.ndtr((q - 1) / sd), special.ndtr((q - 1) / sd_rows), sp)):
-            out[i] += n_b * float(mass @ pb)
+        out[1] += n_b * float(mass @ special.ndtr((q - 1) / sd_rows))
+        out[2] += n_b * float(mass @ sp)
     return out
 
 
