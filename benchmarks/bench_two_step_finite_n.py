@@ -150,7 +150,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
     # the same statistic on both sides: the count rule's edge on the predicted spectrum (docs/theory/two_step.md §8.4)
     e_pred = p.fitted_edge if p.fitted_edge is not None else p.bulk_edge
-    e_ok = e_pred is not None and abs(e_pred - e_m) <= 3 * e_se + 3 * N ** (-2 / 3) * e_m
+    e_ok = e_pred is not None and edge_within(e_pred, e_m, e_se, N)
     return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode,
                 reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
@@ -163,6 +163,12 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
                 sim_count_high=int(mid[1]), typical_count=typical, typical_ok=bool(mid[0] <= typical <= mid[1]),
                 edge_pred=e_pred, edge_fold=p.bulk_edge, edge_sim=float(e_m), edge_se=float(e_se), edge_ok=bool(e_ok),
                 seconds=dt)
+
+
+def edge_within(e_pred, e_mean, e_se, N) -> bool:
+    """The edge criterion: a predicted fitted edge within 3 standard errors of the draws' mean fitted edge plus 3
+    Tracy-Widom units ``N^(-2/3)`` of it."""
+    return bool(abs(e_pred - e_mean) <= 3 * e_se + 3 * N ** (-2 / 3) * e_mean)
 
 
 def middle_counts(counts) -> tuple[int, int]:

@@ -1,5 +1,5 @@
 """The count from the prediction's own rank laws, and a count rule fitted deeper in the bulk
-(docs/theory/two_step_attempts.md §18; measured on the acceptance page's cached draws, not kept).
+(docs/theory/two_step_attempts.md §18 and §20; measured on the acceptance page's cached draws, not kept).
 
 Attempt 17 found that the draws' median count is, to the criterion's noise, the rule's median over spectra whose
 top ranks are drawn independently from the draws' own marginal laws.  Two parts follow that up:
@@ -12,9 +12,11 @@ top ranks are drawn independently from the draws' own marginal laws.  Two parts 
   prediction uses; larger ``gamma``: more rigid ranks).  Each of the top ranks (the prediction's and ``--extra``
   more) is drawn from its law by inversion at the points of a fixed, unscrambled Sobol lattice (a deterministic
   cubature), a rank's mass below the edge dropped; the predicted bulk's top values fill in below; the rule's
-  median count over the lattice is set against the draws' median count; for that count and the predicted
-  spectrum's, the points passing all three criteria of the acceptance page, the sign test at 5 %, and values,
-  edges and the sign test together are printed as well.  ``--group``, ``--whole``, ``--ranks K``
+  median count over the lattice is set against the draws' median count.  The mean over the lattice of the edge the
+  rule fits at its count predicts the draws' mean fitted edge from the same laws (attempt 20).  For three readings
+  (the predicted spectrum's count and edge; the laws' count with the spectrum's edge; the laws' count and edge) the
+  points passing all three criteria of the acceptance page, the sign test at 5 %, and values, edges and the sign
+  test together are printed as well.  ``--group``, ``--whole``, ``--ranks K``
   and ``--shift``: the variants of attempts 13, 4, 17 and 15 (the extreme columns coupled into one group; the
   whole-law eigenvalue of ``M`` along the samples; ``K`` extreme samples out of the bulk; the bulk without the
   extreme columns, with their spectral shift) in the prediction the laws come from.
@@ -38,7 +40,7 @@ import numpy as np
 from scipy import special
 from scipy.stats import qmc
 
-from .diag_count_statistic import fixed_point_events, median_count, rule_window
+from .diag_count_statistic import edge_weights, fixed_point_events, median_count, rule_window
 
 
 def rank_laws(law, fixed, ranks: int, laws=None, gamma: float = 1.0):
@@ -72,6 +74,12 @@ def lattice_count(grid, F, bulk_top, J: int, points: int = 2048) -> int:
     """The rule's median count over spectra whose top ranks are drawn independently from ``F`` (:func:`rank_laws`)
     by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped; above the grid
     its value is the grid's top), the ``bulk_top`` values below them."""
+    return lattice_rule(grid, F, bulk_top, J, points)[0]
+
+
+def lattice_rule(grid, F, bulk_top, J: int, points: int = 2048) -> tuple[int, float]:
+    """:func:`lattice_count` and the mean over the lattice of the edge the rule fits at its count (attempt 20): the
+    prediction of the draws' mean fitted edge from the same laws."""
     R = F.shape[1]
     u = (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
     vals = np.full((points, R), -np.inf)
@@ -86,7 +94,10 @@ def lattice_count(grid, F, bulk_top, J: int, points: int = 2048) -> int:
     S = S[:, :R + len(bulk_top)]
     S = S[:, np.isfinite(S).all(0)]
     events = np.concatenate([fixed_point_events(S, J, min(40, S.shape[1] - J)), np.ones((points, 1), bool)], 1)
-    return median_count(np.argmax(events, 1))
+    counts = np.argmax(events, 1)                            # at most S.shape[1] - J: a full window below
+    windows = S[np.arange(points)[:, None], counts[:, None] + np.arange(J)[None, :]]   # each point's fit window
+    edges = windows @ edge_weights(J)
+    return median_count(counts), float(edges.mean())
 
 
 @contextlib.contextmanager
@@ -111,15 +122,16 @@ def captured():
         sample_order.ranked_values, two_step.predict_finite_n = ranked, predict
 
 
-def law_count(seen, J: int, extra: int = 4, gamma: float = 1.0):
-    """The count from the captured prediction's rank laws (module docstring); ``None`` without single samples."""
+def law_rule(seen, J: int, extra: int = 4, gamma: float = 1.0):
+    """``(count, mean fitted edge)`` from the captured prediction's rank laws (:func:`lattice_rule`); ``None``
+    without single samples."""
     if "ranked" not in seen:
         return None
     law, fixed, ranks, laws = seen["ranked"]
     if law is None or not law.sizes:
         return None
     grid, F = rank_laws(law, fixed, ranks + extra, laws, gamma)
-    return lattice_count(grid, F, seen["result"].bulk_top, J)
+    return lattice_rule(grid, F, seen["result"].bulk_top, J)
 
 
 def deep_count(v, J: int, K0: int) -> int:
@@ -166,15 +178,17 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
              verbose=False):
     from rmtfl.theory import make_target
 
-    from .bench_two_step_finite_n import compare_cell, sign_test
+    from .bench_two_step_finite_n import compare_cell, edge_within, sign_test
     from .diag_column_shift import column_shift
     from .diag_count_statistic import extreme_ranks
     from .diag_m_spike import whole_law_eigenvalues
     from .diag_sample_group import coupled_group
 
     J, tot = rule_window(N), dict(points=0, prediction=0, law=0, computed=0)
-    # per count (the predicted spectrum's, the laws'): all three criteria, the sign test, values + edges + sign test
-    read = {"spectrum": [0, 0, 0], "law": [0, 0, 0]}
+    # per reading (the predicted spectrum's count and edge; the laws' count with the spectrum's edge; the laws' count
+    # and edge, attempt 20): all three criteria, the sign test, values + edges + sign test
+    read = {"the spectrum's count and edge": [0, 0, 0], "the laws' count": [0, 0, 0],
+            "the laws' count and edge": [0, 0, 0]}
     for act, tgt, a1, a2, S, counts in _grid(path, N, batch, draws):
         m = median_count(counts)
         with contextlib.ExitStack() as st:
@@ -189,21 +203,23 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
             seen = st.enter_context(captured())
             cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": s} for s in S])
         pc = cell["pred_count"]
-        lc = law_count(seen, J, extra, gamma)
-        for name, c in (("spectrum", pc), ("law", pc if lc is None else lc)):
+        rule = law_rule(seen, J, extra, gamma)
+        lc, le = (pc, cell["edge_pred"]) if rule is None else rule
+        law_edge_ok = edge_within(le, cell["edge_sim"], cell["edge_se"], N)
+        for name, c, e_ok in zip(read, (pc, lc, lc), (cell["edge_ok"], cell["edge_ok"], law_edge_ok)):
             sign = sign_test(counts, c) >= 0.05
-            read[name][0] += cell["values_ok"] and cell["edge_ok"] and c == m
+            read[name][0] += cell["values_ok"] and e_ok and c == m
             read[name][1] += sign
-            read[name][2] += cell["values_ok"] and cell["edge_ok"] and sign
+            read[name][2] += cell["values_ok"] and e_ok and sign
         tot["points"] += 1
         tot["prediction"] += pc == m
-        tot["computed"] += lc is not None
-        tot["law"] += (pc if lc is None else lc) == m
-        if verbose and (pc if lc is None else lc) != m:
+        tot["computed"] += rule is not None
+        tot["law"] += lc == m
+        if verbose and lc != m:
             print(f"  {act}, {tgt}, ({a1}, {a2}): draws {m}, prediction {pc}, law {lc}")
     print(f"N = {N}, {batch}: {tot}")
     print("  all three criteria / the sign test / values, edges and the sign test: "
-          + "; ".join(f"with the {k}'s count {'/'.join(map(str, v))}" for k, v in read.items()))
+          + "; ".join(f"with {k} {'/'.join(map(str, v))}" for k, v in read.items()))
 
 
 def part_deep(path, N, batch, K0s, draws=25):

@@ -54,6 +54,11 @@ def _fit(J: int):
     return P, float(tracy_widom_quantile(0.99, beta=1))
 
 
+def edge_weights(J: int) -> np.ndarray:
+    """``c`` with ``edge = c . window``: the edge the rule fits to a window of ``J`` values."""
+    return _fit(J)[0][0]
+
+
 def cut_weights(J: int) -> np.ndarray:
     """``c`` with ``thr = c . window`` (the fitted edge plus ``q_0.99`` fitted scales), valid where the fitted
     scale is positive."""
