@@ -43,7 +43,6 @@ import argparse
 import dataclasses
 import inspect
 import json
-import math
 import pickle
 import re
 import resource
