@@ -204,8 +204,8 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
             cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": s} for s in S])
         pc = cell["pred_count"]
         rule = law_rule(seen, J, extra, gamma)
-        lc, le = (pc, cell["edge_pred"]) if rule is None else rule
-        law_edge_ok = edge_within(le, cell["edge_sim"], cell["edge_se"], N)
+        lc = pc if rule is None else rule[0]
+        law_edge_ok = cell["edge_ok"] if rule is None else edge_within(rule[1], cell["edge_sim"], cell["edge_se"], N)
         for name, c, e_ok in zip(read, (pc, lc, lc), (cell["edge_ok"], cell["edge_ok"], law_edge_ok)):
             sign = sign_test(counts, c) >= 0.05
             read[name][0] += cell["values_ok"] and e_ok and c == m

@@ -17,7 +17,8 @@ prediction's and the typical batches'.  ``--part grid``: the values criterion of
 of reused batches (:mod:`benchmarks.bench_two_step_finite_n`), as it is and averaged over the typical batches::
 
     python -m benchmarks.diag_p_gram --part draws --N 500 --alphas 0.2,0.3
-    python -m benchmarks.diag_p_gram --part grid --grid two_step_finite_n_cache/n500own.json --N 500 --own-seeds
+    python -m benchmarks.diag_p_gram --part grid --grid two_step_finite_n_cache/n500own.json --N 500
+    python -m benchmarks.diag_p_gram --part grid --grid two_step_finite_n_cache/n1000own.json --N 1000 --couple
 """
 from __future__ import annotations
 
@@ -145,30 +146,43 @@ def part_draws(N: int, alphas, draws: int, tgt: str = HE3, Q: int = 4):
           f"median {np.round(np.median(sc, 0), 3).tolist()}")
 
 
-def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, draws: int = 25):
-    """The values criterion of the acceptance page at the points of ``acts`` and ``tgt`` of a cached grid, as it is
-    and averaged over the typical batches."""
+def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, draws: int = 25, couple=False,
+              whole=False):
+    """The values criterion of the acceptance page at the points of ``acts`` and ``tgt`` of a cached grid, with ``P``
+    over the population law (the prediction as it is) and averaged over the typical batches; ``couple``: both with the single samples coupled to ``P`` (attempt 10,
+    :func:`benchmarks.diag_sample_coupling.coupled_samples`), ``whole``: with the whole-law eigenvalue of ``M``
+    along them (attempt 4)."""
+    from rmtfl.theory import make_target
+
     from .bench_two_step_finite_n import middle_counts
     from .diag_count_law import _grid
+    from .diag_m_spike import whole_law_eigenvalues
+    from .diag_sample_coupling import coupled_samples
 
     def ok(v, S, m):
         return all(abs(x - S[:, i].mean()) <= max(0.03 * S[:, i].mean(), 3 * S[:, i].std(ddof=1) / math.sqrt(len(S)))
                    for i, x in enumerate(v[:m] if m else v[:1]))
-    tot = dict(points=0, as_is=0, typical=0)
+    tot = dict(points=0, population=0, typical=0)
     for act, t, a1, a2, S, counts in _grid(path, N, batch, draws):
         if act not in acts or t != tgt:
             continue
-        p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), batch=batch, Q=Q)
+        with contextlib.ExitStack() as st:
+            if couple:
+                st.enter_context(coupled_samples())
+            if whole:
+                st.enter_context(whole_law_eigenvalues(make_target(t), float(N)))
+            p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), batch=batch, Q=Q)
         v0 = [o.singular_value for o in p0.outliers]
         m = middle_counts(counts)[0]
         good0, good1 = ok(v0, S, m), ok(v1, S, m)
         tot["points"] += 1
-        tot["as_is"] += good0
+        tot["population"] += good0
         tot["typical"] += good1
-        print(f"  {act}, ({a1}, {a2}): draws {np.round(S[:, :4].mean(0), 3).tolist()}; as it is "
+        print(f"  {act}, ({a1}, {a2}): draws {np.round(S[:, :4].mean(0), 3).tolist()}; P over the population "
               f"{np.round(v0[:4], 3).tolist()} {'pass' if good0 else 'fail'}; typical batches "
               f"{np.round(v1[:4], 3).tolist()} {'pass' if good1 else 'fail'}", flush=True)
-    print(f"N = {N}, {batch}, {tgt}: values pass {tot}")
+    variant = " with the coupling to P" * couple + " with the whole-law eigenvalue" * whole
+    print(f"N = {N}, {batch}, {tgt}{variant}: values pass {tot}")
 
 
 def main(argv=None) -> int:
@@ -181,13 +195,15 @@ def main(argv=None) -> int:
     ap.add_argument("--Q", type=int, default=4, help="quantiles of the most extreme sample's law, on either side")
     ap.add_argument("--grid", default=None, metavar="CACHE", help="with --part grid: the acceptance grid's draws")
     ap.add_argument("--activations", default=f"{QUADRATIC};gelu", help="with --part grid: ';'-separated")
+    ap.add_argument("--couple", action="store_true", help="with --part grid: the single samples coupled to P")
+    ap.add_argument("--whole", action="store_true", help="with --part grid: the whole-law eigenvalue of M")
     a = ap.parse_args(argv)
     if a.part == "draws":
         part_draws(a.N, [float(v) for v in a.alphas.split(",")], a.draws, a.target, a.Q)
     else:
         if not a.grid:
             ap.error("--part grid needs --grid CACHE")
-        part_grid(a.grid, a.N, "reused", a.activations.split(";"), a.target, a.Q)
+        part_grid(a.grid, a.N, "reused", a.activations.split(";"), a.target, a.Q, couple=a.couple, whole=a.whole)
     return 0
 
 
