@@ -90,16 +90,14 @@ def typical_gram(target, rule):
         fn.finite_n_grams = kept
 
 
-def over_typical_batches(act: str, tgt: str, *, N: int, alphas, batch: str = "reused", Q: int = 4, K: int = 12,
-                         given_max: bool = False):
-    """``(prediction as it is, spikes of P per typical batch, outlier values averaged over the typical batches)``; a
-    rank a typical batch lacks is left out of its mean.  ``given_max``: each batch is the law given its most extreme
+def over_typical_batches(act: str, tgt: str, *, N: int, alphas, Q: int = 4, K: int = 12, given_max: bool = False):
+    """``(prediction as it is, spikes of P per typical batch, outlier values averaged over the typical batches)`` at
+    ``psi = 1``, ``phi = 2``, a reused batch; a rank a typical batch lacks is left out of its mean.  ``given_max``: each batch is the law given its most extreme
     sample (:func:`conditional_rule`) instead of :func:`typical_rule`."""
     from rmtfl.theory import make_target, two_step
 
     target = make_target(tgt)
-    kw = dict(psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N, batch=batch,
-              phi2=2.0 if batch == "fresh" else None)
+    kw = dict(psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N, batch="reused")
     p0 = two_step(act, tgt, **kw)
     R = max(len(p0.outliers), 1)
     spikes, values = [], []
@@ -146,7 +144,7 @@ def part_draws(N: int, alphas, draws: int, tgt: str = HE3, Q: int = 4):
           f"median {np.round(np.median(sc, 0), 3).tolist()}")
 
 
-def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, draws: int = 25, couple=False,
+def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 25, couple=False,
               whole=False):
     """The values criterion of the acceptance page at the points of ``acts`` and ``tgt`` of a cached grid, with ``P``
     over the population law (the prediction as it is) and averaged over the typical batches; ``couple``: both with the single samples coupled to ``P`` (attempt 10,
@@ -163,7 +161,7 @@ def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, d
         return all(abs(x - S[:, i].mean()) <= max(0.03 * S[:, i].mean(), 3 * S[:, i].std(ddof=1) / math.sqrt(len(S)))
                    for i, x in enumerate(v[:m] if m else v[:1]))
     tot = dict(points=0, population=0, typical=0)
-    for act, t, a1, a2, S, counts in _grid(path, N, batch, draws):
+    for act, t, a1, a2, S, counts in _grid(path, N, "reused", draws):
         if act not in acts or t != tgt:
             continue
         with contextlib.ExitStack() as st:
@@ -171,7 +169,7 @@ def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, d
                 st.enter_context(coupled_samples())
             if whole:
                 st.enter_context(whole_law_eigenvalues(make_target(t), float(N)))
-            p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), batch=batch, Q=Q)
+            p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), Q=Q)
         v0 = [o.singular_value for o in p0.outliers]
         m = middle_counts(counts)[0]
         good0, good1 = ok(v0, S, m), ok(v1, S, m)
@@ -182,7 +180,7 @@ def part_grid(path: str, N: int, batch: str, acts, tgt: str = HE3, Q: int = 4, d
               f"{np.round(v0[:4], 3).tolist()} {'pass' if good0 else 'fail'}; typical batches "
               f"{np.round(v1[:4], 3).tolist()} {'pass' if good1 else 'fail'}", flush=True)
     variant = " with the coupling to P" * couple + " with the whole-law eigenvalue" * whole
-    print(f"N = {N}, {batch}, {tgt}{variant}: values pass {tot}")
+    print(f"N = {N}, reused, {tgt}{variant}: values pass {tot}")
 
 
 def main(argv=None) -> int:
@@ -203,7 +201,7 @@ def main(argv=None) -> int:
     else:
         if not a.grid:
             ap.error("--part grid needs --grid CACHE")
-        part_grid(a.grid, a.N, "reused", a.activations.split(";"), a.target, a.Q, couple=a.couple, whole=a.whole)
+        part_grid(a.grid, a.N, a.activations.split(";"), a.target, a.Q, couple=a.couple, whole=a.whole)
     return 0
 
 
