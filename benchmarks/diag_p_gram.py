@@ -145,11 +145,11 @@ def part_draws(N: int, alphas, draws: int, tgt: str = HE3, Q: int = 4):
 
 
 def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 25, couple=False,
-              whole=False):
+              whole=False, given_max=False):
     """The values criterion of the acceptance page at the points of ``acts`` and ``tgt`` of a cached grid, with ``P``
     over the population law (the prediction as it is) and averaged over the typical batches; ``couple``: both with the single samples coupled to ``P`` (attempt 10,
     :func:`benchmarks.diag_sample_coupling.coupled_samples`), ``whole``: with the whole-law eigenvalue of ``M``
-    along them (attempt 4)."""
+    along them (attempt 4); ``given_max``: the batches of :func:`conditional_rule`."""
     from rmtfl.theory import make_target
 
     from .bench_two_step_finite_n import middle_counts
@@ -169,7 +169,7 @@ def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 
                 st.enter_context(coupled_samples())
             if whole:
                 st.enter_context(whole_law_eigenvalues(make_target(t), float(N)))
-            p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), Q=Q)
+            p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), Q=Q, given_max=given_max)
         v0 = [o.singular_value for o in p0.outliers]
         m = middle_counts(counts)[0]
         good0, good1 = ok(v0, S, m), ok(v1, S, m)
@@ -179,7 +179,8 @@ def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 
         print(f"  {act}, ({a1}, {a2}): draws {np.round(S[:, :4].mean(0), 3).tolist()}; P over the population "
               f"{np.round(v0[:4], 3).tolist()} {'pass' if good0 else 'fail'}; typical batches "
               f"{np.round(v1[:4], 3).tolist()} {'pass' if good1 else 'fail'}", flush=True)
-    variant = " with the coupling to P" * couple + " with the whole-law eigenvalue" * whole
+    variant = (" with the coupling to P" * couple + " with the whole-law eigenvalue" * whole
+               + ", the batches given their most extreme sample" * given_max)
     print(f"N = {N}, reused, {tgt}{variant}: values pass {tot}")
 
 
@@ -195,13 +196,16 @@ def main(argv=None) -> int:
     ap.add_argument("--activations", default=f"{QUADRATIC};gelu", help="with --part grid: ';'-separated")
     ap.add_argument("--couple", action="store_true", help="with --part grid: the single samples coupled to P")
     ap.add_argument("--whole", action="store_true", help="with --part grid: the whole-law eigenvalue of M")
+    ap.add_argument("--given-max", action="store_true", help="with --part grid: the batches given their most extreme "
+                    "sample (conditional_rule) in place of the typical ones")
     a = ap.parse_args(argv)
     if a.part == "draws":
         part_draws(a.N, [float(v) for v in a.alphas.split(",")], a.draws, a.target, a.Q)
     else:
         if not a.grid:
             ap.error("--part grid needs --grid CACHE")
-        part_grid(a.grid, a.N, a.activations.split(";"), a.target, a.Q, couple=a.couple, whole=a.whole)
+        part_grid(a.grid, a.N, a.activations.split(";"), a.target, a.Q, couple=a.couple, whole=a.whole,
+                  given_max=a.given_max)
     return 0
 
 
