@@ -82,6 +82,21 @@ def _second(value, first, batch):
     return (first if value is None else value) if batch == "fresh" else None
 
 
+#: Singular values of ``P`` below this fraction of the largest are summed up in the text report, not listed (the JSON
+#: report keeps them all): on the finite-N route they are the quadrature's round-off, 1e-7 and below.
+P_SHOWN = 1e-3
+
+
+def _p_line(spikes) -> str:
+    """The text report's line of the singular values of ``P``: those above ``P_SHOWN`` of the largest."""
+    spikes = list(spikes)
+    top = max(spikes, default=0.0)
+    shown = [v for v in spikes if v >= P_SHOWN * top]
+    rest = len(spikes) - len(shown)
+    return ("  singular values of P: " + ", ".join(f"{v:.6g}" for v in shown)
+            + (f" (and {rest} below {P_SHOWN:g} of the largest; all in --json)" if rest else ""))
+
+
 def _cmd_two_step(args) -> int:
     from rmtfl.theory import two_step
 
@@ -96,7 +111,7 @@ def _cmd_two_step(args) -> int:
     lines = [f"two steps ({args.batch}): sigma={args.activation}, target={' + '.join(args.target)}, "
              f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, "
              + (f"Taylor order K={p.K}" if p.K >= 0 else "no Taylor truncation"),
-             "  singular values of P: " + ", ".join(f"{s:.6g}" for s in p.spikes),
+             _p_line(p.spikes),
              f"  bulk edge: {p.bulk_edge:.6f}" + (
                  "" if p.fitted_edge is None else
                  f" (fold of the bulk's density; the count rule fits {p.fitted_edge:.6f} to the predicted spectrum, "

@@ -105,3 +105,16 @@ def test_flags_that_would_change_nothing_are_refused(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_theory_two_step_lists_the_significant_singular_values_of_p(capsys):
+    """The text report lists the singular values of P above 1e-3 of the largest and counts the rest (the finite-N
+    route's quadrature round-off); the JSON report keeps every one."""
+    argv = ["theory", "two-step", "--activation", "gelu", "--alpha1", "0.1", "--alpha2", "0.4", "--N", "1000"]
+    assert main(argv) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "singular values of P" in ln)
+    spikes = _json(capsys, argv + ["--json"])["spikes"]
+    shown = [v for v in spikes if v >= 1e-3 * max(spikes)]
+    listed = line.split(": ", 1)[1].split(" (and")[0].split(", ")
+    assert [float(v) for v in listed] == pytest.approx(shown, rel=1e-5)
+    assert 0 < len(shown) < len(spikes) and f"(and {len(spikes) - len(shown)} below 0.001 of the largest" in line
