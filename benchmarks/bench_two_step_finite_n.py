@@ -140,12 +140,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     typical = median_spectrum_count([r["sv"] for r in rows], window)
     sim_count = mid[0]
     pred = [o.singular_value for o in p.outliers]
-    ok_vals, worst = True, 0.0
-    for i, v in enumerate(pred[:sim_count] if sim_count else pred[:1]):
-        m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(len(S))
-        tol = max(0.03 * m, 3 * se)
-        worst = max(worst, abs(v - m) / m)
-        ok_vals &= abs(v - m) <= tol
+    ok_vals, worst = values_within(pred, S, sim_count)
     edges = np.array([f.edge for f in fits])
     e_m, e_se = edges.mean(), edges.std(ddof=1) / math.sqrt(len(edges))
     # the same statistic on both sides: the count rule's edge on the predicted spectrum (docs/theory/two_step.md §8.4)
@@ -163,6 +158,18 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
                 sim_count_high=int(mid[1]), typical_count=typical, typical_ok=bool(mid[0] <= typical <= mid[1]),
                 edge_pred=e_pred, edge_fold=p.bulk_edge, edge_sim=float(e_m), edge_se=float(e_se), edge_ok=bool(e_ok),
                 seconds=dt)
+
+
+def values_within(pred, S, count) -> tuple[bool, float]:
+    """The values criterion: the first ``count`` predicted values (the first one when ``count`` is 0) each within
+    3 % or 3 standard errors, whichever is larger, of the mean of its rank over the draws ``S`` (rows descending);
+    ``(passes, largest relative error)``."""
+    ok, worst = True, 0.0
+    for i, v in enumerate(pred[:count] if count else pred[:1]):
+        m, se = S[:, i].mean(), S[:, i].std(ddof=1) / math.sqrt(len(S))
+        worst = max(worst, abs(v - m) / m)
+        ok &= bool(abs(v - m) <= max(0.03 * m, 3 * se))
+    return ok, worst
 
 
 def edge_within(e_pred, e_mean, e_se, N) -> bool:

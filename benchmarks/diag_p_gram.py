@@ -152,14 +152,11 @@ def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 
     along them (attempt 4); ``given_max``: the batches of :func:`conditional_rule`."""
     from rmtfl.theory import make_target
 
-    from .bench_two_step_finite_n import middle_counts
+    from .bench_two_step_finite_n import middle_counts, values_within
     from .diag_count_law import _grid
     from .diag_m_spike import whole_law_eigenvalues
     from .diag_sample_coupling import coupled_samples
 
-    def ok(v, S, m):
-        return all(abs(x - S[:, i].mean()) <= max(0.03 * S[:, i].mean(), 3 * S[:, i].std(ddof=1) / math.sqrt(len(S)))
-                   for i, x in enumerate(v[:m] if m else v[:1]))
     tot = dict(points=0, population=0, typical=0)
     for act, t, a1, a2, S, counts in _grid(path, N, "reused", draws):
         if act not in acts or t != tgt:
@@ -172,7 +169,7 @@ def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 
             p0, _, v1 = over_typical_batches(act, t, N=N, alphas=(a1, a2), Q=Q, given_max=given_max)
         v0 = [o.singular_value for o in p0.outliers]
         m = middle_counts(counts)[0]
-        good0, good1 = ok(v0, S, m), ok(v1, S, m)
+        good0, good1 = values_within(v0, S, m)[0], values_within(list(v1), S, m)[0]
         tot["points"] += 1
         tot["population"] += good0
         tot["typical"] += good1

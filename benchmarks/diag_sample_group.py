@@ -70,6 +70,13 @@ def _group_masks(parts, strength_at_edge):
     return [beyond_cut(mass, np.argsort(-st)) for (mass, _, _, _), st in zip(parts, strength_at_edge)]
 
 
+def edge_strengths(tau, x_edge, parts, *, psi, wa):
+    """Each sub-bin's column strength just above the bulk's edge, per batch part (``None`` where the row kernel is
+    not defined there)."""
+    t_e = tau(x_edge * (1 + 2e-7))
+    return None if t_e is None else [psi * (np.asarray(v) @ (wa * t_e)) for _, v, _, _ in parts]
+
+
 def group_parts(parts, t, *, N, psi, wa, masks):
     """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring); ``part`` the batch part of
     each bin."""
@@ -98,10 +105,10 @@ def coupled_group(count=None):
     kept, count = sample_order.tail_law, count or group_count
 
     def tail_law(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
-        t_e = tau(x_edge * (1 + 2e-7))
-        if t_e is None:
+        strengths = edge_strengths(tau, x_edge, parts, psi=psi, wa=wa)
+        if strengths is None:
             return kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
-        masks = _group_masks(parts, [psi * (np.asarray(v) @ (wa * t_e)) for _, v, _, _ in parts])
+        masks = _group_masks(parts, strengths)
         rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
         law = kept(tau, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
         tails = np.array(law.tails, dtype=float)

@@ -38,13 +38,14 @@ def top_coupling(r: float):
     ``r`` strongest samples only (module docstring)."""
     from rmtfl.theory._two_step import sample_coupling, sample_order
 
+    from .diag_sample_group import edge_strengths
+
     kept, couple = sample_order.tail_law, sample_coupling.COUPLE_SAMPLES
 
     def tail_law(tau, x_edge, x_guess, parts, *, N, psi, wa, shift=None):
-        t_e = tau(x_edge * (1 + 2e-7)) if shift is not None else None
-        if t_e is None:
+        strengths = None if shift is None else edge_strengths(tau, x_edge, parts, psi=psi, wa=wa)
+        if strengths is None:
             return kept(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
-        strengths = [psi * (np.asarray(v) @ (wa * t_e)) for _, v, _, _ in parts]
         w = top_weights(np.concatenate(strengths), np.concatenate([np.asarray(m, float) * n for m, _, _, n in parts]),
                         r)
         cuts = np.cumsum([0] + [len(s) for s in strengths])
