@@ -206,6 +206,12 @@ def extreme_eigenvalues(ys, zs, phi: float, y_bulk, w_bulk, zrange) -> list:
             for y, z in zip(ys, zs)]
 
 
+#: Whether the sample's own term in the second step's ``D`` (reused batch) takes ``M``'s eigenvalue ``lambda_i`` along
+#: the sample instead of ``y_i / phi``: exact for the quadratic sigma, whose column is ``(1 + eps_1 lambda)(1 + eps_2
+#: lambda)`` there.  Off: measured and not kept (docs/theory/two_step_attempts.md §23).
+OWN_TERM_EIGENVALUE = False
+
+
 def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None,
                      rho=None):
     """``theta^2`` of each extreme sample and the row weights of its ``u`` at the nodes ``g``.
@@ -230,7 +236,8 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     lams = ys / phi_b if lams is None else np.asarray(lams, dtype=float)
     kw = dict(t=t, ys=ys, zs=zs, eta1=eta1, eta2=eta2, which=which)
     # E[z^k h^m | sample, row], (S, Q) each; relu: a step, in closed form (rmtfl/theory/_two_step/relu_moments.py)
-    mom = relu_h_moments(st, **kw) if is_relu(act) else _h_moments(act, st, fourth=moments is not None, **kw)
+    own = lams if OWN_TERM_EIGENVALUE and which == "both" else None
+    mom = relu_h_moments(st, **kw) if is_relu(act) else _h_moments(act, st, fourth=moments is not None, own=own, **kw)
     eh2, ezh = mom[0, 2], mom[1, 1]
     kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
     kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue
@@ -266,7 +273,7 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
 T_NODES = 96
 
 
-def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
+def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, own=None):
     """``E[z^k h^m]`` of :func:`sample_strengths` by Gauss–Hermite quadrature over ``(z, xi)``: a dict ``(k, m) ->
     (S, Q)`` with ``(0, 2)``, ``(1, 1)`` and, with ``fourth``, ``(0, 4)``, ``(1, 3)``, ``(2, 2)``, ``(3, 1)``; and
     ``"xi"``: ``E[xi h]``.
@@ -278,11 +285,11 @@ def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     them)."""
     t = np.asarray(t, dtype=float)
     if which != "second" or t.size <= T_NODES:
-        return _h_moments_at(act, st, t=t, ys=ys, zs=zs, eta1=eta1, eta2=eta2, which=which, fourth=fourth)
+        return _h_moments_at(act, st, t=t, ys=ys, zs=zs, eta1=eta1, eta2=eta2, which=which, fourth=fourth, own=own)
     lo, hi = float(t.min()), float(t.max())
     theta = np.pi * (np.arange(T_NODES) + 0.5) / T_NODES
     mom = _h_moments_at(act, st, t=(lo + hi) / 2 + (hi - lo) / 2 * np.cos(theta), ys=ys, zs=zs, eta1=eta1,
-                        eta2=eta2, which=which, fourth=fourth)
+                        eta2=eta2, which=which, fourth=fourth, own=own)
     u = np.clip((2 * t - lo - hi) / (hi - lo), -1.0, 1.0) if hi > lo else np.zeros_like(t)
     m = np.arange(T_NODES)
     coef = np.cos(np.outer(m, theta)) * np.where(m == 0, 1.0, 2.0)[:, None] / T_NODES     # values -> coefficients
@@ -290,7 +297,7 @@ def _h_moments(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
     return {key: v @ interp.T for key, v in mom.items()}
 
 
-def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
+def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, own=None):
     """:func:`_h_moments` at each ``t`` itself."""
     z, wz = gauss_hermite_rule(_Z_ORDER)
     xi, wx = gauss_hermite_rule(_XI_ORDER)
@@ -305,7 +312,8 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth):
         s = st.mus * np.asarray(zs, dtype=float)
         D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]         # (S, 1, B)
         if which == "both":
-            D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
+            own_w = ys / st.phi if own is None else np.asarray(own, dtype=float)
+            D = D + own_w[:, None, None] * sp[None, :, None]                   # (S, A, B): the sample's own term
         arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
         s2 = in_pieces(lambda u: act.derivative(1, u), arg).reshape(S * Q, AB)
         s2 -= (s2 @ W2)[:, None]

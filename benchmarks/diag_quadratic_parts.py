@@ -1,0 +1,107 @@
+"""The quadratic sigma's single-sample outliers taken apart: the bulk ``H`` alone, and the push of ``P`` on them
+(docs/theory/two_step_attempts.md §23; measured).
+
+For ``sigma = He1 + He2/2`` and a reused batch, ``W_2 = H + P`` exactly (docs/theory/two_step.md §5.4):
+``H = W_0 (I + eps_1 M)(I + eps_2 M)`` row by row (``eps_t = eta_t a_j``, :func:`benchmarks.diag_fresh_sample.quadratic_h`)
+and ``P = (eta_1 + eta_2) a beta_hat^T + eta_1 eta_2 a^{⊙2} (M beta_hat)^T``.  Along the eigenvectors of ``M`` the
+columns of ``H`` are independent Gaussian columns with the row profile ``(1 + eps_1 lambda)(1 + eps_2 lambda)``, so a
+single sample's outlier of ``H`` is its column alone: ``M``'s eigenvalue along it and the row kernel of the bulk
+set it.  ``P`` then moves it, through the components of ``beta_hat`` and ``M beta_hat`` along that eigenvector.
+
+``--part draws`` draws natural batches (seeds 20000, 20001, ...; ``W_0 ~ N(0, 1/d)``, ``a ~ N(0, 1/N)``, as
+:func:`rmtfl.numerics.simulate_two_step` draws them) and prints, rank by rank, the single-sample values of ``H``
+(ranks 1, 2, ... of ``H``) and of ``W_2`` (ranks 3, 4, ..., below the two spikes of ``P``), their paired
+difference, and the prediction's means and medians of the single-sample ranks in four forms: the eigenvalue of
+``M`` along the sample over the bulk's samples (the prediction) or over the whole law (attempt 4), each with the
+sample's own term in the second step at ``y_i / phi`` (the prediction) or at that eigenvalue
+(:data:`rmtfl.theory._two_step.sample_spikes.OWN_TERM_EIGENVALUE`)::
+
+    python -m benchmarks.diag_quadratic_parts --alphas 0.4,0.4 --draws 80
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+
+import numpy as np
+
+QUADRATIC = "hermite(0, 1, 0.5)"
+
+
+def paired_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, seed: int, k: int = 8):
+    """``(top k singular values of W_2, of H, the batch's largest y)`` of one natural batch (module docstring)."""
+    from rmtfl.numerics import sample_targets
+
+    from .diag_fresh_sample import quadratic_h
+
+    rng = np.random.default_rng(seed)
+    W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+    a = rng.standard_normal(N) / math.sqrt(N)
+    X = rng.standard_normal((n, d))
+    y = np.asarray(sample_targets(X, target=tgt), dtype=float)
+    H = quadratic_h(W0, a, X, y, eta1, eta2)
+    beta_hat = X.T @ y / n
+    m_beta = X.T @ (y * (X @ beta_hat)) / n
+    W2 = H + (eta1 + eta2) * np.outer(a, beta_hat) + eta1 * eta2 * np.outer(a * a, m_beta)
+    sv = lambda A: np.linalg.svd(A, compute_uv=False)[:k]         # noqa: E731
+    return sv(W2), sv(H), float(y.max())
+
+
+def predicted_samples(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
+    """``[(mean, median), ...]`` of the prediction's single-sample ranks, in the form ``whole`` / ``own`` (module
+    docstring)."""
+    from rmtfl.theory._two_step import sample_spikes
+    from rmtfl.theory._two_step.finite_n import predict_finite_n
+
+    from .diag_m_spike import whole_law_eigenvalues
+
+    kept = sample_spikes.OWN_TERM_EIGENVALUE
+    sample_spikes.OWN_TERM_EIGENVALUE = own
+    try:
+        with whole_law_eigenvalues(tgt, float(N)) if whole else contextlib.nullcontext():
+            r = predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused",
+                                 N=float(N))
+    finally:
+        sample_spikes.OWN_TERM_EIGENVALUE = kept
+    return [(float(m), float(med)) for m, _, med in r.samples]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--N", type=int, default=1000, help="N = d, n = 2 N")
+    ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2 (eta_t = N^alpha_t)")
+    ap.add_argument("--target", default=QUADRATIC)
+    ap.add_argument("--draws", type=int, default=40)
+    ap.add_argument("--ranks", type=int, default=4, help="single-sample ranks to print")
+    args = ap.parse_args(argv)
+    from rmtfl.theory import get_activation, make_target
+
+    act, tgt = get_activation(QUADRATIC), make_target(args.target)
+    N, K = args.N, args.ranks
+    a1, a2 = (float(v) for v in args.alphas.split(","))
+    eta1, eta2 = N ** a1, N ** a2
+    rows = [paired_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2, seed=20000 + s, k=K + 2)
+            for s in range(args.draws)]
+    W2 = np.array([r[0] for r in rows])[:, 2:2 + K]
+    H = np.array([r[1] for r in rows])[:, :K]
+    se = lambda v: v.std(0, ddof=1) / math.sqrt(v.shape[0])       # noqa: E731
+    print(f"quadratic sigma, {args.target}, reused, N = d = {N}, n = {2 * N}, (alpha1, alpha2) = ({a1}, {a2}), "
+          f"{args.draws} draws (seeds 20000 on)")
+    print(f"  H, ranks 1-{K}:      mean {np.round(H.mean(0), 3)} +- {np.round(se(H), 3)}, "
+          f"median {np.round(np.median(H, 0), 3)}")
+    print(f"  W_2, ranks 3-{K + 2}:  mean {np.round(W2.mean(0), 3)} +- {np.round(se(W2), 3)}, "
+          f"median {np.round(np.median(W2, 0), 3)}")
+    print(f"  W_2 - H (paired):   {np.round((W2 - H).mean(0), 3)} +- {np.round(se(W2 - H), 3)}")
+    for whole in (False, True):
+        for own in (False, True):
+            pred = predicted_samples(act, tgt, N=N, eta1=eta1, eta2=eta2, whole=whole, own=own)[:K]
+            name = ("whole law" if whole else "bulk's samples") + (", own term at lambda" if own else "")
+            print(f"  predicted ({name}): means {[round(m, 3) for m, _ in pred]}, "
+                  f"medians {[round(m, 3) for _, m in pred]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""benchmarks/diag_quadratic_parts.py: the quadratic sigma's single samples in H and in W_2
+(docs/theory/two_step_attempts.md §23)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchmarks.diag_quadratic_parts import QUADRATIC, paired_draw, predicted_samples
+from rmtfl.theory import get_activation, make_target
+
+
+def test_paired_draw_is_two_gradient_steps_and_its_bulk():
+    """``W_2 = H + P`` built by the script is the network's two reused-batch steps on the same draw, and ``H`` is
+    ``W_2`` less a rank-two part (docs/theory/two_step.md §5.4)."""
+    from rmtfl.numerics import gd_steps, sample_targets
+
+    N = d = 60
+    n, eta1, eta2, seed = 120, 3.0, 4.0, 7
+    tgt = make_target(QUADRATIC)
+    w2, h, ymax = paired_draw(tgt, N=N, d=d, n=n, eta1=eta1, eta2=eta2, seed=seed, k=6)
+    rng = np.random.default_rng(seed)
+    W0 = rng.standard_normal((N, d)) / math.sqrt(d)
+    a = rng.standard_normal(N) / math.sqrt(N)
+    X = rng.standard_normal((n, d))
+    y = np.asarray(sample_targets(X, target=tgt), dtype=float)
+    W2 = gd_steps(get_activation(QUADRATIC), W0, a, (X, y), etas=[eta1, eta2])
+    np.testing.assert_allclose(w2, np.linalg.svd(W2, compute_uv=False)[:6], rtol=1e-9)
+    assert ymax == float(y.max())
+    # Weyl for a rank-two difference: the k-th value of H is at least the (k+2)-th of W_2
+    s = np.linalg.svd(W2, compute_uv=False)
+    assert np.all(h[:4] >= s[2:6] - 1e-9)
+
+
+def test_flags_off_is_the_prediction_and_the_own_term_lifts_the_samples():
+    """The form with the pole over the bulk's samples and the own term at ``y_i / phi`` is the prediction's; the own
+    term at ``M``'s eigenvalue (larger than ``y_i / phi``) lifts every single-sample rank."""
+    from rmtfl.theory import two_step
+
+    act, tgt = get_activation(QUADRATIC), make_target(QUADRATIC)
+    N, eta = 1000, 1000 ** 0.4
+    kept = predicted_samples(act, tgt, N=N, eta1=eta, eta2=eta, whole=False, own=False)
+    own = predicted_samples(act, tgt, N=N, eta1=eta, eta2=eta, whole=False, own=True)
+    p = two_step(QUADRATIC, QUADRATIC, psi=1, phi=2, eta1=eta, eta2=eta, N=N)
+    counted = [o.singular_value for o in p.outliers if o.kind == "sample"]
+    assert counted and np.allclose(counted, [m for m, _ in kept[:len(counted)]], rtol=1e-12)
+    assert all(b > a for (a, _), (b, _) in zip(kept, own))
