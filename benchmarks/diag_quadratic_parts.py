@@ -2,8 +2,8 @@
 (docs/theory/two_step_attempts.md §23; measured).
 
 For ``sigma = He1 + He2/2`` and a reused batch, ``W_2 = H + P`` exactly (docs/theory/two_step.md §5.4):
-``H = W_0 (I + eps_1 M)(I + eps_2 M)`` row by row (``eps_t = eta_t a_j``, :func:`benchmarks.diag_fresh_sample.quadratic_h`)
-and ``P = (eta_1 + eta_2) a beta_hat^T + eta_1 eta_2 a^{⊙2} (M beta_hat)^T``.  Along the eigenvectors of ``M`` the
+``H = W_0 (I + eps_1 M)(I + eps_2 M)`` row by row (``eps_t = eta_t a_j``,
+:func:`benchmarks.diag_fresh_sample.quadratic_h`) and ``P = (eta_1 + eta_2) a beta_hat^T + eta_1 eta_2 a^{⊙2} (M beta_hat)^T``.  Along the eigenvectors of ``M`` the
 columns of ``H`` are independent Gaussian columns with the row profile ``(1 + eps_1 lambda)(1 + eps_2 lambda)``, so a
 single sample's outlier of ``H`` is its column alone: ``M``'s eigenvalue along it and the row kernel of the bulk
 set it.  ``P`` then moves it, through the components of ``beta_hat`` and ``M beta_hat`` along that eigenvector.

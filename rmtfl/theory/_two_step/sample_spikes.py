@@ -312,8 +312,10 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
         s = st.mus * np.asarray(zs, dtype=float)
         D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]         # (S, 1, B)
         if which == "both":
-            own_w = ys / st.phi if own is None else np.asarray(own, dtype=float)
-            D = D + own_w[:, None, None] * sp[None, :, None]                   # (S, A, B): the sample's own term
+            if own is None:
+                D = D + ys[:, None, None] * sp[None, :, None] / st.phi          # (S, A, B): the sample's own term
+            else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
+                D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
         arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
         s2 = in_pieces(lambda u: act.derivative(1, u), arg).reshape(S * Q, AB)
         s2 -= (s2 @ W2)[:, None]
