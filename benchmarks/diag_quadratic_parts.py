@@ -3,10 +3,12 @@
 
 For ``sigma = He1 + He2/2`` and a reused batch, ``W_2 = H + P`` exactly (docs/theory/two_step.md §5.4):
 ``H = W_0 (I + eps_1 M)(I + eps_2 M)`` row by row (``eps_t = eta_t a_j``,
-:func:`benchmarks.diag_fresh_sample.quadratic_h`) and ``P = (eta_1 + eta_2) a beta_hat^T + eta_1 eta_2 a^{⊙2} (M beta_hat)^T``.  Along the eigenvectors of ``M`` the
+:func:`benchmarks.diag_fresh_sample.quadratic_h`) and
+``P = (eta_1 + eta_2) a beta_hat^T + eta_1 eta_2 a^{⊙2} (M beta_hat)^T``.  Along the eigenvectors of ``M`` the
 columns of ``H`` are independent Gaussian columns with the row profile ``(1 + eps_1 lambda)(1 + eps_2 lambda)``, so a
 single sample's outlier of ``H`` is its column alone: ``M``'s eigenvalue along it and the row kernel of the bulk
-set it.  ``P`` then moves it, through the components of ``beta_hat`` and ``M beta_hat`` along that eigenvector.
+set it.  ``P`` then moves it, through the components of ``beta_hat`` and ``M beta_hat`` along that eigenvector,
+and through the rest of the matrix (``--part resolvent``).
 
 ``--part draws`` draws natural batches (seeds 20000, 20001, ...; ``W_0 ~ N(0, 1/d)``, ``a ~ N(0, 1/N)``, as
 :func:`rmtfl.numerics.simulate_two_step` draws them) and prints, rank by rank, the single-sample values of ``H``
@@ -17,6 +19,14 @@ sample's own term in the second step at ``y_i / phi`` (the prediction) or at tha
 (:data:`rmtfl.theory._two_step.sample_spikes.OWN_TERM_EIGENVALUE`)::
 
     python -m benchmarks.diag_quadratic_parts --alphas 0.4,0.4 --draws 80
+
+``--part resolvent`` takes away the component of ``P``'s right vectors along the top column of ``H`` (``M``'s top
+eigenvector), so that ``P`` meets that column only through the rest of the matrix, and evaluates the column's
+self-energy ``h^T (B B^T - x)^{-1} h`` at its root ``x = s^2`` in ``H + P`` (``B`` the matrix less that column):
+with ``P`` it is ``-1`` (the outlier condition), without ``P`` (``B = H`` less the column) it says how far ``P``'s
+update of the bulk's resolvent moves the column::
+
+    python -m benchmarks.diag_quadratic_parts --part resolvent --alphas 0.4,0.4 --draws 6
 """
 from __future__ import annotations
 
@@ -49,6 +59,36 @@ def paired_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, seed: 
     return sv(W2), sv(H), float(y.max())
 
 
+def eigenbasis_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, seed: int):
+    """``(G * p, lambda, b, a)``: ``H`` in the eigenbasis of ``M`` (independent Gaussian columns with the row profile
+    ``p``), ``M``'s eigenvalues and the components ``b = U^T beta_hat``; ``P`` there is
+    ``(eta1 + eta2) a b^T + eta1 eta2 a^2 (lambda b)^T`` (module docstring)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.asarray(tgt.links[0](X[:, 0]), dtype=float)
+    lam, U = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
+    b = U.T @ (X.T @ y / n)
+    a = rng.standard_normal(N) / math.sqrt(N)
+    p = (1 + eta1 * a[:, None] * lam[None, :]) * (1 + eta2 * a[:, None] * lam[None, :])
+    return rng.standard_normal((N, d)) / math.sqrt(d) * p, lam, b, a
+
+
+def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
+    """``(top value of H, the top column's value in H + P, its self-energy without P, with P)`` where ``P`` has no
+    component along the top column (module docstring, ``--part resolvent``)."""
+    k = int(np.argmax(lam))
+    P = (eta1 + eta2) * np.outer(a, b) + eta1 * eta2 * np.outer(a * a, lam * b)
+    P[:, k] = 0.0
+    h = H[:, k].copy()
+    B0 = H.copy()
+    B0[:, k] = 0.0
+    _, S, Vt = np.linalg.svd(H + P)
+    s = float(S[int(np.argmax(Vt[:, k] ** 2))])
+    eye = np.eye(H.shape[0])
+    energy = [float(h @ np.linalg.solve(B @ B.T - s * s * eye, h)) for B in (B0, B0 + P)]
+    return float(np.linalg.svd(H, compute_uv=False)[0]), s, energy[0], energy[1]
+
+
 def predicted_samples(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
     """``[(mean, median), ...]`` of the prediction's single-sample ranks, in the form ``whole`` / ``own`` (module
     docstring)."""
@@ -75,6 +115,7 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default=QUADRATIC)
     ap.add_argument("--draws", type=int, default=40)
     ap.add_argument("--ranks", type=int, default=4, help="single-sample ranks to print")
+    ap.add_argument("--part", choices=("draws", "resolvent"), default="draws")
     args = ap.parse_args(argv)
     from rmtfl.theory import get_activation, make_target
 
@@ -82,6 +123,17 @@ def main(argv=None) -> int:
     N, K = args.N, args.ranks
     a1, a2 = (float(v) for v in args.alphas.split(","))
     eta1, eta2 = N ** a1, N ** a2
+    if args.part == "resolvent":
+        rows = np.array([resolvent_shift(*eigenbasis_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2,
+                                                          seed=30000 + s), eta1, eta2) for s in range(args.draws)])
+        print(f"quadratic sigma, {args.target}, N = d = {N}, ({a1}, {a2}), {args.draws} draws (seeds 30000 on), "
+              "P without its component along H's top column")
+        diff = rows[:, 1] - rows[:, 0]
+        print(f"  top value of H {rows[:, 0].mean():.3f}, in H + P {rows[:, 1].mean():.3f} (paired "
+              f"{diff.mean():+.3f} +- {diff.std(ddof=1) / math.sqrt(len(rows)):.3f}); "
+              f"its self-energy at that root without P {rows[:, 2].mean():.4f} +- "
+              f"{rows[:, 2].std(ddof=1) / math.sqrt(len(rows)):.4f}, with P {rows[:, 3].mean():.4f}")
+        return 0
     rows = [paired_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2, seed=20000 + s, k=K + 2)
             for s in range(args.draws)]
     W2 = np.array([r[0] for r in rows])[:, 2:2 + K]

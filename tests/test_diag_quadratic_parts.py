@@ -45,3 +45,15 @@ def test_flags_off_is_the_prediction_and_the_own_term_lifts_the_samples():
     counted = [o.singular_value for o in p.outliers if o.kind == "sample"]
     assert counted and np.allclose(counted, [m for m, _ in kept[:len(counted)]], rtol=1e-12)
     assert all(b > a for (a, _), (b, _) in zip(kept, own))
+
+
+def test_resolvent_shift_reads_the_outlier_condition():
+    """At the top column's root in ``H + P`` its self-energy with ``P`` is ``-1`` (the rank-one outlier condition,
+    exact: the column enters ``W W^T`` as ``h h^T`` once ``P`` has no component along it); without ``P`` it is
+    another number, and the column's value moves."""
+    from benchmarks.diag_quadratic_parts import eigenbasis_draw, resolvent_shift
+
+    H, lam, b, a = eigenbasis_draw(make_target(QUADRATIC), N=150, d=150, n=300, eta1=6.0, eta2=6.0, seed=3)
+    top, s, without_p, with_p = resolvent_shift(H, lam, b, a, 6.0, 6.0)
+    assert math.isclose(with_p, -1.0, rel_tol=1e-8)
+    assert abs(without_p + 1.0) > 1e-3 and s != top
