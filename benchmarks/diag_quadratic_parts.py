@@ -21,10 +21,9 @@ sample's own term in the second step at ``y_i / phi`` (the prediction) or at tha
     python -m benchmarks.diag_quadratic_parts --alphas 0.4,0.4 --draws 80
 
 ``--part resolvent`` takes away the component of ``P``'s right vectors along the top column of ``H`` (``M``'s top
-eigenvector), so that ``P`` meets that column only through the rest of the matrix, and evaluates the column's
-self-energy ``h^T (B B^T - x)^{-1} h`` at its root ``x = s^2`` in ``H + P`` (``B`` the matrix less that column):
-with ``P`` it is ``-1`` (the outlier condition), without ``P`` (``B = H`` less the column) it says how far ``P``'s
-update of the bulk's resolvent moves the column::
+eigenvector), so that ``P`` meets that column only through the rest of the matrix, and compares the column's mean
+self-energy ``sum_j v_j G_jj`` at its root ``x = s^2`` in ``H + P`` with and without ``P`` in the rest: exactly
+(Woodbury) and by the deterministic form :func:`resolvent_shift` states, which a prediction could compute::
 
     python -m benchmarks.diag_quadratic_parts --part resolvent --alphas 0.4,0.4 --draws 6
 """
@@ -74,19 +73,41 @@ def eigenbasis_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, se
 
 
 def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
-    """``(top value of H, the top column's value in H + P, its self-energy without P, with P)`` where ``P`` has no
-    component along the top column (module docstring, ``--part resolvent``)."""
+    """How ``P`` moves the top column of ``H`` through the rest of the matrix (module docstring, ``--part
+    resolvent``): ``(top value of H, the column's value s in H + P, exact, DE, its L part, its V part)``, the last four
+    the relative change of the column's mean self-energy ``sum_j v_j G_jj`` at ``x = s^2`` when ``P`` (with no
+    component along the column) joins the rest ``B0`` of ``H``.
+
+    Exact: ``G_B - G_0`` by Woodbury, ``B = B0 + L V^T``, ``Y = [L, B0 V]``, ``K = (C^{-1} + Y^T G_0 Y)^{-1}``.  DE: the
+    diagonal ``-(m_j^2 L_j^T K_LL L_j + sum_k v_jk mt_k^2 V_k^T K_VV V_k)``, ``m``, ``mt`` the bulk's row and column
+    kernels, the part along ``B0 V`` by its row variance."""
+    N, d = H.shape
     k = int(np.argmax(lam))
-    P = (eta1 + eta2) * np.outer(a, b) + eta1 * eta2 * np.outer(a * a, lam * b)
-    P[:, k] = 0.0
-    h = H[:, k].copy()
+    L = np.stack([a, a * a], 1)
+    V = np.stack([(eta1 + eta2) * b, eta1 * eta2 * lam * b], 1)
+    V[k] = 0.0
     B0 = H.copy()
     B0[:, k] = 0.0
-    _, S, Vt = np.linalg.svd(H + P)
+    _, S, Vt = np.linalg.svd(B0 + L @ V.T + np.outer(H[:, k], np.eye(d)[k]))
     s = float(S[int(np.argmax(Vt[:, k] ** 2))])
-    eye = np.eye(H.shape[0])
-    energy = [float(h @ np.linalg.solve(B @ B.T - s * s * eye, h)) for B in (B0, B0 + P)]
-    return float(np.linalg.svd(H, compute_uv=False)[0]), s, energy[0], energy[1]
+    x = s * s
+    G0 = np.linalg.inv(B0 @ B0.T - x * np.eye(N))
+    mt = np.diag(np.linalg.inv(B0.T @ B0 - x * np.eye(d)))
+    B = B0 + L @ V.T
+    GB = np.linalg.inv(B @ B.T - x * np.eye(N))
+    prof = ((1 + eta1 * a[:, None] * lam[None, :]) * (1 + eta2 * a[:, None] * lam[None, :])) ** 2 / d
+    v = prof[:, k].copy()                       # the column's profile (the variances of its entries)
+    prof[:, k] = 0.0
+    base = float(v @ np.diag(G0))
+    Y = np.hstack([L, B0 @ V])
+    C = np.block([[V.T @ V, np.eye(2)], [np.eye(2), np.zeros((2, 2))]])
+    K = np.linalg.inv(np.linalg.inv(C) + Y.T @ G0 @ Y)
+    m = np.diag(G0)
+    d_l = -v @ (m ** 2 * np.einsum("ja,ab,jb->j", L, K[:2, :2], L))
+    d_v = -v @ (prof @ (mt ** 2 * np.einsum("ka,ab,kb->k", V, K[2:, 2:], V)))
+    exact = float(v @ (np.diag(GB) - np.diag(G0)))
+    top = float(np.linalg.svd(H, compute_uv=False)[0])
+    return top, s, exact / base, (d_l + d_v) / base, d_l / base, d_v / base
 
 
 def predicted_samples(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
@@ -129,10 +150,13 @@ def main(argv=None) -> int:
         print(f"quadratic sigma, {args.target}, N = d = {N}, ({a1}, {a2}), {args.draws} draws (seeds 30000 on), "
               "P without its component along H's top column")
         diff = rows[:, 1] - rows[:, 0]
-        print(f"  top value of H {rows[:, 0].mean():.3f}, in H + P {rows[:, 1].mean():.3f} (paired "
-              f"{diff.mean():+.3f} +- {diff.std(ddof=1) / math.sqrt(len(rows)):.3f}); "
-              f"its self-energy at that root without P {rows[:, 2].mean():.4f} +- "
-              f"{rows[:, 2].std(ddof=1) / math.sqrt(len(rows)):.4f}, with P {rows[:, 3].mean():.4f}")
+        med = np.median(rows[:, 2:], axis=0)
+        print(f"  top value of H {rows[:, 0].mean():.3f}, the top column's in H + P {rows[:, 1].mean():.3f} (paired "
+              f"{diff.mean():+.3f} +- {diff.std(ddof=1) / math.sqrt(len(rows)):.3f})")
+        print("  its mean self-energy at that root moved by P, per draw: exact / DE / DE's L part / DE's V part")
+        for r in rows:
+            print(f"    {r[2]:+.4f}  {r[3]:+.4f}  {r[4]:+.4f}  {r[5]:+.4f}")
+        print(f"  medians: {med[0]:+.4f}  {med[1]:+.4f}  {med[2]:+.4f}  {med[3]:+.4f}")
         return 0
     rows = [paired_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2, seed=20000 + s, k=K + 2)
             for s in range(args.draws)]
