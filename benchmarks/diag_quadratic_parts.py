@@ -62,9 +62,11 @@ def eigenbasis_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, se
     """``(G * p, lambda, b, a)``: ``H`` in the eigenbasis of ``M`` (independent Gaussian columns with the row profile
     ``p``), ``M``'s eigenvalues and the components ``b = U^T beta_hat``; ``P`` there is
     ``(eta1 + eta2) a b^T + eta1 eta2 a^2 (lambda b)^T`` (module docstring)."""
+    from rmtfl.numerics import sample_targets
+
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
-    y = np.asarray(tgt.links[0](X[:, 0]), dtype=float)
+    y = np.asarray(sample_targets(X, target=tgt), dtype=float)
     lam, U = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
     b = U.T @ (X.T @ y / n)
     a = rng.standard_normal(N) / math.sqrt(N)
@@ -78,9 +80,10 @@ def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
     the relative change of the column's mean self-energy ``sum_j v_j G_jj`` at ``x = s^2`` when ``P`` (with no
     component along the column) joins the rest ``B0`` of ``H``.
 
-    Exact: ``G_B - G_0`` by Woodbury, ``B = B0 + L V^T``, ``Y = [L, B0 V]``, ``K = (C^{-1} + Y^T G_0 Y)^{-1}``.  DE: the
-    diagonal ``-(m_j^2 L_j^T K_LL L_j + sum_k v_jk mt_k^2 V_k^T K_VV V_k)``, ``m``, ``mt`` the bulk's row and column
-    kernels, the part along ``B0 V`` by its row variance."""
+    Exact: ``G_B - G_0`` from the two inverses, ``B = B0 + L V^T``.  DE: Woodbury's update
+    ``G_B = G_0 - G_0 Y K Y^T G_0`` (``Y = [L, B0 V]``, ``K = (C^{-1} + Y^T G_0 Y)^{-1}``) with its diagonal's mean,
+    ``-(m_j^2 L_j^T K_LL L_j + sum_k v_jk mt_k^2 V_k^T K_VV V_k)``, ``m``, ``mt`` the bulk's row and column kernels (the
+    part along ``B0 V`` by its row variance; the cross terms, of mean zero, left out)."""
     N, d = H.shape
     k = int(np.argmax(lam))
     L = np.stack([a, a * a], 1)
