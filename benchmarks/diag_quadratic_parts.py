@@ -26,6 +26,12 @@ self-energy ``sum_j v_j G_jj`` at its root ``x = s^2`` in ``H + P`` with and wit
 (Woodbury) and by the deterministic form :func:`resolvent_shift` states, which a prediction could compute::
 
     python -m benchmarks.diag_quadratic_parts --part resolvent --alphas 0.4,0.4 --draws 6
+
+``--part joint`` solves the joint problem of :mod:`rmtfl.theory._two_step.joint_roots` over a typical batch with the
+columns uncoupled, coupled to ``P`` by their components (the prediction's coupling) and with ``P``'s update of the row
+kernel along its left vectors as well (:func:`left_route_problem`)::
+
+    python -m benchmarks.diag_quadratic_parts --part joint --alphas 0.4,0.4
 """
 from __future__ import annotations
 
@@ -113,6 +119,89 @@ def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
     return top, s, exact / base, (d_l + d_v) / base, d_l / base, d_v / base
 
 
+def left_route_problem(base_cls):
+    """A :class:`~rmtfl.theory._two_step.joint_roots.JointProblem` whose column denominators also see ``P``'s update
+    of the bulk's row kernel along ``P``'s left vectors (the L part of :func:`resolvent_shift`, in the prediction's
+    units): ``D_i -= (psi / N) E_g[v_i(g) tau(g)^2 u(g)^T K_LL u(g)]`` over ``P``'s nodes ``g`` (weights ``wg``),
+    ``u(g)`` the left basis of ``G_U``, ``K_LL = R^{-1} S (I - S)^{-1} R^{-1}`` with ``I - S`` the joint problem's
+    block ``A`` and ``R^2 = G_U(tau)``; ``Vg``: the columns' profiles at the nodes."""
+    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
+
+    class Pushed(base_cls):
+        def __init__(self, *args, Vg, wg, **kw):
+            super().__init__(*args, **kw)
+            self.Vg, self.wg = Vg, wg
+
+        def blocks(self, s):
+            b = super().blocks(s)
+            if b is None:
+                return b
+            A, B, D = b
+            tq, _ = self.bulk.tau_rows(self.g / math.sqrt(self.N), s * s)
+            Ri = np.linalg.pinv(psd_sqrt(self.G_U_w(tq)), rcond=1e-12)
+            K_ll = Ri @ (np.eye(A.shape[0]) - A) @ np.linalg.solve(A, Ri)
+            Q = self.g.size
+            U = np.zeros((Q + 1, Q))
+            U[0] = self.g
+            U[1 + np.arange(Q), np.arange(Q)] = self.g
+            quad = np.einsum("aq,ab,bq->q", U, K_ll, U)
+            dD = -(self.bulk.red.psi / self.N) * (self.Vg * (tq**2 * quad * self.wg)[None, :]).sum(1)
+            return A, B, D + dD
+    return Pushed
+
+
+def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
+    """The joint problem's roots over a typical batch (``(spikes, first three single samples)``) with the columns
+    uncoupled, coupled to ``P`` by their components (the prediction's), and with ``P``'s update of the row kernel as
+    well (:func:`left_route_problem`); ``whole`` / ``own`` as for :func:`predicted_samples`."""
+    from rmtfl.theory._two_step import finite_n, joint_roots, sample_spikes
+
+    from .diag_m_spike import whole_law_eigenvalues
+
+    seen = {}
+    base, extreme = finite_n.JointProblem, finite_n.extreme_columns
+
+    class Seen(base):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            seen["jp"] = self
+
+    def columns(*args, **kw):
+        seen["args"], seen["kw"] = args, kw
+        return extreme(*args, **kw)
+
+    kept = sample_spikes.OWN_TERM_EIGENVALUE
+    finite_n.JointProblem, finite_n.extreme_columns, sample_spikes.OWN_TERM_EIGENVALUE = Seen, columns, own
+    try:
+        with whole_law_eigenvalues(tgt, float(N)) if whole else contextlib.nullcontext():
+            r = finite_n.predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2,
+                                          batch="reused", N=float(N))
+            jp, (st, bulk), rho = seen["jp"], seen["args"][2:4], seen["kw"].get("rho")
+            g = jp.g
+            wg = finite_n.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[5]
+            yb, wb = sample_spikes.y_law_truncated(tgt, bulk.zrange)
+            K = jp.cols.U.shape[1]
+            ys, zs = sample_spikes.typical_extremes(tgt, 2 * N, K)
+            lams = joint_roots.extreme_eigenvalues(ys, zs, 2.0, yb, wb, bulk.zrange)
+            rho_g = None if rho is None else sample_spikes.second_step_move(act, st, eta1 * g / math.sqrt(N))
+            _, rws = sample_spikes.sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=float(N),
+                                                    d=float(N), g=g, wg=wg, which="both", lams=lams, rho=rho_g)
+            Vg = np.array([1.0 + bulk.functions(g / math.sqrt(N))[:, 5] + ex for ex in rws])
+            pushed = left_route_problem(base)
+            edge = r.edge * (1 + 1e-6)
+            out = {}
+            for name, U, extra in (("uncoupled", 0 * jp.cols.U, None), ("coupled", jp.cols.U, None),
+                                   ("coupled + row kernel", jp.cols.U, (Vg, wg))):
+                cols = joint_roots.ExtremeColumns(jp.cols.V, U)
+                j = (base(jp.bulk, cols, jp.G_U_w, jp.G_V, g, jp.N) if extra is None else
+                     pushed(jp.bulk, cols, jp.G_U_w, jp.G_V, g, jp.N, Vg=extra[0], wg=extra[1]))
+                roots = j.roots(edge, 400.0, np.zeros(K), refine=lambda o: range(len(o)))
+                out[name] = ([s for s, w in roots if w >= 0.5], [s for s, w in roots if w < 0.5][:3])
+    finally:
+        finite_n.JointProblem, finite_n.extreme_columns, sample_spikes.OWN_TERM_EIGENVALUE = base, extreme, kept
+    return out
+
+
 def predicted_samples(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
     """``[(mean, median), ...]`` of the prediction's single-sample ranks, in the form ``whole`` / ``own`` (module
     docstring)."""
@@ -139,7 +228,7 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default=QUADRATIC)
     ap.add_argument("--draws", type=int, default=40)
     ap.add_argument("--ranks", type=int, default=4, help="single-sample ranks to print")
-    ap.add_argument("--part", choices=("draws", "resolvent"), default="draws")
+    ap.add_argument("--part", choices=("draws", "resolvent", "joint"), default="draws")
     args = ap.parse_args(argv)
     from rmtfl.theory import get_activation, make_target
 
@@ -147,6 +236,13 @@ def main(argv=None) -> int:
     N, K = args.N, args.ranks
     a1, a2 = (float(v) for v in args.alphas.split(","))
     eta1, eta2 = N ** a1, N ** a2
+    if args.part == "joint":
+        print(f"quadratic sigma, {args.target}, reused, N = d = {N}, ({a1}, {a2}): the joint problem over a typical "
+              "batch, the whole-law eigenvalue and the own term at it")
+        for name, (spikes, samples) in joint_push(act, tgt, N=N, eta1=eta1, eta2=eta2, whole=True, own=True).items():
+            print(f"  {name:22s} spikes {[round(v, 3) for v in spikes]}, "
+                  f"single samples {[round(v, 3) for v in samples]}")
+        return 0
     if args.part == "resolvent":
         rows = np.array([resolvent_shift(*eigenbasis_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2,
                                                           seed=30000 + s), eta1, eta2) for s in range(args.draws)])

@@ -59,3 +59,18 @@ def test_resolvent_shift_deterministic_form_follows_the_exact_change():
     assert exact < 0 and de < 0                     # P takes resolvent weight off the column's rows
     assert 0.5 < de / exact < 2.0
     assert math.isclose(d_l + d_v, de, rel_tol=1e-12)
+
+
+def test_row_kernel_route_pushes_the_single_samples_only():
+    """P's update of the row kernel lowers every single-sample root of the joint problem below the coupled one and
+    leaves the spikes of P where they were (to 0.1 %); the coupling itself lowers the samples and lifts the spikes."""
+    from benchmarks.diag_quadratic_parts import joint_push
+
+    N, eta = 1000, 1000 ** 0.4
+    out = joint_push(get_activation(QUADRATIC), make_target(QUADRATIC), N=N, eta1=eta, eta2=eta, whole=True,
+                     own=True)
+    (sp0, sm0), (sp1, sm1), (sp2, sm2) = out["uncoupled"], out["coupled"], out["coupled + row kernel"]
+    assert len(sp1) == len(sp2) == 2 and len(sm2) == 3
+    assert all(b < a for a, b in zip(sm0, sm1)) and all(b < a for a, b in zip(sm1, sm2))
+    assert sp1[1] > sp0[1]
+    np.testing.assert_allclose(sp2, sp1, rtol=1e-3)
