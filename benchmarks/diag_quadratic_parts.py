@@ -64,6 +64,29 @@ def paired_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, seed: 
     return sv(W2), sv(H), float(y.max())
 
 
+def row_profile(a, lam, eta1: float, eta2: float) -> np.ndarray:
+    """``p_jk = (1 + eta1 a_j lambda_k)(1 + eta2 a_j lambda_k)``: the row profile of ``H``'s columns along ``M``'s
+    eigenvectors (module docstring)."""
+    return (1 + eta1 * a[:, None] * lam[None, :]) * (1 + eta2 * a[:, None] * lam[None, :])
+
+
+@contextlib.contextmanager
+def prediction_form(tgt, N: int, *, whole: bool, own: bool):
+    """Within the block the prediction takes the whole-law eigenvalue of ``M`` (``whole``, attempt 4) and the second
+    step's own term at it (``own``, :data:`rmtfl.theory._two_step.sample_spikes.OWN_TERM_EIGENVALUE`)."""
+    from rmtfl.theory._two_step import sample_spikes
+
+    from .diag_m_spike import whole_law_eigenvalues
+
+    kept = sample_spikes.OWN_TERM_EIGENVALUE
+    sample_spikes.OWN_TERM_EIGENVALUE = own
+    try:
+        with whole_law_eigenvalues(tgt, float(N)) if whole else contextlib.nullcontext():
+            yield
+    finally:
+        sample_spikes.OWN_TERM_EIGENVALUE = kept
+
+
 def eigenbasis_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, seed: int):
     """``(G * p, lambda, b, a)``: ``H`` in the eigenbasis of ``M`` (independent Gaussian columns with the row profile
     ``p``), ``M``'s eigenvalues and the components ``b = U^T beta_hat``; ``P`` there is
@@ -76,8 +99,7 @@ def eigenbasis_draw(tgt, *, N: int, d: int, n: int, eta1: float, eta2: float, se
     lam, U = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
     b = U.T @ (X.T @ y / n)
     a = rng.standard_normal(N) / math.sqrt(N)
-    p = (1 + eta1 * a[:, None] * lam[None, :]) * (1 + eta2 * a[:, None] * lam[None, :])
-    return rng.standard_normal((N, d)) / math.sqrt(d) * p, lam, b, a
+    return rng.standard_normal((N, d)) / math.sqrt(d) * row_profile(a, lam, eta1, eta2), lam, b, a
 
 
 def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
@@ -104,7 +126,7 @@ def resolvent_shift(H, lam, b, a, eta1: float, eta2: float):
     mt = np.diag(np.linalg.inv(B0.T @ B0 - x * np.eye(d)))
     B = B0 + L @ V.T
     GB = np.linalg.inv(B @ B.T - x * np.eye(N))
-    prof = ((1 + eta1 * a[:, None] * lam[None, :]) * (1 + eta2 * a[:, None] * lam[None, :])) ** 2 / d
+    prof = row_profile(a, lam, eta1, eta2) ** 2 / d
     v = prof[:, k].copy()                       # the column's profile (the variances of its entries)
     prof[:, k] = 0.0
     base = float(v @ np.diag(G0))
@@ -156,8 +178,6 @@ def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: 
     well (:func:`left_route_problem`); ``whole`` / ``own`` as for :func:`predicted_samples`."""
     from rmtfl.theory._two_step import finite_n, joint_roots, sample_spikes
 
-    from .diag_m_spike import whole_law_eigenvalues
-
     seen = {}
     base, extreme = finite_n.JointProblem, finite_n.extreme_columns
 
@@ -170,10 +190,9 @@ def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: 
         seen["args"], seen["kw"] = args, kw
         return extreme(*args, **kw)
 
-    kept = sample_spikes.OWN_TERM_EIGENVALUE
-    finite_n.JointProblem, finite_n.extreme_columns, sample_spikes.OWN_TERM_EIGENVALUE = Seen, columns, own
+    finite_n.JointProblem, finite_n.extreme_columns = Seen, columns
     try:
-        with whole_law_eigenvalues(tgt, float(N)) if whole else contextlib.nullcontext():
+        with prediction_form(tgt, N, whole=whole, own=own):
             r = finite_n.predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2,
                                           batch="reused", N=float(N))
             jp, (st, bulk), rho = seen["jp"], seen["args"][2:4], seen["kw"].get("rho")
@@ -198,26 +217,18 @@ def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: 
                 roots = j.roots(edge, 400.0, np.zeros(K), refine=lambda o: range(len(o)))
                 out[name] = ([s for s, w in roots if w >= 0.5], [s for s, w in roots if w < 0.5][:3])
     finally:
-        finite_n.JointProblem, finite_n.extreme_columns, sample_spikes.OWN_TERM_EIGENVALUE = base, extreme, kept
+        finite_n.JointProblem, finite_n.extreme_columns = base, extreme
     return out
 
 
 def predicted_samples(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
     """``[(mean, median), ...]`` of the prediction's single-sample ranks, in the form ``whole`` / ``own`` (module
     docstring)."""
-    from rmtfl.theory._two_step import sample_spikes
     from rmtfl.theory._two_step.finite_n import predict_finite_n
 
-    from .diag_m_spike import whole_law_eigenvalues
-
-    kept = sample_spikes.OWN_TERM_EIGENVALUE
-    sample_spikes.OWN_TERM_EIGENVALUE = own
-    try:
-        with whole_law_eigenvalues(tgt, float(N)) if whole else contextlib.nullcontext():
-            r = predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused",
-                                 N=float(N))
-    finally:
-        sample_spikes.OWN_TERM_EIGENVALUE = kept
+    with prediction_form(tgt, N, whole=whole, own=own):
+        r = predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused",
+                             N=float(N))
     return [(float(m), float(med)) for m, _, med in r.samples]
 
 
