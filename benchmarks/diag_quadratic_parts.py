@@ -146,9 +146,7 @@ def left_route_problem(base_cls):
     of the bulk's row kernel along ``P``'s left vectors (the L part of :func:`resolvent_shift`, in the prediction's
     units): ``D_i -= (psi / N) E_g[v_i(g) tau(g)^2 u(g)^T K_LL u(g)]`` over ``P``'s nodes ``g`` (weights ``wg``),
     ``u(g)`` the left basis of ``G_U``, ``K_LL = R^{-1} S (I - S)^{-1} R^{-1}`` with ``I - S`` the joint problem's
-    block ``A`` and ``R^2 = G_U(tau)``; ``Vg``: the columns' profiles at the nodes."""
-    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
-
+    block ``A`` and ``R^2 = G_U(tau)`` (:func:`left_route_kernel`); ``Vg``: the columns' profiles at the nodes."""
     class Pushed(base_cls):
         def __init__(self, *args, Vg, wg, **kw):
             super().__init__(*args, **kw)
@@ -159,17 +157,39 @@ def left_route_problem(base_cls):
             if b is None:
                 return b
             A, B, D = b
-            tq, _ = self.bulk.tau_rows(self.g / math.sqrt(self.N), s * s)
-            Ri = np.linalg.pinv(psd_sqrt(self.G_U_w(tq)), rcond=1e-12)
-            K_ll = Ri @ (np.eye(A.shape[0]) - A) @ np.linalg.solve(A, Ri)
-            Q = self.g.size
-            U = np.zeros((Q + 1, Q))
-            U[0] = self.g
-            U[1 + np.arange(Q), np.arange(Q)] = self.g
-            quad = np.einsum("aq,ab,bq->q", U, K_ll, U)
+            tq, quad = left_route_kernel(self.bulk, self.G_U_w, self.g, self.N, A, s)
             dD = -(self.bulk.red.psi / self.N) * (self.Vg * (tq**2 * quad * self.wg)[None, :]).sum(1)
             return A, B, D + dD
     return Pushed
+
+
+def left_route_kernel(bulk, G_U_w, g, N, A, s):
+    """``(tau, u^T K_LL u)`` at ``P``'s nodes ``g`` at ``x = s^2`` (:func:`left_route_problem`): the row kernel and
+    the quadratic form of ``K_LL = R^{-1} S (I - S)^{-1} R^{-1}`` (``I - S = A``, ``P``'s block of the joint problem;
+    ``R^2 = G_U(tau)``) in the left basis ``u(g)`` of ``P``'s Gram ``G_U``."""
+    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
+
+    tq, _ = bulk.tau_rows(g / math.sqrt(N), s * s)
+    Ri = np.linalg.pinv(psd_sqrt(G_U_w(tq)), rcond=1e-12)
+    K_ll = Ri @ (np.eye(A.shape[0]) - A) @ np.linalg.solve(A, Ri)
+    Q = g.size
+    U = np.zeros((Q + 1, Q))
+    U[0] = g
+    U[1 + np.arange(Q), np.arange(Q)] = g
+    return tq, np.einsum("aq,ab,bq->q", U, K_ll, U)
+
+
+def node_profiles(act, st, bulk, *, ys, zs, lams, g, wg, eta1: float, eta2: float, N: float, which: str):
+    """The column profiles ``1 + r + excess`` (units of ``1/d``) of the samples ``(ys, zs)`` at ``P``'s nodes ``g``
+    (weights ``wg``), as the prediction computes them at the bulk's rows
+    (:func:`rmtfl.theory._two_step.sample_spikes.sample_strengths`; a reused batch with the second step's move at
+    the nodes)."""
+    from rmtfl.theory._two_step import sample_spikes
+
+    rho = sample_spikes.second_step_move(act, st, eta1 * g / math.sqrt(N)) if which == "both" else None
+    _, rws = sample_spikes.sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=N / bulk.red.psi,
+                                            g=g, wg=wg, which=which, lams=lams, rho=rho)
+    return np.array([1.0 + bulk.functions(g / math.sqrt(N))[:, 5] + ex for ex in rws])
 
 
 def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: bool):
@@ -195,17 +215,15 @@ def joint_push(act, tgt, *, N: int, eta1: float, eta2: float, whole: bool, own: 
         with prediction_form(tgt, N, whole=whole, own=own):
             r = finite_n.predict_finite_n(act, tgt, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2,
                                           batch="reused", N=float(N))
-            jp, (st, bulk), rho = seen["jp"], seen["args"][2:4], seen["kw"].get("rho")
+            jp, (st, bulk) = seen["jp"], seen["args"][2:4]
             g = jp.g
             wg = finite_n.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=float(N), bulk=False)[5]
             yb, wb = sample_spikes.y_law_truncated(tgt, bulk.zrange)
             K = jp.cols.U.shape[1]
             ys, zs = sample_spikes.typical_extremes(tgt, 2 * N, K)
             lams = joint_roots.extreme_eigenvalues(ys, zs, 2.0, yb, wb, bulk.zrange)
-            rho_g = None if rho is None else sample_spikes.second_step_move(act, st, eta1 * g / math.sqrt(N))
-            _, rws = sample_spikes.sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=float(N),
-                                                    d=float(N), g=g, wg=wg, which="both", lams=lams, rho=rho_g)
-            Vg = np.array([1.0 + bulk.functions(g / math.sqrt(N))[:, 5] + ex for ex in rws])
+            Vg = node_profiles(act, st, bulk, ys=ys, zs=zs, lams=lams, g=g, wg=wg, eta1=eta1, eta2=eta2, N=float(N),
+                               which="both")
             pushed = left_route_problem(base)
             edge = r.edge * (1 + 1e-6)
             out = {}

@@ -95,11 +95,13 @@ def group_parts(parts, t, *, N, psi, wa, masks):
 
 
 @contextlib.contextmanager
-def coupled_group(count=None):
+def coupled_group(count=None, *, shifted: bool = False, own_group: bool = True):
     """The single-sample law (:func:`rmtfl.theory._two_step.sample_order.tail_law`) with the group's columns coupled:
     the law of the other bins as it is, plus the group's expected number above each ``s`` per batch part
-    (``count``, default :func:`group_count`) over the part's size.  The coupling to ``P`` (``shift``) is not applied
-    to the group."""
+    (``count``, default :func:`group_count`) over the part's size.  The coupling to ``P`` (``shift``) applies to the
+    group's strengths only with ``shifted`` (docs/theory/two_step_attempts.md §24); the law without it
+    (``uncoupled``, where the columns of the spikes' joint problem are placed) holds the group unshifted, or with
+    ``own_group=False`` leaves it out (the spikes of ``P`` then fall)."""
     from rmtfl.theory._two_step import sample_order
 
     kept, count = sample_order.tail_law, count or group_count
@@ -111,18 +113,29 @@ def coupled_group(count=None):
         masks = _group_masks(parts, strengths)
         rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
         law = kept(tau, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
-        tails = np.array(law.tails, dtype=float)
-        for i, s in enumerate(law.grid):
-            t = tau(s * s)
-            if t is None:
-                continue
-            q, sd, w, e2, part = group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
-            above = np.clip(count(q, sd, w, e2), 0.0, None)
-            for ip in range(len(parts)):
-                tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
-        # the group's count is non-increasing in s as a law must be
-        tails = np.maximum.accumulate(tails[::-1], axis=0)[::-1]
-        return sample_order.SampleLaw(law.grid, tails, law.sizes, uncoupled=law.uncoupled)
+
+        def with_group(base, push):
+            tails = np.array(base, dtype=float)
+            for i, s in enumerate(law.grid):
+                t = tau(s * s)
+                if t is None:
+                    continue
+                q, sd, w, e2, part = group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+                c = push(s) if push is not None else None
+                if c is not None:          # a column repelled below (-inf) stays far below 1
+                    c = np.concatenate([np.asarray(ci, dtype=float)[m] for ci, m in zip(c, masks)])
+                    q = q + np.where(np.isfinite(c), c, -10.0 - q)
+                above = np.clip(count(q, sd, w, e2), 0.0, None)
+                for ip in range(len(parts)):
+                    tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
+            # the group's count is non-increasing in s as a law must be
+            return np.maximum.accumulate(tails[::-1], axis=0)[::-1]
+        if law.uncoupled is None:
+            return sample_order.SampleLaw(law.grid, with_group(law.tails, None), law.sizes)
+        own = (sample_order.SampleLaw(law.grid, with_group(law.uncoupled.tails, None), law.sizes) if own_group
+               else law.uncoupled)
+        return sample_order.SampleLaw(law.grid, with_group(law.tails, shift if shifted else None), law.sizes,
+                                      uncoupled=own)
 
     sample_order.tail_law = tail_law
     try:
