@@ -23,8 +23,8 @@ from .bulk_edge import quantile_nodes, weighted_mp_cdf, y_law
 from .separable_profile import SeparableProfile, fold_edge, solve_near
 from .sample_spikes import outlier_shares, y_law_truncated, y_tail
 
-__all__ = ["WidenedBulk", "bulk_rows", "row_functions", "row_coefficients", "m_law_cdf", "column_law_cdf",
-           "column_spike", "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
+__all__ = ["WidenedBulk", "bulk_rows", "row_functions", "row_coefficients", "column_functions", "m_law_cdf",
+           "column_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
@@ -209,6 +209,13 @@ def row_functions(a, st, eta1, eta2, tn, rows, basis="second"):
     return np.stack([B + C, 2 * al * B, al * al * B, zero, zero, r], axis=1)
 
 
+def column_functions(lam):
+    """The profile's column functions at ``M``-eigenvalues ``lam``: ``lambda^0 .. lambda^4`` and the constant of the
+    noise ``r`` (docs/theory/two_step.md §8.2), one row per column."""
+    lam = np.asarray(lam, dtype=float)
+    return np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=-1)
+
+
 class WidenedBulk:
     """The separable profile of ``W_2 - P`` at width ``N``: edge and resolvent kernels above it."""
 
@@ -224,7 +231,7 @@ class WidenedBulk:
             a, wa = np.array([-1.0, 1.0]) / math.sqrt(N), np.full(2, 0.5)
         self.a, self.wa, self.zrange = a, wa, zrange
         self.eta1, self.eta2, self.N, self.st, self.tn, self.rows = eta1, eta2, N, st, tn, rows
-        colh = np.stack([lam**k for k in range(5)] + [np.ones_like(lam)], axis=1)
+        colh = column_functions(lam)
         rowf = row_functions(a, st, eta1, eta2, tn, rows, basis)
         self._rowf = {np.asarray(a, dtype=float).tobytes(): rowf}   # row functions by rows (:meth:`functions`)
         self.red = SeparableProfile(rowf, colh, Nn / d, wa, wl)
@@ -372,6 +379,16 @@ class WidenedBulk:
         f = self.functions(a)
         _, Dtt, _, _ = self.red.parts(A, B, x)
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
+
+    def tau_columns(self, lam, x):
+        """``-tt`` at columns of ``M``-eigenvalues ``lam`` at ``x``: the column kernel, the counterpart of
+        :meth:`tau_rows` (its mean over the bulk's columns is ``<-tt>``).  A row of profile ``S(a, lambda)`` has the
+        strength ``E_l[S(a, lambda_l) tau~(lambda_l)]`` over the bulk's columns (docs/theory/two_step.md §8.2;
+        docs/theory/two_step_attempts.md §25); ``None`` where the kernels are not found."""
+        v = self.kernels(x)
+        if v is None:
+            return None
+        return 1.0 / (x * (1.0 + column_functions(lam) @ v[:self.red.K]))
 
     def functions(self, a):
         """The profile's row functions (:func:`row_functions`) at rows ``a``; they do not depend on ``x``: one
