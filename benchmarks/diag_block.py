@@ -26,6 +26,11 @@ columns alone)::
     python -m benchmarks.diag_block --part laws --draws 200
     python -m benchmarks.diag_block --part laws --draws 200 --columns drawn
 
+``--part deterministic`` puts the same block over the same laws without drawing: attempt 13's group count with the
+heavy rows' tail bins among its members (:func:`deterministic_block`)::
+
+    python -m benchmarks.diag_block --part deterministic
+
 ``--part columns`` sets ``M``'s top eigenvalues beside the whole law's eigenvalue at each of the batch's top samples
 (natural batches, ``d = N``)::
 
@@ -230,6 +235,62 @@ def law_grid(fold: float, points: int = 160):
     return root_grid(fold, 3.2 * fold, points)
 
 
+def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, rows: float, bins: int = 12,
+                        ranks: int = 6):
+    """The block over the laws of its parts without drawing (docs/theory/two_step_attempts.md §25): the expected
+    number of its values above each ``s`` by attempt 13's group count, its members the tail bins of the batch's top
+    ``K`` samples (expected; the whole-law eigenvalue) and of the ``rows`` rows of largest ``|g|`` (expected, both
+    sides), the block's entries the couplings between a row and a column (variance ``p^2 / (d x)``), each column's
+    strength over the rows below the heavy ones with its spread (no cross terms, as ``--part laws``); ``rows = 0``
+    cuts the rows at the top quantile row, as the law does.  ``(means of the first ``ranks`` values, expected
+    count above the fold)``, the ranks' laws those of a Poisson count."""
+    from scipy import special
+
+    from rmtfl.theory import make_target
+    from rmtfl.theory._two_step import sample_spikes
+
+    from .diag_m_spike import m_spike_whole_law
+    from .diag_sample_group import group_count
+
+    d, n = N, 2 * N
+    tgt = make_target(QUADRATIC)
+    s_grid, g_grid = law_grid(bulk.edge, 120), np.linspace(-7.0, 7.0, 1401)
+    tau, rho_g = law_tables(bulk, N, s_grid, g_grid)
+    dens = np.exp(-g_grid**2 / 2) / math.sqrt(2 * math.pi) * (g_grid[1] - g_grid[0])
+    ys, zs, mass = sample_spikes.tail_bins(tgt, n, K / n, bins=bins)
+    ys, zs, mass = ys[ys > 0], zs[ys > 0], mass[ys > 0]
+    lam = m_spike_whole_law(tgt, ys, zs, n / d, float(d))
+    lam = np.where(np.isfinite(lam), lam, ys * d / n)
+    if rows > 0:                                   # the heavy rows' tail bins, graded as the samples' are
+        pt = rows / (2 * N)
+        edges = np.concatenate([[0.0], np.geomspace(0.05 / N, pt, bins)])
+        pm = np.where(edges[:-1] > 0, np.sqrt(edges[:-1] * edges[1:]), 0.5 * edges[1:])
+        g_rows = np.concatenate([special.ndtri(1 - pm), -special.ndtri(1 - pm)])
+        w_rows = np.tile(N * np.diff(edges), 2)
+        cut = special.ndtri(1 - pt)
+    else:
+        g_rows, w_rows, cut = np.zeros(0), np.zeros(0), special.ndtri(1 - 0.5 / N)
+    c1, c2 = eta1 / math.sqrt(N), eta2 / math.sqrt(N)
+    p2 = lambda g: ((1 + c1 * np.outer(g, lam)) * (1 + c2 * np.outer(g, lam))) ** 2     # noqa: E731
+    pc, pr = p2(g_grid) * (np.abs(g_grid) < cut)[:, None], p2(g_rows)
+    r = g_rows.size
+    count = []
+    for i, s in enumerate(s_grid):
+        q = (N / d) * ((dens * tau[i]) @ pc)
+        sd = np.sqrt(np.clip((N / d**2) * ((dens * tau[i] ** 2) @ (3 * pc**2)) - q**2 / N, 0.0, None))
+        e2 = np.zeros((r + lam.size, r + lam.size))
+        e2[:r, r:] = pr / (d * s * s)
+        e2[r:, :r] = e2[:r, r:].T
+        strength = np.concatenate([np.interp(g_rows, g_grid, rho_g[i]), q])
+        spread = np.concatenate([np.full(r, 1e-12), sd + 1e-12])
+        count.append(float(np.clip(group_count(strength, spread, np.concatenate([w_rows, n * mass]), e2), 0.0,
+                                   None).sum()))
+    count = np.maximum.accumulate(np.array(count)[::-1])[::-1]
+    means = [float(s_grid[0] + np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(s_grid)))
+             for F in (special.gammainc(k, count) for k in range(1, ranks + 1))]   # P(Poisson(mu) >= k)
+    return means, float(count[0])
+
+
 def column_ranks(*, d: int, draws: int, K: int = 8):
     """Over natural batches (seeds 20000, ...; ``n = 2d``, He1 + He2/2): ``M``'s top ``K`` eigenvalues, the eigenvalue
     whose eigenvector leans most on the batch's ``k``-th largest sample, and the whole law's eigenvalue at that
@@ -254,7 +315,7 @@ def column_ranks(*, d: int, draws: int, K: int = 8):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", default="draws", choices=("draws", "laws", "columns"))
+    ap.add_argument("--part", default="draws", choices=("draws", "laws", "columns", "deterministic"))
     ap.add_argument("--N", type=int, default=1000, help="N = d, n = 2 N")
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2 (eta_t = N^alpha_t)")
     ap.add_argument("--draws", type=int, default=12)
@@ -292,6 +353,12 @@ def main(argv=None) -> int:
         print(f"                                               +- {se(along - whole)}")
         return 0
     bulk = quadratic_bulk(N, eta1, eta2)
+    if args.part == "deterministic":
+        print(f"  the bulk's fold {bulk.edge:.3f}; the batch's top {args.K} samples' columns (whole law)")
+        for r in rs:
+            means, above = deterministic_block(bulk, N=N, eta1=eta1, eta2=eta2, K=args.K, rows=r)
+            print(f"  {r} heavy rows (expected): {fmt(means)}  ({above:.2f} expected above the fold)")
+        return 0
     s_grid, g_grid = law_grid(bulk.edge), np.linspace(-6.5, 6.5, 651)
     tables = law_tables(bulk, N, s_grid, g_grid)
     rng = np.random.default_rng(11)
