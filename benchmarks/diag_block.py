@@ -181,6 +181,25 @@ def part_draws(*, N: int, eta1: float, eta2: float, draws: int, r: int, K: int, 
     return out, bulk.edge
 
 
+def whole_law_columns(ys, zs, *, d: int, n: int):
+    """The whole law's eigenvalue of ``M`` (attempt 4) along samples ``(ys, zs)`` of He1 + He2/2, ``y / phi`` where
+    it is not resolved."""
+    from rmtfl.theory import make_target
+
+    from .diag_m_spike import m_spike_whole_law
+
+    lam = m_spike_whole_law(make_target(QUADRATIC), ys, zs, n / d, float(d))
+    return np.where(np.isfinite(lam), lam, np.asarray(ys, dtype=float) * d / n)
+
+
+def entry_variances(g, lam, *, N: int, eta1: float, eta2: float):
+    """``p(g, lambda)^2`` on rows ``g = sqrt(N) a`` by columns ``lam``: ``d`` times the variances of ``H``'s entries
+    (:func:`benchmarks.diag_quadratic_parts.row_profile`)."""
+    from .diag_quadratic_parts import row_profile
+
+    return row_profile(np.asarray(g, dtype=float) / math.sqrt(N), np.asarray(lam, dtype=float), eta1, eta2) ** 2
+
+
 def law_tables(bulk, N: int, s_grid, g_grid):
     """On ``s_grid`` (rows) and a grid of ``g = sqrt(N) a`` (columns): the row kernel ``tau`` and a row's strength
     over the bulk's columns, ``E_l[S(g, lambda_l) tau~(lambda_l)]`` (the bulk's column nodes and weights)."""
@@ -197,10 +216,6 @@ def law_draw(rng, bulk, tables, s_grid, g_grid, *, N: int, eta1: float, eta2: fl
              ranks: int = 6):
     """One draw of the block over its laws (module docstring): per number of heavy rows ``r`` in ``rs``, the top
     ``ranks`` roots (at the bulk's fold where fewer)."""
-    from rmtfl.theory import make_target
-
-    from .diag_m_spike import m_spike_whole_law
-
     d, n = N, 2 * N
     g = rng.standard_normal(N)
     if columns == "drawn":
@@ -211,10 +226,8 @@ def law_draw(rng, bulk, tables, s_grid, g_grid, *, N: int, eta1: float, eta2: fl
         z = rng.standard_normal(n)
         y = z + (z * z - 1) / 2
         top = np.argsort(-y)[:K]
-        lam = m_spike_whole_law(make_target(QUADRATIC), y[top], z[top], 2.0, float(d))
-        lam = np.where(np.isfinite(lam), lam, y[top] / 2)
-    c1, c2 = eta1 / math.sqrt(N), eta2 / math.sqrt(N)
-    p2 = ((1 + c1 * np.outer(g, lam)) * (1 + c2 * np.outer(g, lam))) ** 2            # (N, K) entries' variances x d
+        lam = whole_law_columns(y[top], z[top], d=d, n=n)
+    p2 = entry_variances(g, lam, N=N, eta1=eta1, eta2=eta2)                            # (N, K)
     xi = rng.standard_normal((N, K))
     tau_g = np.array([np.interp(g, g_grid, t) for t in tables[0]])                     # (S, N)
     out = {}
@@ -249,7 +262,6 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     from rmtfl.theory import make_target
     from rmtfl.theory._two_step import sample_spikes
 
-    from .diag_m_spike import m_spike_whole_law
     from .diag_sample_group import group_count
 
     d, n = N, 2 * N
@@ -259,8 +271,7 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     dens = np.exp(-g_grid**2 / 2) / math.sqrt(2 * math.pi) * (g_grid[1] - g_grid[0])
     ys, zs, mass = sample_spikes.tail_bins(tgt, n, K / n, bins=bins)
     ys, zs, mass = ys[ys > 0], zs[ys > 0], mass[ys > 0]
-    lam = m_spike_whole_law(tgt, ys, zs, n / d, float(d))
-    lam = np.where(np.isfinite(lam), lam, ys * d / n)
+    lam = whole_law_columns(ys, zs, d=d, n=n)
     if rows > 0:                                   # the heavy rows' tail bins, graded as the samples' are
         pt = rows / (2 * N)
         edges = np.concatenate([[0.0], np.geomspace(0.05 / N, pt, bins)])
@@ -270,9 +281,8 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
         cut = special.ndtri(1 - pt)
     else:
         g_rows, w_rows, cut = np.zeros(0), np.zeros(0), special.ndtri(1 - 0.5 / N)
-    c1, c2 = eta1 / math.sqrt(N), eta2 / math.sqrt(N)
-    p2 = lambda g: ((1 + c1 * np.outer(g, lam)) * (1 + c2 * np.outer(g, lam))) ** 2     # noqa: E731
-    pc, pr = p2(g_grid) * (np.abs(g_grid) < cut)[:, None], p2(g_rows)
+    pc = entry_variances(g_grid, lam, N=N, eta1=eta1, eta2=eta2) * (np.abs(g_grid) < cut)[:, None]
+    pr = entry_variances(g_rows, lam, N=N, eta1=eta1, eta2=eta2)
     r = g_rows.size
     count = []
     for i, s in enumerate(s_grid):
@@ -298,8 +308,6 @@ def column_ranks(*, d: int, draws: int, K: int = 8):
     from rmtfl.numerics import sample_targets
     from rmtfl.theory import make_target
 
-    from .diag_m_spike import m_spike_whole_law
-
     tgt, n = make_target(QUADRATIC), 2 * d
     top, along, whole = [], [], []
     for seed in range(20000, 20000 + draws):
@@ -309,7 +317,7 @@ def column_ranks(*, d: int, draws: int, K: int = 8):
         order = np.argsort(-y)[:K]
         top.append(lam[::-1][:K])
         along.append([lam[int(np.argmax((V.T @ X[i]) ** 2))] for i in order])
-        whole.append(m_spike_whole_law(tgt, y[order], X[order, 0], n / d, float(d)))
+        whole.append(whole_law_columns(y[order], X[order, 0], d=d, n=n))
     return np.array(top), np.array(along), np.array(whole)
 
 
