@@ -34,7 +34,7 @@ heavy rows' tail bins among its members (:func:`deterministic_block`)::
 ``--part columns`` sets ``M``'s top eigenvalues beside the whole law's eigenvalue at each of the batch's top samples
 (natural batches, ``d = N``)::
 
-    python -m benchmarks.diag_block --part columns --draws 20
+    python -m benchmarks.diag_block --part columns --draws 30
 """
 from __future__ import annotations
 
