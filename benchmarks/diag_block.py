@@ -249,12 +249,14 @@ def law_grid(fold: float, points: int = 160):
 
 
 def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, rows: float, bins: int = 12,
-                        ranks: int = 6):
+                        ranks: int = 6, cross: bool = False):
     """The block over the laws of its parts without drawing (docs/theory/two_step_attempts.md §25): the expected
     number of its values above each ``s`` by attempt 13's group count, its members the tail bins of the batch's top
     ``K`` samples (expected; the whole-law eigenvalue) and of the ``rows`` rows of largest ``|g|`` (expected, both
     sides), the block's entries the couplings between a row and a column (variance ``p^2 / (d x)``), each column's
-    strength over the rows below the heavy ones with its spread (no cross terms, as ``--part laws``); ``rows = 0``
+    strength over the rows below the heavy ones with its spread (no cross terms, as ``--part laws``; with ``cross``
+    the columns coupled to each other through those rows, variance ``sum_j p_i^2 p_k^2 tau_j^2 / d^2``, and the rows
+    through the bulk's columns, ``sum_l S_a S_b tau~_l^2 / d^2``); ``rows = 0``
     cuts the rows at the top quantile row, as the law does.  ``(means of the first ``ranks`` values, expected
     count above the fold)``, the ranks' laws those of a Poisson count."""
     from scipy import special
@@ -284,6 +286,8 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     pc = entry_variances(g_grid, lam, N=N, eta1=eta1, eta2=eta2) * (np.abs(g_grid) < cut)[:, None]
     pr = entry_variances(g_rows, lam, N=N, eta1=eta1, eta2=eta2)
     r = g_rows.size
+    lam_b, wl = bulk.red.colh[:, 1], bulk.red.Pl[:, 0]
+    S_rows = bulk.functions(g_rows / math.sqrt(N)) @ bulk.red.colh.T            # the heavy rows over the bulk's columns
     count = []
     for i, s in enumerate(s_grid):
         q = (N / d) * ((dens * tau[i]) @ pc)
@@ -291,6 +295,11 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
         e2 = np.zeros((r + lam.size, r + lam.size))
         e2[:r, r:] = pr / (d * s * s)
         e2[r:, :r] = e2[:r, r:].T
+        if cross:
+            e2[r:, r:] = (N / d**2) * (pc.T @ ((dens * tau[i] ** 2)[:, None] * pc))
+            if r:
+                tt = bulk.tau_columns(lam_b, s * s)
+                e2[:r, :r] = (S_rows * (wl * tt * tt)) @ S_rows.T / (d * wl.sum())
         strength = np.concatenate([np.interp(g_rows, g_grid, rho_g[i]), q])
         spread = np.concatenate([np.full(r, 1e-12), sd + 1e-12])
         count.append(float(np.clip(group_count(strength, spread, np.concatenate([w_rows, n * mass]), e2), 0.0,
@@ -364,8 +373,10 @@ def main(argv=None) -> int:
     if args.part == "deterministic":
         print(f"  the bulk's fold {bulk.edge:.3f}; the batch's top {args.K} samples' columns (whole law)")
         for r in rs:
-            means, above = deterministic_block(bulk, N=N, eta1=eta1, eta2=eta2, K=args.K, rows=r)
-            print(f"  {r} heavy rows (expected): {fmt(means)}  ({above:.2f} expected above the fold)")
+            for cross in (False, True):
+                means, above = deterministic_block(bulk, N=N, eta1=eta1, eta2=eta2, K=args.K, rows=r, cross=cross)
+                print(f"  {r} heavy rows (expected){', cross terms' if cross else ''}: {fmt(means)}  "
+                      f"({above:.2f} expected above the fold)")
         return 0
     s_grid, g_grid = law_grid(bulk.edge), np.linspace(-6.5, 6.5, 651)
     tables = law_tables(bulk, N, s_grid, g_grid)
