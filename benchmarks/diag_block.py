@@ -32,9 +32,12 @@ heavy rows' tail bins among its members (:func:`deterministic_block`)::
     python -m benchmarks.diag_block --part deterministic
 
 ``--part columns`` sets ``M``'s top eigenvalues beside the whole law's eigenvalue at each of the batch's top samples
-(natural batches, ``d = N``)::
+(natural batches, ``d = N``); ``--part mgroup`` computes them without drawing, the batch's most extreme samples as a
+group against the rest of ``M`` (:func:`m_group`)::
 
     python -m benchmarks.diag_block --part columns --draws 30
+    python -m benchmarks.diag_block --part columns --draws 150 --seed0 30000
+    python -m benchmarks.diag_block --part mgroup
 """
 from __future__ import annotations
 
@@ -310,16 +313,61 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     return means, float(count[0])
 
 
-def column_ranks(*, d: int, draws: int, K: int = 8):
-    """Over natural batches (seeds 20000, ...; ``n = 2d``, He1 + He2/2): ``M``'s top ``K`` eigenvalues, the eigenvalue
-    whose eigenvector leans most on the batch's ``k``-th largest sample, and the whole law's eigenvalue at that
-    sample's own ``(y, z)`` (attempt 4), each ``(draws, K)``."""
+def m_group(*, d: int, n: int, K: int = 30, ranks: int = 8):
+    """``M``'s top eigenvalues without drawing (He1 + He2/2; docs/theory/two_step_attempts.md §25): ``(alone,
+    coupled)`` rank means (Poisson ranks of the expected count above each ``lambda``).  Each of the batch's ``K`` most
+    extreme samples (tail bins) meets the rest of ``M`` through ``t_i(lambda) = (y_i / n)((d - 1) m + z_i^2 R_bb)``,
+    ``m`` the rest's Stieltjes transform (``m = 1 / (lambda - E[y / (1 - y m / phi)])`` over the samples inside the
+    cut), ``R_bb = 1 / (lambda - E[y z^2 / (1 - y m / phi)])`` along ``beta*``, with the spread ``y_i sqrt(2 d m2) / n``
+    (``m2 = -dm/dlambda``); coupled, the samples' off-diagonal entries have the variance ``y_i y_l m2 / (phi^2 d)``
+    (attempt 13's group count)."""
+    from scipy import optimize, special
+
+    from rmtfl.theory import make_target
+    from rmtfl.theory._two_step import sample_spikes
+
+    from .diag_sample_group import group_count
+
+    tgt, phi = make_target(QUADRATIC), n / d
+    zq, wq = sample_spikes.truncated_rule(*sample_spikes.bulk_cut(tgt, n, K), order=80)
+    yq = np.asarray(tgt.links[0](zq), dtype=float)
+    ys, zs, mass = sample_spikes.tail_bins(tgt, n, K / n, bins=24)
+    ys, zs, w = ys[ys > 0], zs[ys > 0], n * mass[ys > 0]
+    grid, alone, coupled = [], [], []
+    for lam in np.linspace(2.0, 7.5, 440):
+        f = lambda m: m - 1.0 / (lam - wq @ (yq / (1 - yq * m / phi)))          # noqa: E731
+        hi = 0.999999 * phi / yq.max()
+        if not (f(1e-9) < 0 < f(hi)):
+            continue                                   # inside the rest's spectrum
+        m = optimize.brentq(f, 1e-9, hi)
+        den = 1 - yq * m / phi
+        m2 = m * m / (1 - (wq @ (yq * yq / den**2)) * m * m / phi)
+        if not 0 < m2 < np.inf:
+            continue
+        t = ys / n * ((d - 1) * m + zs * zs / (lam - wq @ (yq * zq * zq / den)))
+        sd = ys * np.sqrt(2 * d * m2) / n
+        grid.append(lam)
+        alone.append(float(np.sum(w * special.ndtr((t - 1) / sd))))
+        coupled.append(float(np.clip(group_count(t, sd, w, np.outer(ys, ys) * m2 / (phi**2 * d)), 0.0, None).sum()))
+    grid = np.array(grid)
+
+    def rank_means(count):
+        count = np.maximum.accumulate(np.array(count)[::-1])[::-1]
+        return [float(grid[0] + np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
+                for F in (special.gammainc(k, count) for k in range(1, ranks + 1))]
+    return rank_means(alone), rank_means(coupled)
+
+
+def column_ranks(*, d: int, draws: int, K: int = 8, seed0: int = 20000):
+    """Over natural batches (seeds ``seed0``, ...; ``n = 2d``, He1 + He2/2): ``M``'s top ``K`` eigenvalues, the
+    eigenvalue whose eigenvector leans most on the batch's ``k``-th largest sample, and the whole law's eigenvalue at
+    that sample's own ``(y, z)`` (attempt 4), each ``(draws, K)``."""
     from rmtfl.numerics import sample_targets
     from rmtfl.theory import make_target
 
     tgt, n = make_target(QUADRATIC), 2 * d
     top, along, whole = [], [], []
-    for seed in range(20000, 20000 + draws):
+    for seed in range(seed0, seed0 + draws):
         X = np.random.default_rng(seed).standard_normal((n, d))
         y = np.asarray(sample_targets(X, target=tgt), dtype=float)
         lam, V = np.linalg.eigh(X.T @ (y[:, None] * X) / n)
@@ -332,13 +380,14 @@ def column_ranks(*, d: int, draws: int, K: int = 8):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", default="draws", choices=("draws", "laws", "columns", "deterministic"))
+    ap.add_argument("--part", default="draws", choices=("draws", "laws", "columns", "deterministic", "mgroup"))
     ap.add_argument("--N", type=int, default=1000, help="N = d, n = 2 N")
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2 (eta_t = N^alpha_t)")
     ap.add_argument("--draws", type=int, default=12)
     ap.add_argument("--rows", default="0,2,4,8", help="heavy rows r (--part draws: the first)")
     ap.add_argument("--K", type=int, default=8, help="extreme columns")
     ap.add_argument("--columns", default="whole", choices=("whole", "drawn"), help="--part laws")
+    ap.add_argument("--seed0", type=int, default=20000, help="--part columns: the first batch's seed")
     args = ap.parse_args(argv)
     a1, a2 = (float(v) for v in args.alphas.split(","))
     N, eta1, eta2 = args.N, args.N ** a1, args.N ** a2
@@ -358,9 +407,9 @@ def main(argv=None) -> int:
                 f"{100 * np.mean(v):+.2f} % ({len(v)} draws)" for v in by_rank if v))
         return 0
     if args.part == "columns":
-        top, along, whole = column_ranks(d=N, draws=args.draws, K=args.K)
+        top, along, whole = column_ranks(d=N, draws=args.draws, K=args.K, seed0=args.seed0)
         se = lambda v: fmt(v.std(0, ddof=1) / math.sqrt(len(v)))     # noqa: E731
-        print(f"  over {args.draws} batches, by rank")
+        print(f"  over {args.draws} batches (seeds {args.seed0} on), by rank")
         print(f"  M's top eigenvalues:                            {fmt(top.mean(0))}")
         print(f"  the eigenvalue along the k-th largest sample:   {fmt(along.mean(0))}")
         print(f"  the whole law at that sample's own (y, z):      {fmt(whole.mean(0))}")
@@ -368,6 +417,12 @@ def main(argv=None) -> int:
         print(f"                                               +- {se(top - whole)}")
         print(f"  the eigenvalue along it less the whole law:     {fmt((along - whole).mean(0))}")
         print(f"                                               +- {se(along - whole)}")
+        return 0
+    if args.part == "mgroup":
+        for K in (15, 30, 60):
+            alone, coupled = m_group(d=N, n=2 * N, K=K)
+            print(f"  M's top eigenvalues, the batch's {K} most extreme samples alone: {fmt(alone)}")
+            print(f"                                               coupled: {fmt(coupled)}")
         return 0
     bulk = quadratic_bulk(N, eta1, eta2)
     if args.part == "deterministic":

@@ -258,6 +258,7 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=40)
     ap.add_argument("--ranks", type=int, default=4, help="single-sample ranks to print")
     ap.add_argument("--part", choices=("draws", "resolvent", "joint"), default="draws")
+    ap.add_argument("--seed0", type=int, default=20000, help="--part draws: the first batch's seed")
     args = ap.parse_args(argv)
     from rmtfl.theory import get_activation, make_target
 
@@ -286,13 +287,13 @@ def main(argv=None) -> int:
             print(f"    {r[2]:+.4f}  {r[3]:+.4f}  {r[4]:+.4f}  {r[5]:+.4f}")
         print(f"  medians: {med[0]:+.4f}  {med[1]:+.4f}  {med[2]:+.4f}  {med[3]:+.4f}")
         return 0
-    rows = [paired_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2, seed=20000 + s, k=K + 2)
+    rows = [paired_draw(tgt, N=N, d=N, n=2 * N, eta1=eta1, eta2=eta2, seed=args.seed0 + s, k=K + 2)
             for s in range(args.draws)]
     W2 = np.array([r[0] for r in rows])[:, 2:2 + K]
     H = np.array([r[1] for r in rows])[:, :K]
     se = lambda v: v.std(0, ddof=1) / math.sqrt(v.shape[0])       # noqa: E731
     print(f"quadratic sigma, {args.target}, reused, N = d = {N}, n = {2 * N}, (alpha1, alpha2) = ({a1}, {a2}), "
-          f"{args.draws} draws (seeds 20000 on)")
+          f"{args.draws} draws (seeds {args.seed0} on)")
     print(f"  H, ranks 1-{K}:      mean {np.round(H.mean(0), 3)} +- {np.round(se(H), 3)}, "
           f"median {np.round(np.median(H, 0), 3)}")
     print(f"  W_2, ranks 3-{K + 2}:  mean {np.round(W2.mean(0), 3)} +- {np.round(se(W2), 3)}, "
