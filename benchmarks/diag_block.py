@@ -277,13 +277,10 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     ys, zs, mass = sample_spikes.tail_bins(tgt, n, K / n, bins=bins)
     ys, zs, mass = ys[ys > 0], zs[ys > 0], mass[ys > 0]
     lam = whole_law_columns(ys, zs, d=d, n=n)
-    if rows > 0:                                   # the heavy rows' tail bins, graded as the samples' are
-        pt = rows / (2 * N)
-        edges = np.concatenate([[0.0], np.geomspace(0.05 / N, pt, bins)])
-        pm = np.where(edges[:-1] > 0, np.sqrt(edges[:-1] * edges[1:]), 0.5 * edges[1:])
-        g_rows = np.concatenate([special.ndtri(1 - pm), -special.ndtri(1 - pm)])
-        w_rows = np.tile(N * np.diff(edges), 2)
-        cut = special.ndtri(1 - pt)
+    if rows > 0:                                   # the heavy rows' tail bins: those of g ~ N(0, 1), as the samples'
+        g_rows, _, mass_rows = sample_spikes.tail_bins(make_target("hermite(0, 1)"), N, rows / (2 * N), bins=bins)
+        w_rows = N * mass_rows
+        cut = special.ndtri(1 - rows / (2 * N))
     else:
         g_rows, w_rows, cut = np.zeros(0), np.zeros(0), special.ndtri(1 - 0.5 / N)
     pc = entry_variances(g_grid, lam, N=N, eta1=eta1, eta2=eta2) * (np.abs(g_grid) < cut)[:, None]
@@ -308,9 +305,18 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
         count.append(float(np.clip(group_count(strength, spread, np.concatenate([w_rows, n * mass]), e2), 0.0,
                                    None).sum()))
     count = np.maximum.accumulate(np.array(count)[::-1])[::-1]
-    means = [float(s_grid[0] + np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(s_grid)))
-             for F in (special.gammainc(k, count) for k in range(1, ranks + 1))]   # P(Poisson(mu) >= k)
-    return means, float(count[0])
+    return poisson_rank_means(s_grid, count, ranks), float(count[0])
+
+
+def poisson_rank_means(grid, count, ranks: int):
+    """The means of the first ``ranks`` values above ``grid[0]`` (a value below counts there) when the number above
+    each ``grid`` point is Poisson with mean ``count`` (made non-increasing): ``grid[0] + integral of P(Poisson >=
+    k)``."""
+    from scipy import special
+
+    count = np.maximum.accumulate(np.asarray(count, dtype=float)[::-1])[::-1]
+    return [float(grid[0] + np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
+            for F in (special.gammainc(k, count) for k in range(1, ranks + 1))]   # P(Poisson(mu) >= k)
 
 
 def m_group(*, d: int, n: int, K: int = 30, ranks: int = 8):
@@ -350,12 +356,7 @@ def m_group(*, d: int, n: int, K: int = 30, ranks: int = 8):
         alone.append(float(np.sum(w * special.ndtr((t - 1) / sd))))
         coupled.append(float(np.clip(group_count(t, sd, w, np.outer(ys, ys) * m2 / (phi**2 * d)), 0.0, None).sum()))
     grid = np.array(grid)
-
-    def rank_means(count):
-        count = np.maximum.accumulate(np.array(count)[::-1])[::-1]
-        return [float(grid[0] + np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(grid)))
-                for F in (special.gammainc(k, count) for k in range(1, ranks + 1))]
-    return rank_means(alone), rank_means(coupled)
+    return poisson_rank_means(grid, alone, ranks), poisson_rank_means(grid, coupled, ranks)
 
 
 def column_ranks(*, d: int, draws: int, K: int = 8, seed0: int = 20000):
