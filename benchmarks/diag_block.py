@@ -253,6 +253,14 @@ def law_grid(fold: float, points: int = 160):
 
 def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, rows: float, bins: int = 12,
                         ranks: int = 6, cross: bool = False):
+    """:func:`block_count`'s first ``ranks`` values, the ranks' laws those of a Poisson count: ``(means, expected
+    count above the fold)``."""
+    s_grid, count = block_count(bulk, N=N, eta1=eta1, eta2=eta2, K=K, rows=rows, bins=bins, cross=cross)
+    return poisson_rank_means(s_grid, count, ranks), float(count[0])
+
+
+def block_count(bulk, *, N: int, eta1: float, eta2: float, K: float, rows: float, bins: int = 12, cross: bool = False,
+                shift=None, points: int = 120):
     """The block over the laws of its parts without drawing (docs/theory/two_step_attempts.md §25): the expected
     number of its values above each ``s`` by attempt 13's group count, its members the tail bins of the batch's top
     ``K`` samples (expected; the whole-law eigenvalue) and of the ``rows`` rows of largest ``|g|`` (expected, both
@@ -260,8 +268,10 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     strength over the rows below the heavy ones with its spread (no cross terms, as ``--part laws``; with ``cross``
     the columns coupled to each other through those rows, variance ``sum_j p_i^2 p_k^2 tau_j^2 / d^2``, and the rows
     through the bulk's columns, ``sum_l S_a S_b tau~_l^2 / d^2``); ``rows = 0``
-    cuts the rows at the top quantile row, as the law does.  ``(means of the first ``ranks`` values, expected
-    count above the fold)``, the ranks' laws those of a Poisson count."""
+    cuts the rows at the top quantile row, as the law does.  ``shift(s, ys, zs)``: added to the columns' strengths
+    at ``s`` (the push of ``P``, docs/theory/two_step_attempts.md §27; ``None`` where it does not act).  ``(s_grid,
+    count)``: the grid from the bulk's fold to 3.2 times it and the expected count above each point (made
+    non-increasing)."""
     from scipy import special
 
     from rmtfl.theory import make_target
@@ -271,7 +281,7 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
 
     d, n = N, 2 * N
     tgt = make_target(QUADRATIC)
-    s_grid, g_grid = law_grid(bulk.edge, 120), np.linspace(-7.0, 7.0, 1401)
+    s_grid, g_grid = law_grid(bulk.edge, points), np.linspace(-7.0, 7.0, 1401)
     tau, rho_g = law_tables(bulk, N, s_grid, g_grid)
     dens = np.exp(-g_grid**2 / 2) / math.sqrt(2 * math.pi) * (g_grid[1] - g_grid[0])
     ys, zs, mass = sample_spikes.tail_bins(tgt, n, K / n, bins=bins)
@@ -291,6 +301,8 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
     count = []
     for i, s in enumerate(s_grid):
         q = (N / d) * ((dens * tau[i]) @ pc)
+        c = None if shift is None else shift(s, ys, zs)
+        q = q if c is None else q + c
         sd = np.sqrt(np.clip((N / d**2) * ((dens * tau[i] ** 2) @ (3 * pc**2)) - q**2 / N, 0.0, None))
         e2 = np.zeros((r + lam.size, r + lam.size))
         e2[:r, r:] = pr / (d * s * s)
@@ -304,8 +316,7 @@ def deterministic_block(bulk, *, N: int, eta1: float, eta2: float, K: float, row
         spread = np.concatenate([np.full(r, 1e-12), sd + 1e-12])
         count.append(float(np.clip(group_count(strength, spread, np.concatenate([w_rows, n * mass]), e2), 0.0,
                                    None).sum()))
-    count = np.maximum.accumulate(np.array(count)[::-1])[::-1]
-    return poisson_rank_means(s_grid, count, ranks), float(count[0])
+    return s_grid, np.maximum.accumulate(np.array(count)[::-1])[::-1]
 
 
 def poisson_rank_means(grid, count, ranks: int):

@@ -155,7 +155,7 @@ def deep_count(v, J: int, K0: int) -> int:
         r = rn
 
 
-def _grid(path, N, batch, draws):
+def cache_points(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
     top values and the rule's count on each."""
     from .diag_count_statistic import points
@@ -189,7 +189,7 @@ def part_law(path, N, batch, *, group=False, whole=False, ranks=None, shift=Fals
     # and edge, attempt 20): all three criteria, the sign test, values + edges + sign test
     read = {"the spectrum's count and edge": [0, 0, 0], "the laws' count": [0, 0, 0],
             "the laws' count and edge": [0, 0, 0]}
-    for act, tgt, a1, a2, S, counts in _grid(path, N, batch, draws):
+    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
         m = median_count(counts)
         with contextlib.ExitStack() as st:
             if group:
@@ -229,7 +229,7 @@ def part_deep(path, N, batch, K0s, draws=25):
     top_values = widened_bulk.WidenedBulk.top_values
     widened_bulk.WidenedBulk.top_values = lambda self, count, **kw: top_values(self, count + 40, **kw)
     try:
-        for act, tgt, a1, a2, S, _ in _grid(path, N, batch, draws):
+        for act, tgt, a1, a2, S, _ in cache_points(path, N, batch, draws):
             with captured() as seen:
                 _predict(act, tgt, a1, a2, N, batch)
             r = seen["result"]
