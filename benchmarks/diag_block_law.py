@@ -9,9 +9,13 @@ draws' shape.  Here the law's ``P(S > s)`` per sample becomes ``mu(s) / n``, ``m
 so that the count is Poisson and the ranks, the count, the bands and the spikes' ranks follow as the prediction
 takes them; with ``push`` each column's strength carries the coupling to ``P`` of docs/theory/two_step.md §8.3
 ("Single samples pushed by the spikes of P", :func:`rmtfl.theory._two_step.sample_coupling.law_shift`), which the
-columns' law leaves off because it lacks the block's lift::
+columns' law leaves off because it lacks the block's lift, through its components alone or with ``P``'s update of
+the bulk's row kernel as well (attempt 24's two routes, ``left``).  ``--grid`` reads the count on the predicted
+spectrum and from the rank laws (attempt 18); ``--cache`` at one point sets the predicted spectra beside the draws'
+median one::
 
     python -m benchmarks.diag_block_law --N 500 --alphas 0.4,0.4
+    python -m benchmarks.diag_block_law --N 1000 --alphas 0.4,0.4 --cache CACHE/n1000.json
     python -m benchmarks.diag_block_law --N 1000 --grid CACHE/n1000.json
 
 (``CACHE``: the draws of ``bash benchmarks/two_step_finite_n_page.sh CACHE``.)  Other activations and targets are
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import sys
 
@@ -29,11 +34,18 @@ import numpy as np
 from .diag_quadratic_parts import QUADRATIC
 
 
-def push_shift(act, st, bulk, *, eta1: float, eta2: float, N: float):
+def push_shift(act, st, bulk, *, eta1: float, eta2: float, N: float, left: bool = False):
     """``shift(s, ys, zs)``: the coupling to ``P`` of the columns of samples ``(ys, zs)`` at ``s`` (``None`` at or
-    above the lowest spike of ``P``; a column repelled below it gets ``-1e3``)."""
+    above the lowest spike of ``P``; a column repelled below it gets ``-1e3``): through the components of ``P``'s
+    right vectors along them, and with ``left`` through ``P``'s update of the bulk's row kernel along its left vectors
+    as well (attempt 24's second route, :func:`benchmarks.diag_quadratic_parts.left_route_kernel`, on the block's
+    column profiles at ``P``'s nodes)."""
     from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step.sample_coupling import law_shift
+    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
+
+    from .diag_block import entry_variances, whole_law_columns
+    from .diag_quadratic_parts import left_route_kernel
 
     _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=False)
     G_U_w = fn.weighted_gram_u(g, wg)
@@ -45,21 +57,34 @@ def push_shift(act, st, bulk, *, eta1: float, eta2: float, N: float):
         key = (np.asarray(ys).tobytes(), np.asarray(zs).tobytes())
         if key not in cache:
             U = fn.sample_components(act, st, eta1, eta2, tn, ys, zs, N, "both")
-            cache[key] = law_shift(bulk, G_U_w, G_V, g, N, [U], n_spikes)
-        c = cache[key](s)
-        return None if c is None else np.where(np.isfinite(c[0]), c[0], -1e3)
+            lam = whole_law_columns(ys, zs, d=int(round(N)), n=int(round(st.phi * N)))
+            cache[key] = (law_shift(bulk, G_U_w, G_V, g, N, [U], n_spikes),
+                          entry_variances(g, lam, N=int(round(N)), eta1=eta1, eta2=eta2).T)
+        base, V = cache[key]
+        c = base(s)
+        if c is None:
+            return None
+        c = c[0]
+        if left:
+            x = s * s
+            tq, ttm = bulk.tau_rows(g / math.sqrt(N), x)
+            R = psd_sqrt(G_U_w(tq))
+            A = np.eye(G_V.shape[0]) - x * ttm * (R @ G_V @ R)
+            tq, quad = left_route_kernel(bulk, G_U_w, g, N, (A + A.T) / 2, s)
+            c = c + (bulk.red.psi / N) * (V @ (tq**2 * quad * wg))
+        return np.where(np.isfinite(c), c, -1e3)
     return shift
 
 
 def block_law(act, st, bulk, *, eta1: float, eta2: float, N: float, rows: float = 4, K: float = 12,
-              push: bool = True, points: int = 60):
+              push: bool = True, left: bool = False, points: int = 60):
     """The :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` of the block (module docstring) on the block's own
     grid from the bulk's fold."""
     from rmtfl.theory._two_step.sample_order import SampleLaw
 
     from .diag_block import block_count
 
-    shift = push_shift(act, st, bulk, eta1=eta1, eta2=eta2, N=N) if push else None
+    shift = push_shift(act, st, bulk, eta1=eta1, eta2=eta2, N=N, left=left) if push else None
     s_grid, mu = block_count(bulk, N=int(round(N)), eta1=eta1, eta2=eta2, K=K, rows=rows, cross=True, shift=shift,
                              points=points)
     n = int(round(st.phi * N))
@@ -67,7 +92,7 @@ def block_law(act, st, bulk, *, eta1: float, eta2: float, N: float, rows: float 
 
 
 @contextlib.contextmanager
-def block_samples(*, push: bool = True, rows: float = 4, K: float = 12):
+def block_samples(*, push: bool = True, left: bool = False, rows: float = 4, K: float = 12):
     """Within the block, the prediction's single samples of the quadratic sigma with He1 + He2/2 (reused, ``N = d``)
     come from :func:`block_law`; every other prediction is left as it is."""
     from rmtfl.theory._two_step import sample_coupling
@@ -81,7 +106,7 @@ def block_samples(*, push: bool = True, rows: float = 4, K: float = 12):
         if (act.name != QUADRATIC or target.name != QUADRATIC or st.batch != "reused" or psi != 1.0
                 or kept[3] is None):
             return kept
-        law = block_law(act, st, bulk, eta1=eta1, eta2=eta2, N=N, rows=rows, K=K, push=push)
+        law = block_law(act, st, bulk, eta1=eta1, eta2=eta2, N=N, rows=rows, K=K, push=push, left=left)
         per_part, band_part = ranks_of(law, ranks, with_bands=True)
         thetas = [th for _, th, _ in kept[0]] or [math.nan]
         found = [(mean, thetas[min(k, len(thetas) - 1)], median) for k, (mean, median) in enumerate(per_part[0])]
@@ -105,10 +130,10 @@ def block_and_bulk():
 
 
 def variants() -> dict:
-    """``name -> context``: the prediction as it is, the block without and with the push of ``P``, and the pushed
-    block over attempt 15's bulk."""
+    """``name -> context``: the prediction as it is, the block without and with the push of ``P`` (its components),
+    and with the push through both routes."""
     return {"as is": contextlib.nullcontext, "block": lambda: block_samples(push=False), "block + push": block_samples,
-            "+ bulk": block_and_bulk}
+            "+ both routes": lambda: block_samples(left=True)}
 
 
 def grid(path: str, N: int, draws: int = 25) -> dict:
@@ -139,11 +164,34 @@ def grid(path: str, N: int, draws: int = 25) -> dict:
     return tally
 
 
+def print_spectra(path: str, N: int, a1: float, a2: float, ranks: int = 20) -> None:
+    """At one point of a page cache: the median of the draws' ranks beside each variant's predicted spectrum (the
+    medians the count reads, then the bulk's top values), and attempt 15's bulk under the pushed block."""
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step import finite_n as fn
+
+    from . import bench_two_step_finite_n as bench
+
+    with open(path) as f:
+        rows = json.load(f)[bench.cache_key(QUADRATIC, QUADRATIC, "reused", a1, a2, N, own=path.endswith("own.json"))]
+    cols = {"draws' median": np.median(np.array([r["sv"] for r in rows]), axis=0)[:ranks]}
+    for name, ctx in {**variants(), "pushed, attempt 15's bulk": block_and_bulk}.items():
+        with ctx():
+            r = fn.predict_finite_n(get_activation(QUADRATIC), make_target(QUADRATIC), psi=1.0, phi=2.0, phi2=None,
+                                    eta1=N ** a1, eta2=N ** a2, batch="reused", N=float(N))
+        med = sorted(list(r.spike_medians or r.locations) + [m for _, _, m in r.samples], reverse=True)
+        cols[name] = np.array(med + list(r.bulk_top) + [math.nan] * ranks)[:ranks]
+    print("  rank  " + "  ".join(cols))
+    for k in range(ranks):
+        print(f"  {k + 1:4d}  " + "  ".join(f"{v[k]:8.3f}" for v in cols.values()))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=500, help="N = d, n = 2N")
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2 (eta_t = N^alpha_t) of one point")
     ap.add_argument("--grid", default=None, metavar="CACHE", help="the acceptance grid's draws: compare there")
+    ap.add_argument("--cache", default=None, help="one point: its draws' median spectrum beside the predicted ones")
     args = ap.parse_args(argv)
     from rmtfl.theory import two_step
 
@@ -156,6 +204,8 @@ def main(argv=None) -> int:
                 p = two_step(QUADRATIC, QUADRATIC, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
             print(f"  {name:13s} {[round(o.singular_value, 3) for o in p.outliers]}, fitted edge "
                   f"{p.fitted_edge:.3f}, count range {p.count_range}")
+        if args.cache:
+            print_spectra(args.cache, N, a1, a2)
         return 0
     print(f"N = {N}, quadratic sigma, He1 + He2/2, reused, draws of {args.grid}")
     tally = grid(args.grid, N)
