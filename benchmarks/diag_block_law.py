@@ -184,6 +184,31 @@ def print_spectra(path: str, N: int, a1: float, a2: float, ranks: int = 20) -> N
     print("  rank  " + "  ".join(cols))
     for k in range(ranks):
         print(f"  {k + 1:4d}  " + "  ".join(f"{v[k]:8.3f}" for v in cols.values()))
+    print_rank_quantiles(np.array([r["sv"][:8] for r in rows]), N, a1, a2)
+
+
+def print_rank_quantiles(S, N: int, a1: float, a2: float, ranks=range(2, 8)) -> None:
+    """The 10, 50 and 90 % quantiles over batches of ranks 3-8: of the draws ``S`` (one row per draw) and of each
+    variant's rank laws (:func:`benchmarks.diag_count_law.rank_laws`; ``-`` where the rank lies below the bulk's fold
+    in that share of batches)."""
+    from rmtfl.theory import two_step
+
+    from .diag_count_law import captured, rank_laws
+
+    print("  the ranks' 10 / 50 / 90 % quantiles over batches")
+    print("  draws: " + "; ".join(f"{k + 1}: " + "/".join(f"{np.quantile(S[:, k], p):.3f}" for p in (0.1, 0.5, 0.9))
+                                  for k in ranks))
+    for name, ctx in variants().items():
+        with ctx(), captured() as seen:
+            two_step(QUADRATIC, QUADRATIC, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
+        law, fixed, count, laws = seen["ranked"]
+        grid, F = rank_laws(law, fixed, count + 4, laws)
+        cells = []
+        for k in ranks:
+            Fk = F[:, k] if k < F.shape[1] else np.zeros_like(grid)
+            cells.append(f"{k + 1}: " + "/".join("-" if Fk[0] < p else f"{np.interp(-p, -Fk, grid):.3f}"
+                                                  for p in (0.9, 0.5, 0.1)))
+        print(f"  {name}: " + "; ".join(cells))
 
 
 def main(argv=None) -> int:
