@@ -301,9 +301,9 @@ def block_count(bulk, *, N: int, eta1: float, eta2: float, K: float, rows: float
     count = []
     for i, s in enumerate(s_grid):
         q = (N / d) * ((dens * tau[i]) @ pc)
-        c = None if shift is None else shift(s, ys, zs)
-        q = q if c is None else q + c
         sd = np.sqrt(np.clip((N / d**2) * ((dens * tau[i] ** 2) @ (3 * pc**2)) - q**2 / N, 0.0, None))
+        c = None if shift is None else shift(s, ys, zs)          # the push moves the strength, not its spread
+        q = q if c is None else q + c
         e2 = np.zeros((r + lam.size, r + lam.size))
         e2[:r, r:] = pr / (d * s * s)
         e2[r:, :r] = e2[:r, r:].T
