@@ -38,14 +38,13 @@ def push_shift(act, st, bulk, *, eta1: float, eta2: float, N: float, left: bool 
     """``shift(s, ys, zs)``: the coupling to ``P`` of the columns of samples ``(ys, zs)`` at ``s`` (``None`` at or
     above the lowest spike of ``P``; a column repelled below it gets ``-1e3``): through the components of ``P``'s
     right vectors along them, and with ``left`` through ``P``'s update of the bulk's row kernel along its left vectors
-    as well (attempt 24's second route, :func:`benchmarks.diag_quadratic_parts.left_route_kernel`, on the block's
+    as well (attempt 24's second route, :func:`benchmarks.diag_quadratic_parts.left_route_shift`, on the block's
     column profiles at ``P``'s nodes)."""
     from rmtfl.theory._two_step import finite_n as fn
     from rmtfl.theory._two_step.sample_coupling import law_shift
-    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
 
     from .diag_block import entry_variances, whole_law_columns
-    from .diag_quadratic_parts import left_route_kernel
+    from .diag_quadratic_parts import left_route_shift
 
     _, G_V, _, tn, g, wg, _, _ = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=False)
     G_U_w = fn.weighted_gram_u(g, wg)
@@ -66,12 +65,7 @@ def push_shift(act, st, bulk, *, eta1: float, eta2: float, N: float, left: bool 
             return None
         c = c[0]
         if left:
-            x = s * s
-            tq, ttm = bulk.tau_rows(g / math.sqrt(N), x)
-            R = psd_sqrt(G_U_w(tq))
-            A = np.eye(G_V.shape[0]) - x * ttm * (R @ G_V @ R)
-            tq, quad = left_route_kernel(bulk, G_U_w, g, N, (A + A.T) / 2, s)
-            c = c + (bulk.red.psi / N) * (V @ (tq**2 * quad * wg))
+            c = c + left_route_shift(bulk, G_U_w, G_V, g, N, s, V, wg)
         return np.where(np.isfinite(c), c, -1e3)
     return shift
 

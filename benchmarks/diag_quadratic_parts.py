@@ -179,6 +179,20 @@ def left_route_kernel(bulk, G_U_w, g, N, A, s):
     return tq, np.einsum("aq,ab,bq->q", U, K_ll, U)
 
 
+def left_route_shift(bulk, G_U_w, G_V, g, N, s, V, wg):
+    """The change of the strengths of columns with profiles ``V`` (rows: columns, at ``P``'s nodes ``g``, weights
+    ``wg``) at ``s`` by ``P``'s update of the bulk's row kernel along its left vectors, ``(psi / N) E_g[v tau^2 u^T
+    K_LL u]`` (:func:`left_route_kernel`, with ``P``'s block ``A`` of the joint problem at ``s``)."""
+    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
+
+    x = s * s
+    tq, ttm = bulk.tau_rows(g / math.sqrt(N), x)
+    R = psd_sqrt(G_U_w(tq))
+    A = np.eye(G_V.shape[0]) - x * ttm * (R @ G_V @ R)
+    tq, quad = left_route_kernel(bulk, G_U_w, g, N, (A + A.T) / 2, s)
+    return (bulk.red.psi / N) * (np.asarray(V) @ (tq**2 * quad * wg))
+
+
 def node_profiles(act, st, bulk, *, ys, zs, lams, g, wg, eta1: float, eta2: float, N: float, which: str):
     """The column profiles ``1 + r + excess`` (units of ``1/d``) of the samples ``(ys, zs)`` at ``P``'s nodes ``g``
     (weights ``wg``), as the prediction computes them at the bulk's rows

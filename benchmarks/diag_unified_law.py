@@ -75,9 +75,8 @@ def unified_law(target, N: int, *, whole: bool = True, own: bool = True, push: b
     ``left`` (with ``push``) the row-kernel route added to it, ``group`` the coupled group with the push on it;
     ``own_group=False`` leaves the group out of the law without the push (the spikes of ``P`` then fall)."""
     from rmtfl.theory._two_step import sample_coupling, sample_order
-    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
 
-    from .diag_quadratic_parts import left_route_kernel, prediction_form
+    from .diag_quadratic_parts import left_route_shift, prediction_form
     from .diag_sample_group import coupled_group
 
     kept_parts, kept_shift, kept_couple = sample_order.column_parts, sample_coupling.law_shift, \
@@ -100,13 +99,8 @@ def unified_law(target, N: int, *, whole: bool = True, own: bool = True, push: b
             c = base(s)
             if c is None:
                 return None
-            x = s * s
-            tq, ttm = bulk.tau_rows(g / math.sqrt(N_), x)
-            R = psd_sqrt(G_U_w(tq))
-            A = np.eye(G_V.shape[0]) - x * ttm * (R @ G_V @ R)
-            tq, quad = left_route_kernel(bulk, G_U_w, g, N_, (A + A.T) / 2, s)
             # P's update of the row kernel lowers each column's strength by (psi / N) E_g[v tau^2 u^T K_LL u]
-            return [ci + (bulk.red.psi / N_) * (Vb @ (tq**2 * quad * wg)) for ci, Vb in zip(c, V)]
+            return [ci + left_route_shift(bulk, G_U_w, G_V, g, N_, s, Vb, wg) for ci, Vb in zip(c, V)]
         return shift
 
     sample_coupling.COUPLE_SAMPLES = push
