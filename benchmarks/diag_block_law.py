@@ -135,12 +135,13 @@ def grid(path: str, N: int, draws: int = 25) -> dict:
     at how many points the predicted count is the draws' median, read on the predicted spectrum (the prediction's
     count) and from its rank laws (the lattice of docs/theory/two_step_attempts.md §18,
     :func:`benchmarks.diag_count_law.law_rule`); at how many that laws' count passes the sign test; at how many the
-    values, the laws' edge and the laws' count all pass."""
+    values, the laws' edge and the laws' count all pass; at how many the values, the spectrum's fitted edge and its
+    count all pass (the acceptance page's criterion)."""
     from .bench_two_step_finite_n import compare_cell, edge_within, sign_test
     from .diag_count_law import cache_points, captured, law_rule
     from .diag_count_statistic import median_count, rule_window
 
-    J, tally = rule_window(N), {name: [0] * 4 for name in variants()}
+    J, tally = rule_window(N), {name: [0] * 5 for name in variants()}
     for act, tgt, a1, a2, S, counts in cache_points(path, N, "reused", draws):
         if act != QUADRATIC or tgt != QUADRATIC:
             continue
@@ -151,8 +152,9 @@ def grid(path: str, N: int, draws: int = 25) -> dict:
             rule = law_rule(seen, J)
             lc, le = (cell["pred_count"], cell["edge_pred"]) if rule is None else rule
             ok = cell["values_ok"] and edge_within(le, cell["edge_sim"], cell["edge_se"], N) and lc == m
+            kept = cell["values_ok"] and cell["edge_ok"] and cell["pred_count"] == m
             tally[name] = [t + int(v) for t, v in zip(tally[name], (cell["pred_count"] == m, lc == m,
-                                                                       sign_test(counts, lc) >= 0.05, ok))]
+                                                                       sign_test(counts, lc) >= 0.05, ok, kept))]
             line.append(f"{name} {cell['pred_count']}/{lc}")
         print(f"  ({a1}, {a2}) draws {m} ({min(counts)}-{max(counts)}) | " + " | ".join(line), flush=True)
     return tally
@@ -229,7 +231,8 @@ def main(argv=None) -> int:
     print(f"N = {N}, quadratic sigma, He1 + He2/2, reused, draws of {args.grid}")
     tally = grid(args.grid, N)
     print("  points where the predicted count is the draws' median, read on the predicted spectrum / from the rank laws"
-          " (attempt 18); where the laws' count passes the sign test; where the values, the laws' edge and count pass")
+          " (attempt 18); where the laws' count passes the sign test; where the values, the laws' edge and count pass; where"
+          " the values, the spectrum's edge and count pass")
     for name, v in tally.items():
         print(f"  {name}: {'/'.join(map(str, v))}")
     return 0

@@ -91,9 +91,28 @@ def bulk_variant(make_bulk):
         finite_n.WidenedBulk, two_step_module.predict_finite_n = base_bulk, base_predict
 
 
-def column_shift(mode: str = "without"):
-    """A context in which the prediction's bulk is the variant of the module docstring (``mode``: ``"without"`` or
-    ``"shift"``)."""
+def shifted_top_values(bulk, count: int, add, *, points: int = 80, levels: int = 8, sweeps: int = 12):
+    """:meth:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk.top_values` with ``add(x, t, eta)`` more eigenvalues
+    expected above each ``x`` (``t`` the row kernels there at ``x + i eta``)."""
+    N, xe = int(round(bulk.N)), bulk.x_edge
+    span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
+    for _ in range(4):
+        u = np.linspace(0.0, 1.0, points)
+        x = xe * (1.02 - (0.02 + span) * u**1.5)[::-1]
+        eta = 0.1 * xe * span / points
+        t, above = bulk.resolvent_below(x, eta, levels=levels, sweeps=sweeps)
+        above = above + add(x, t, eta)
+        if above[0] >= count or span >= 0.95:
+            break
+        span = min(0.95, 2.0 * span)
+    k = np.arange(1, count + 1) - 0.5
+    return np.sqrt(np.interp(-k, -above, x, left=x[0]))
+
+
+def column_shift(mode: str = "without", extra=None):
+    """A context in which the prediction's bulk is the variant of the module docstring (``mode``: ``"without"``,
+    ``"shift"``, or ``"kept"``: the bulk as it is); ``extra(bulk, point, x, t, eta)``, if given, adds more expected
+    eigenvalues above each ``x`` below the fold (``t`` the row kernels at ``x + i eta``)."""
     from rmtfl.theory._two_step import widened_bulk
     from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
     from rmtfl.theory._two_step.sample_spikes import outlier_shares
@@ -122,25 +141,20 @@ def column_shift(mode: str = "without"):
                     widened_bulk.quantile_nodes = base_nodes
 
             def top_values(self, count, *, points=80, levels=8, sweeps=12):
-                if self.zrange is None or "act" not in point:
+                if "act" not in point or (self.zrange is None and extra is None):
                     return super().top_values(count, points=points, levels=levels, sweeps=sweeps)
                 p = point
-                st = finite_n_setup(p["act"], self.target, phi=p["phi"], batch=p["batch"], phi2=p["phi2"])
-                K = extreme_ranks(N=self.N, psi=p["psi"], phi=p["phi"], phi2=p["phi2"], batch=p["batch"])
-                cols = left_out_columns(p["act"], self.target, st, self, eta1=self.eta1, eta2=self.eta2, N=self.N,
-                                        psi=p["psi"], K=K)
-                N, xe = int(round(self.N)), self.x_edge
-                span = min(0.95, 6.0 * (count / N) ** (2.0 / 3.0))
-                for _ in range(4):                   # as WidenedBulk.top_values, with the shift in the count above x
-                    u = np.linspace(0.0, 1.0, points)
-                    x = xe * (1.02 - (0.02 + span) * u**1.5)[::-1]
-                    t, above = self.resolvent_below(x, 0.1 * xe * span / points, levels=levels, sweeps=sweeps)
-                    above = above + left_out_shift(self, x, t, cols)
-                    if above[0] >= count or span >= 0.95:
-                        break
-                    span = min(0.95, 2.0 * span)
-                k = np.arange(1, count + 1) - 0.5
-                return np.sqrt(np.interp(-k, -above, x, left=x[0]))
+                cols = None
+                if mode != "kept" and self.zrange is not None:
+                    st = finite_n_setup(p["act"], self.target, phi=p["phi"], batch=p["batch"], phi2=p["phi2"])
+                    K = extreme_ranks(N=self.N, psi=p["psi"], phi=p["phi"], phi2=p["phi2"], batch=p["batch"])
+                    cols = left_out_columns(p["act"], self.target, st, self, eta1=self.eta1, eta2=self.eta2,
+                                            N=self.N, psi=p["psi"], K=K)
+
+                def add(x, t, eta):
+                    out = np.zeros_like(x) if cols is None else left_out_shift(self, x, t, cols)
+                    return out if extra is None else out + extra(self, p, x, t, eta)
+                return shifted_top_values(self, count, add, points=points, levels=levels, sweeps=sweeps)
         return Bulk
 
     return bulk_variant(make_bulk)
@@ -175,7 +189,7 @@ def main(argv=None) -> int:
     from .diag_m_spike import add_grid_arguments, run_grid, whole_law_eigenvalues
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("without", "shift"), default="without")
+    ap.add_argument("--mode", choices=("without", "shift", "kept"), default="without")
     ap.add_argument("--linear", action="store_true", help="the bulk's top against simulated draws, linear target")
     ap.add_argument("--N", type=int, default=1000, help="with --grid")
     ap.add_argument("--whole", action="store_true", help="with --grid: the whole-law eigenvalue of M as well")
