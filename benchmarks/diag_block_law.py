@@ -231,8 +231,8 @@ def main(argv=None) -> int:
     print(f"N = {N}, quadratic sigma, He1 + He2/2, reused, draws of {args.grid}")
     tally = grid(args.grid, N)
     print("  points where the predicted count is the draws' median, read on the predicted spectrum / from the rank laws"
-          " (attempt 18); where the laws' count passes the sign test; where the values, the laws' edge and count pass; where"
-          " the values, the spectrum's edge and count pass")
+          " (attempt 18); where the laws' count passes the sign test; where the values, the laws' edge and count pass;"
+          " where the values, the spectrum's edge and count pass")
     for name, v in tally.items():
         print(f"  {name}: {'/'.join(map(str, v))}")
     return 0

@@ -11,7 +11,8 @@ values count, below the fold, the spectral shift of the left-out columns,
 
 over the sub-bins ``b`` of the tails (:func:`rmtfl.theory._two_step.sample_order.column_parts`, cut at each side's
 share of the samples beyond the bulk's interval), ``n_b m_b`` expected samples in each; ``--mode shift`` adds the
-shift to the bulk of ``d`` columns instead.  ``--linear`` sets the bulk's predicted top values (ranks 3-12 below the
+shift to the bulk of ``d`` columns instead (``mode="kept"`` keeps the bulk as it is, for another shift's ``extra``
+count alone: :mod:`benchmarks.diag_p_shift`).  ``--linear`` sets the bulk's predicted top values (ranks 3-12 below the
 outliers) beside 8 simulated draws with a linear target, where no sample makes an outlier; ``--grid CACHE`` runs the
 acceptance grid with the variant beside the prediction as it is (``--whole``: with the whole-law eigenvalue of ``M``
 along the samples as well, docs/theory/two_step_attempts.md §4)::
