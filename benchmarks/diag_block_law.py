@@ -115,19 +115,20 @@ def block_samples(*, push: bool = True, left: bool = False, rows: float = 4, K: 
 
 @contextlib.contextmanager
 def block_and_bulk():
-    """:func:`block_samples` over attempt 15's bulk (:func:`benchmarks.diag_column_shift.column_shift`,
-    ``"without"``: the ``d - K`` columns and the left-out columns' spectral shift below the fold)."""
+    """:func:`block_samples` pushed through both routes over attempt 15's bulk
+    (:func:`benchmarks.diag_column_shift.column_shift`, ``"without"``: the ``d - K`` columns and the left-out
+    columns' spectral shift below the fold)."""
     from .diag_column_shift import column_shift
 
-    with column_shift("without"), block_samples():
+    with column_shift("without"), block_samples(left=True):
         yield
 
 
 def variants() -> dict:
     """``name -> context``: the prediction as it is, the block without and with the push of ``P`` (its components),
-    and with the push through both routes."""
+    with the push through both routes, and that over attempt 15's bulk."""
     return {"as is": contextlib.nullcontext, "block": lambda: block_samples(push=False), "block + push": block_samples,
-            "+ both routes": lambda: block_samples(left=True)}
+            "+ both routes": lambda: block_samples(left=True), "+ attempt 15's bulk": block_and_bulk}
 
 
 def grid(path: str, N: int, draws: int = 25) -> dict:
@@ -162,19 +163,20 @@ def grid(path: str, N: int, draws: int = 25) -> dict:
 
 def print_spectra(path: str, N: int, a1: float, a2: float, ranks: int = 20) -> None:
     """At one point of a page cache: the median of the draws' ranks beside each variant's predicted spectrum (the
-    medians the count reads, then the bulk's top values), and attempt 15's bulk under the pushed block."""
+    medians the count reads, then the bulk's top values); through the route's own ``predict_finite_n``, which
+    attempt 15's bulk wraps."""
     from rmtfl.theory import get_activation, make_target
-    from rmtfl.theory._two_step import finite_n as fn
+    from rmtfl.theory._two_step import two_step as two_step_module
 
     from . import bench_two_step_finite_n as bench
 
     with open(path) as f:
         rows = json.load(f)[bench.cache_key(QUADRATIC, QUADRATIC, "reused", a1, a2, N, own=path.endswith("own.json"))]
     cols = {"draws' median": np.median(np.array([r["sv"] for r in rows]), axis=0)[:ranks]}
-    for name, ctx in {**variants(), "pushed, attempt 15's bulk": block_and_bulk}.items():
+    for name, ctx in variants().items():
         with ctx():
-            r = fn.predict_finite_n(get_activation(QUADRATIC), make_target(QUADRATIC), psi=1.0, phi=2.0, phi2=None,
-                                    eta1=N ** a1, eta2=N ** a2, batch="reused", N=float(N))
+            r = two_step_module.predict_finite_n(get_activation(QUADRATIC), make_target(QUADRATIC), psi=1.0, phi=2.0,
+                                                 phi2=None, eta1=N ** a1, eta2=N ** a2, batch="reused", N=float(N))
         med = sorted(list(r.spike_medians or r.locations) + [m for _, _, m in r.samples], reverse=True)
         cols[name] = np.array(med + list(r.bulk_top) + [math.nan] * ranks)[:ranks]
     print("  rank  " + "  ".join(cols))
