@@ -1,0 +1,211 @@
+"""The count from the mean count function below the spikes, its top ranks as a Poisson process
+(docs/theory/two_step_attempts.md §29; measured on the acceptance page's cached draws, not kept).
+
+Attempt 17 found that the draws' median count is carried by the marginal laws of their top 8-15 ranks drawn
+independently.  Here those laws come from one function: ``Lambda(s)``, the mean number of values above ``s`` below
+the spikes of ``P``.  The ``k``-th value below the spikes lies above ``s`` when a Poisson variable of mean
+``Lambda(s)`` is at least ``k`` (:func:`benchmarks.diag_count_law.rank_laws` with that process in place of the
+single samples'), for the top ``M`` ranks below the spikes; deeper ranks sit where ``Lambda`` is ``k - 1/2`` (the
+bulk's values are rigid: drawn as a Poisson process too, they spread far wider than a draw's); the spikes at their
+places.  The rule's median count over those spectra on a fixed Sobol lattice
+(:func:`benchmarks.diag_count_law.lattice_rule`) is set against the draws' median count.
+
+* ``--part draws``: ``Lambda`` from the draws themselves (the top ranks whose 10 % point lies above 1.5 times the
+  median ``J``-th value, at most three, taken as spikes), against their own median count and, with ``--other``, the
+  median count of 25 other draws of the same point (seeds of its own), beside attempt 17's reference (the top 12
+  ranks drawn from the draws' own marginal laws).
+* ``--part grid``: ``Lambda`` from the prediction: its single samples' mean count ``mu(s)`` above the fold (held at
+  its value at the fold below it: those samples stay above every ``s`` there) plus the bulk's count from its top
+  values; ``--mode`` the prediction as it is (``kept``), over attempt 15's bulk (``without``), or, for the quadratic
+  sigma with He1 + He2/2, attempt 27's block pushed through both routes over attempt 15's bulk (``block``).
+* ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point.
+
+    python -m benchmarks.diag_poisson_count --part draws --cache CACHE/n1000.json --N 1000
+    python -m benchmarks.diag_poisson_count --part grid --cache CACHE/n1000.json --N 1000 --mode kept
+    python -m benchmarks.diag_poisson_count --part compare --cache CACHE/n1000qown.json --N 1000 --alphas 0.3,0.3
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+import numpy as np
+
+from .diag_count_law import cache_points, captured, lattice_rule, rank_laws
+from .diag_count_statistic import median_count, points, rule_window
+
+#: Ranks below the spikes drawn from the Poisson process (the rest rigid).
+TOP_RANKS = 12
+
+
+def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float]:
+    """``(median count, mean fitted edge)`` of the rule over spectra whose top ``M`` ranks below the spikes
+    ``fixed`` are the points of a Poisson process of mean count ``lam`` above each ``s`` of the ascending
+    ``grid`` (module docstring); ``laws``: the spikes' laws as :func:`benchmarks.diag_count_law.rank_laws` takes
+    them."""
+    from rmtfl.theory._two_step.sample_order import SampleLaw
+
+    lam = np.asarray(lam, float)
+    big = 10**9                                      # one part of 10^9 samples: the Poisson limit of the binomial
+    law = SampleLaw(np.asarray(grid, float), (lam / big)[:, None], (big,))
+    fixed = list(fixed)
+    g, F = rank_laws(law, fixed, M + len(fixed), laws)
+    ks = np.arange(M, M + J + 30) + 0.5
+    deeper = np.interp(ks, lam[::-1], np.asarray(grid, float)[::-1])
+    return lattice_rule(g, F, deeper[deeper > grid[0]], J)
+
+
+def draws_lambda(S, J: int):
+    """``(spikes, grid, Lambda)`` of the draws ``S`` (descending rows; module docstring)."""
+    med = np.median(S, 0)
+    r = min(int(np.sum(np.quantile(S, 0.1, axis=0) > 1.5 * med[min(J, S.shape[1] - 1)])), 3)
+    grid = np.linspace(S[:, -1].min(), S[:, r:].max() * 1.05, 1500)
+    lam = (S[:, r:, None] > grid[None, None, :]).sum(1).mean(0)
+    return med[:r], grid, lam
+
+
+def predicted_lambda(seen):
+    """``(spikes, spikes' laws, grid, Lambda)`` of a captured prediction (module docstring); ``None`` without
+    single samples."""
+    if "ranked" not in seen:
+        return None
+    law, fixed, _, laws = seen["ranked"]
+    if law is None or not law.sizes:
+        return None
+    bt = np.asarray(seen["result"].bulk_top, float)
+    xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
+    ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
+    grid = np.unique(np.concatenate([np.linspace(bt[-1], max(xs[-1], law.grid[-1]), 1200), xs, law.grid]))
+    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
+             for b, n in enumerate(law.sizes))
+    return list(fixed), laws, grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0)
+
+
+def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25, M: int = TOP_RANKS) -> None:
+    from rmtfl.numerics import edge_outlier_count
+
+    from .diag_count_statistic import fixed_point_events
+
+    J = rule_window(N)
+    with open(path) as f:
+        cache = json.load(f)
+    others = json.load(open(other)) if other else None
+    rng = np.random.default_rng(0)
+    tally, n = {"Poisson from Lambda": 0, "top 12 from their marginals (attempt 17)": 0, "own median count": 0}, 0
+    for key, S, counts in points(cache, N, batch, draws):
+        m = median_count(counts)
+        if others is not None:
+            rows = others.get(key + "|own", [])[:draws]
+            if len(rows) < draws:
+                continue
+            m = median_count([edge_outlier_count(np.array(r["sv"]), window=J).count for r in rows])
+        S = -np.sort(-S, axis=1)
+        n += 1
+        spikes, grid, lam = draws_lambda(S, J)
+        tally["Poisson from Lambda"] += poisson_count(grid, lam, spikes, J, M=min(M, S.shape[1] - J - 4))[0] == m
+        raw = S[rng.integers(0, len(S), size=(2000, 12)), np.arange(12)[None, :]]
+        V = np.tile(np.median(S, 0), (2000, 1))
+        V[:, :12] = raw
+        V = -np.sort(-V, axis=1)
+        F = np.concatenate([fixed_point_events(V, J, min(40, V.shape[1] - J)), np.ones((2000, 1), bool)], 1)
+        tally["top 12 from their marginals (attempt 17)"] += median_count(np.argmax(F, 1)) == m
+        tally["own median count"] += median_count(counts) == m
+    against = "the other draws' median count" if other else "their own median count"
+    print(f"N = {N}, {batch}, {n} points: draws' Lambda against {against}")
+    for k, v in tally.items():
+        print(f"  {k:42s} {v}")
+
+
+def variant(mode: str, act: str, tgt: str):
+    """The context of ``--mode`` (module docstring) for one point, ``None`` where the mode does not apply."""
+    from .diag_block_law import block_and_bulk
+    from .diag_column_shift import column_shift
+    from .diag_quadratic_parts import QUADRATIC
+
+    if mode == "kept":
+        return contextlib.nullcontext()
+    if mode == "without":
+        return column_shift("without")
+    return block_and_bulk() if act == QUADRATIC and tgt == QUADRATIC else None
+
+
+def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25) -> None:
+    from .bench_two_step_finite_n import compare_cell
+
+    J = rule_window(N)
+    rows, total = {}, np.zeros(2, int)
+    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
+        ctx = variant(mode, act, tgt)
+        if ctx is None:
+            continue
+        m = median_count(counts)
+        with ctx, captured() as seen:
+            cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
+        got = predicted_lambda(seen)
+        count = cell["pred_count"] if got is None else poisson_count(got[2], got[3], got[0], J, laws=got[1])[0]
+        hit = np.array([cell["pred_count"] == m, count == m])
+        rows[(act, tgt)] = rows.get((act, tgt), 0) + hit
+        total += hit
+        if not hit.all():
+            print(f"  {act:20s} {tgt:38s} ({a1}, {a2}) draws {m} ({min(counts)}-{max(counts)}): "
+                  f"spectrum {cell['pred_count']}, Poisson {count}", flush=True)
+    print(f"N = {N}, {batch}, mode {mode}: points where the count is the draws' median, read on the predicted "
+          "spectrum / from the Poisson process of its Lambda")
+    for (act, tgt), v in rows.items():
+        print(f"  {act:20s} {tgt:38s} {v[0]} / {v[1]}")
+    print(f"  all {total[0]} / {total[1]}")
+
+
+def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, tgt: str, batch: str) -> None:
+    from rmtfl.theory import two_step
+
+    from . import bench_two_step_finite_n as bench
+
+    J = rule_window(N)
+    with open(path) as f:
+        rows = json.load(f)[bench.cache_key(act, tgt, batch, a1, a2, N, own=path.endswith("own.json"))]
+    S = -np.sort(-np.array([r["sv"] for r in rows]), axis=1)
+    spikes, grid, lam = draws_lambda(S, J)
+    with variant(mode, act, tgt) or contextlib.nullcontext(), captured() as seen:
+        two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                 phi2=2.0 if batch == "fresh" else None)
+    got = predicted_lambda(seen)
+    if got is None:
+        print("  the prediction has no single samples here")
+        return
+    _, _, pgrid, plam = got
+    s = np.quantile(S[:, len(spikes):12], [0.05, 0.25, 0.5, 0.75, 0.95], axis=0).ravel()
+    s = np.unique(np.round(np.quantile(s, np.linspace(0, 1, 12)), 3))
+    print(f"{act}, {tgt}, {batch}, N = {N}, ({a1}, {a2}), mode {mode}; fold {seen['result'].edge:.3f}")
+    print("  s          " + " ".join(f"{v:6.2f}" for v in s))
+    print("  draws      " + " ".join(f"{v:6.2f}" for v in np.interp(s, grid, lam)))
+    print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, pgrid, plam)))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("draws", "grid", "compare"), default="draws")
+    ap.add_argument("--cache", required=True, help="a cache of bench_two_step_finite_n (--cache)")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
+    ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
+    ap.add_argument("--mode", choices=("kept", "without", "block"), default="kept")
+    ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
+    ap.add_argument("--alphas", default="0.4,0.4", help="with --part compare")
+    ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
+    ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="with --part compare: the target (cache name)")
+    a = ap.parse_args(argv)
+    if a.part == "draws":
+        part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
+    elif a.part == "grid":
+        part_grid(a.cache, a.N, a.batch, a.mode)
+    else:
+        a1, a2 = (float(v) for v in a.alphas.split(","))
+        part_compare(a.cache, a.N, a1, a2, a.mode, a.act, a.target, a.batch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The count from the mean count function below the spikes (benchmarks/diag_poisson_count.py;
+docs/theory/two_step_attempts.md §29)."""
+import numpy as np
+from scipy.stats import poisson
+
+from benchmarks.diag_count_law import rank_laws
+from benchmarks.diag_poisson_count import draws_lambda, poisson_count
+from rmtfl.numerics import edge_outlier_count
+from rmtfl.theory._classical.edge_count import edge_positions
+from rmtfl.theory._two_step.sample_order import SampleLaw
+
+
+def _bulk(n=80, edge=2.0, scale=0.01):
+    return edge - scale * edge_positions(n)
+
+
+def test_the_ranks_of_a_process_of_mean_count_lambda_are_poisson():
+    """With one part of 10^9 samples (as poisson_count builds it) the k-th value lies above s with probability
+    P(Poisson(Lambda(s)) >= k), to the binomial's 1e-8."""
+    grid = np.linspace(1.0, 3.0, 200)
+    lam = 6.0 * np.exp(-3.0 * (grid - 1.0))
+    law = SampleLaw(grid, (lam / 1e9)[:, None], (10**9,))
+    g, F = rank_laws(law, [], 5)
+    for k in range(1, 6):
+        ref = poisson.sf(k - 1, np.interp(g, grid, lam))
+        assert np.max(np.abs(F[:, k - 1] - ref)) < 1e-6
+
+
+def test_a_rigid_bulk_under_well_separated_spikes_counts_the_spikes():
+    """Lambda of a bulk alone (its k-th value where k - 1/2 lie above) with two spikes far above it: every spectrum
+    of the lattice counts 2, as the rule counts that spectrum itself."""
+    bulk = _bulk()
+    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
+    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    grid = np.linspace(bulk[-1], xs[-1], 600)
+    lam = np.interp(grid, xs, ns)
+    count, edge = poisson_count(grid, lam, [3.0, 2.6], J=12)
+    assert count == 2 == edge_outlier_count(np.concatenate([[3.0, 2.6], bulk]), window=12).count
+    assert abs(edge - 2.0) < 0.01
+
+
+def test_the_draws_lambda_is_their_mean_count_below_the_spikes():
+    """Draws with one spike far above a bulk: the spike is taken out and Lambda at each s is the draws' mean count
+    of the rest above s."""
+    rng = np.random.default_rng(3)
+    S = np.stack([np.concatenate([[5.0 + 0.1 * rng.standard_normal()], _bulk() + 0.005 * rng.standard_normal()])
+                  for _ in range(20)])
+    S = -np.sort(-S, axis=1)
+    spikes, grid, lam = draws_lambda(S, 12)
+    assert spikes.size == 1 and abs(spikes[0] - np.median(S[:, 0])) < 1e-12
+    for s in (1.9, 1.95, 1.99):
+        assert abs(np.interp(s, grid, lam) - (S[:, 1:] > s).sum(1).mean()) < 0.6
