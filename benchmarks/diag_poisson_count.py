@@ -18,11 +18,14 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   its value at the fold below it: those samples stay above every ``s`` there) plus the bulk's count from its top
   values; ``--mode`` the prediction as it is (``kept``), over attempt 15's bulk (``without``), or, for the quadratic
   sigma with He1 + He2/2, attempt 27's block pushed through both routes over attempt 15's bulk (``block``).
-* ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point.
+  ``--airy``: the bulk's count at its fold as a finite real matrix's (:func:`soft_edge_count`).
+* ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point; ``--part bias``: the
+  prediction's ``Lambda`` less the draws' over the top 12 ranks below the spikes, per activation and target.
 
     python -m benchmarks.diag_poisson_count --part draws --cache CACHE/n1000.json --N 1000
     python -m benchmarks.diag_poisson_count --part grid --cache CACHE/n1000.json --N 1000 --mode kept
     python -m benchmarks.diag_poisson_count --part compare --cache CACHE/n1000qown.json --N 1000 --alphas 0.3,0.3
+    python -m benchmarks.diag_poisson_count --part bias --cache CACHE/n1000.json --N 1000 --mode without --airy
 """
 from __future__ import annotations
 
@@ -66,9 +69,26 @@ def draws_lambda(S, J: int):
     return med[:r], grid, lam
 
 
-def predicted_lambda(seen):
+def soft_edge_count(x):
+    """``E[#{t > x}]`` of the real (beta = 1) soft edge in Tracy–Widom units, less its semiclassical part
+    ``(2/3 pi) max(-x, 0)^(3/2)``: the integral of the one-point density
+    ``Ai'(t)^2 - t Ai(t)^2 + Ai(t) (1 - int_t^inf Ai) / 2`` above ``x`` (0.17 at the edge, 1/4 deep below it)."""
+    from scipy import special
+    from scipy.integrate import cumulative_trapezoid
+
+    t = np.linspace(-40.0, 10.0, 40001)
+    ai, aip, _, _ = special.airy(t)
+    tail_ai = -cumulative_trapezoid(ai[::-1], t[::-1], initial=0.0)[::-1]
+    rho = aip**2 - t * ai**2 + 0.5 * ai * (1.0 - tail_ai)
+    count = -cumulative_trapezoid(rho[::-1], t[::-1], initial=0.0)[::-1]
+    excess = count - 2.0 / (3.0 * np.pi) * np.maximum(-t, 0.0) ** 1.5
+    return np.interp(x, t, excess, left=excess[0], right=0.0)
+
+
+def predicted_lambda(seen, airy: bool = False):
     """``(spikes, spikes' laws, grid, Lambda)`` of a captured prediction (module docstring); ``None`` without
-    single samples."""
+    single samples.  ``airy``: the bulk's count near its fold as a finite matrix's mean count, the density's count
+    plus :func:`soft_edge_count` at the edge and scale fitted to its first ten top values."""
     if "ranked" not in seen:
         return None
     law, fixed, _, laws = seen["ranked"]
@@ -77,10 +97,18 @@ def predicted_lambda(seen):
     bt = np.asarray(seen["result"].bulk_top, float)
     xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
     ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
-    grid = np.unique(np.concatenate([np.linspace(bt[-1], max(xs[-1], law.grid[-1]), 1200), xs, law.grid]))
+    lo, hi = bt[-1], max(xs[-1], law.grid[-1])
+    if airy:
+        pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)       # where the density counts k - 1/2
+        (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), bt[:10], rcond=None)
+        hi = max(hi, e + 4.0 * sig)
+    grid = np.unique(np.concatenate([np.linspace(lo, hi, 1200), xs, law.grid]))
     mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
              for b, n in enumerate(law.sizes))
-    return list(fixed), laws, grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0)
+    bulk = np.interp(grid, xs, ns, left=ns[0], right=0.0)
+    if airy:
+        bulk = bulk + soft_edge_count((grid - e) / sig)
+    return list(fixed), laws, grid, mu + bulk
 
 
 def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25, M: int = TOP_RANKS) -> None:
@@ -131,7 +159,7 @@ def variant(mode: str, act: str, tgt: str):
     return block_and_bulk() if act == QUADRATIC and tgt == QUADRATIC else None
 
 
-def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25) -> None:
+def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
     from .bench_two_step_finite_n import compare_cell
 
     J = rule_window(N)
@@ -143,7 +171,7 @@ def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25) -> None
         m = median_count(counts)
         with ctx, captured() as seen:
             cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
-        got = predicted_lambda(seen)
+        got = predicted_lambda(seen, airy)
         count = cell["pred_count"] if got is None else poisson_count(got[2], got[3], got[0], J, laws=got[1])[0]
         hit = np.array([cell["pred_count"] == m, count == m])
         rows[(act, tgt)] = rows.get((act, tgt), 0) + hit
@@ -158,7 +186,8 @@ def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25) -> None
     print(f"  all {total[0]} / {total[1]}")
 
 
-def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, tgt: str, batch: str) -> None:
+def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, tgt: str, batch: str,
+                 airy: bool = False) -> None:
     from rmtfl.theory import two_step
 
     from . import bench_two_step_finite_n as bench
@@ -171,11 +200,13 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     with variant(mode, act, tgt) or contextlib.nullcontext(), captured() as seen:
         two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
                  phi2=2.0 if batch == "fresh" else None)
-    got = predicted_lambda(seen)
+    got = predicted_lambda(seen, airy)
     if got is None:
         print("  the prediction has no single samples here")
         return
-    _, _, pgrid, plam = got
+    fixed, _, pgrid, plam = got
+    # the spikes of P the draws' Lambda holds (below their first len(spikes) ranks) count in it here too
+    plam = plam + sum((pgrid < v).astype(float) for v in sorted(fixed, reverse=True)[len(spikes):])
     s = np.quantile(S[:, len(spikes):12], [0.05, 0.25, 0.5, 0.75, 0.95], axis=0).ravel()
     s = np.unique(np.round(np.quantile(s, np.linspace(0, 1, 12)), 3))
     print(f"{act}, {tgt}, {batch}, N = {N}, ({a1}, {a2}), mode {mode}; fold {seen['result'].edge:.3f}")
@@ -184,14 +215,53 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, pgrid, plam)))
 
 
+def lambda_gap(S, seen, J: int, airy: bool = False):
+    """``Lambda`` of the prediction less the draws' ``S`` at the draws' median values of their top 12 ranks below
+    their spikes (the spikes of ``P`` the draws hold below those counted in the prediction's too); ``None`` without
+    single samples."""
+    spikes, grid, lam = draws_lambda(S, J)
+    got = predicted_lambda(seen, airy)
+    if got is None:
+        return None
+    fixed, _, pgrid, plam = got
+    plam = plam + sum((pgrid < v).astype(float) for v in sorted(fixed, reverse=True)[len(spikes):])
+    s = np.median(S, 0)[len(spikes):len(spikes) + TOP_RANKS]
+    return np.interp(s, pgrid, plam) - np.interp(s, grid, lam)
+
+
+def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
+    from .bench_two_step_finite_n import compare_cell
+
+    J = rule_window(N)
+    rows = {}
+    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
+        ctx = variant(mode, act, tgt)
+        if ctx is None:
+            continue
+        with ctx, captured() as seen:
+            compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
+        gap = lambda_gap(-np.sort(-S, axis=1), seen, J, airy)
+        if gap is not None:
+            rows.setdefault((act, tgt), []).append(gap)
+    print(f"N = {N}, {batch}, mode {mode}: the prediction's Lambda less the draws' at the draws' top 12 ranks below "
+          "the spikes, over the points with single samples: mean over ranks 1-4 / 5-8 / 9-12 (min..max over points)")
+    for (act, tgt), g in rows.items():
+        g = np.array(g)
+        cells = [g[:, i:i + 4].mean(1) for i in (0, 4, 8)]
+        print(f"  {act:20s} {tgt:38s} {len(g):2d} points: " + " / ".join(
+            f"{c.mean():+.2f} ({c.min():+.1f}..{c.max():+.1f})" for c in cells))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("draws", "grid", "compare"), default="draws")
+    ap.add_argument("--part", choices=("draws", "grid", "compare", "bias"), default="draws")
     ap.add_argument("--cache", required=True, help="a cache of bench_two_step_finite_n (--cache)")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
     ap.add_argument("--mode", choices=("kept", "without", "block"), default="kept")
+    ap.add_argument("--airy", action="store_true", help="with --part grid, compare: the bulk's count at a finite "
+                    "matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
     ap.add_argument("--alphas", default="0.4,0.4", help="with --part compare")
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
@@ -199,11 +269,13 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.part == "draws":
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
+    elif a.part == "bias":
+        part_bias(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     elif a.part == "grid":
-        part_grid(a.cache, a.N, a.batch, a.mode)
+        part_grid(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     else:
         a1, a2 = (float(v) for v in a.alphas.split(","))
-        part_compare(a.cache, a.N, a1, a2, a.mode, a.act, a.target, a.batch)
+        part_compare(a.cache, a.N, a1, a2, a.mode, a.act, a.target, a.batch, airy=a.airy)
     return 0
 
 

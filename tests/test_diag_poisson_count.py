@@ -50,3 +50,24 @@ def test_the_draws_lambda_is_their_mean_count_below_the_spikes():
     assert spikes.size == 1 and abs(spikes[0] - np.median(S[:, 0])) < 1e-12
     for s in (1.9, 1.95, 1.99):
         assert abs(np.interp(s, grid, lam) - (S[:, 1:] > s).sum(1).mean()) < 0.6
+
+
+def test_the_soft_edge_count_is_the_airy_one_point_integral():
+    """soft_edge_count (a cumulative trapezoid on a fixed grid) against scipy.integrate.quad of the beta = 1 one-point
+    density, int_t^inf Ai from scipy.special.itairy: 0.17 values above the edge itself, 1/4 deep below it after the
+    semiclassical count is taken off, none far above."""
+    from scipy import integrate, special
+
+    from benchmarks.diag_poisson_count import soft_edge_count
+
+    def rho(t):
+        ai, aip, _, _ = special.airy(t)
+        tail = 1.0 / 3.0 - special.itairy(t)[0] if t >= 0 else 1.0 / 3.0 + special.itairy(-t)[2]
+        return aip**2 - t * ai**2 + 0.5 * ai * (1.0 - tail)
+
+    for x in (1.0, 0.0, -2.0, -6.0):
+        total = integrate.quad(rho, x, 12.0, limit=200)[0]
+        semi = 2.0 / (3.0 * np.pi) * max(-x, 0.0) ** 1.5
+        assert abs(soft_edge_count(x) - (total - semi)) < 2e-3
+    assert abs(soft_edge_count(0.0) - 0.17) < 0.005 and abs(soft_edge_count(-30.0) - 0.25) < 0.01
+    assert soft_edge_count(9.0) < 1e-6
