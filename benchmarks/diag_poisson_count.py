@@ -146,17 +146,34 @@ def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25
         print(f"  {k:42s} {v}")
 
 
-def variant(mode: str, act: str, tgt: str):
-    """The context of ``--mode`` (module docstring) for one point, ``None`` where the mode does not apply."""
+def variant(mode: str, act: str, tgt: str, N: float):
+    """The context of ``--mode`` (module docstring) for one point, ``None`` where the mode does not apply: parts
+    joined by ``+`` among ``kept``, ``without`` (attempt 15's bulk), ``block`` (attempt 27's pushed block over
+    attempt 15's bulk, the quadratic sigma with He1 + He2/2 only), ``whole`` (attempt 4's whole-law eigenvalue of
+    ``M``), ``coupled`` (the columns coupled to ``P``, attempt 10) and ``group`` (attempt 13's group)."""
+    from rmtfl.theory import make_target
+
     from .diag_block_law import block_and_bulk
     from .diag_column_shift import column_shift
+    from .diag_m_spike import whole_law_eigenvalues
     from .diag_quadratic_parts import QUADRATIC
+    from .diag_sample_coupling import coupled_samples
+    from .diag_sample_group import coupled_group
 
-    if mode == "kept":
-        return contextlib.nullcontext()
-    if mode == "without":
-        return column_shift("without")
-    return block_and_bulk() if act == QUADRATIC and tgt == QUADRATIC else None
+    parts = mode.split("+")
+    if "block" in parts and not act == tgt == QUADRATIC:
+        return None
+    make = {"kept": contextlib.nullcontext, "without": lambda: column_shift("without"), "block": block_and_bulk,
+            "whole": lambda: whole_law_eigenvalues(make_target(tgt), float(N)), "coupled": coupled_samples,
+            "group": coupled_group}
+
+    @contextlib.contextmanager
+    def stacked():
+        with contextlib.ExitStack() as stack:
+            for p in parts:
+                stack.enter_context(make[p]())
+            yield
+    return stacked()
 
 
 def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
@@ -165,7 +182,7 @@ def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: b
     J = rule_window(N)
     rows, total = {}, np.zeros(2, int)
     for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
-        ctx = variant(mode, act, tgt)
+        ctx = variant(mode, act, tgt, N)
         if ctx is None:
             continue
         m = median_count(counts)
@@ -197,7 +214,7 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
         rows = json.load(f)[bench.cache_key(act, tgt, batch, a1, a2, N, own=path.endswith("own.json"))]
     S = -np.sort(-np.array([r["sv"] for r in rows]), axis=1)
     spikes, grid, lam = draws_lambda(S, J)
-    with variant(mode, act, tgt) or contextlib.nullcontext(), captured() as seen:
+    with variant(mode, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
         two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
                  phi2=2.0 if batch == "fresh" else None)
     got = predicted_lambda(seen, airy)
@@ -235,7 +252,7 @@ def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: b
     J = rule_window(N)
     rows = {}
     for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
-        ctx = variant(mode, act, tgt)
+        ctx = variant(mode, act, tgt, N)
         if ctx is None:
             continue
         with ctx, captured() as seen:
@@ -259,7 +276,7 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
-    ap.add_argument("--mode", choices=("kept", "without", "block"), default="kept")
+    ap.add_argument("--mode", default="kept", help="parts joined by +: kept, without, block, whole, coupled, group")
     ap.add_argument("--airy", action="store_true", help="with --part grid, compare: the bulk's count at a finite "
                     "matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
