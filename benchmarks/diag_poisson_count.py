@@ -16,8 +16,9 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   ranks drawn from the draws' own marginal laws).
 * ``--part grid``: ``Lambda`` from the prediction: its single samples' mean count ``mu(s)`` above the fold (held at
   its value at the fold below it: those samples stay above every ``s`` there) plus the bulk's count from its top
-  values; ``--mode`` the prediction as it is (``kept``), over attempt 15's bulk (``without``), or, for the quadratic
-  sigma with He1 + He2/2, attempt 27's block pushed through both routes over attempt 15's bulk (``block``).
+  values; ``--mode`` the prediction as it is (``kept``) or with earlier attempts' changes joined by ``+``
+  (:func:`variant`: attempt 15's bulk ``without``, attempt 27's pushed block over it ``block``, ``whole``,
+  ``coupled``, ``group``).
   ``--airy``: the bulk's count at its fold as a finite real matrix's (:func:`soft_edge_count`).
 * ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point; ``--part bias``: the
   prediction's ``Lambda`` less the draws' over the top 12 ranks below the spikes, per activation and target.
@@ -119,7 +120,10 @@ def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25
     J = rule_window(N)
     with open(path) as f:
         cache = json.load(f)
-    others = json.load(open(other)) if other else None
+    others = None
+    if other:
+        with open(other) as f:
+            others = json.load(f)
     rng = np.random.default_rng(0)
     tally, n = {"Poisson from Lambda": 0, "top 12 from their marginals (attempt 17)": 0, "own median count": 0}, 0
     for key, S, counts in points(cache, N, batch, draws):
@@ -217,13 +221,11 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     with variant(mode, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
         two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
                  phi2=2.0 if batch == "fresh" else None)
-    got = predicted_lambda(seen, airy)
+    got = lambda_as_drawn(seen, len(spikes), airy)
     if got is None:
         print("  the prediction has no single samples here")
         return
-    fixed, _, pgrid, plam = got
-    # the spikes of P the draws' Lambda holds (below their first len(spikes) ranks) count in it here too
-    plam = plam + sum((pgrid < v).astype(float) for v in sorted(fixed, reverse=True)[len(spikes):])
+    pgrid, plam = got
     s = np.quantile(S[:, len(spikes):12], [0.05, 0.25, 0.5, 0.75, 0.95], axis=0).ravel()
     s = np.unique(np.round(np.quantile(s, np.linspace(0, 1, 12)), 3))
     print(f"{act}, {tgt}, {batch}, N = {N}, ({a1}, {a2}), mode {mode}; fold {seen['result'].edge:.3f}")
@@ -232,18 +234,25 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, pgrid, plam)))
 
 
-def lambda_gap(S, seen, J: int, airy: bool = False):
-    """``Lambda`` of the prediction less the draws' ``S`` at the draws' median values of their top 12 ranks below
-    their spikes (the spikes of ``P`` the draws hold below those counted in the prediction's too); ``None`` without
-    single samples."""
-    spikes, grid, lam = draws_lambda(S, J)
+def lambda_as_drawn(seen, spikes: int, airy: bool = False):
+    """``(grid, Lambda)`` of a captured prediction (:func:`predicted_lambda`) counted as the draws' is: the spikes of
+    ``P`` below the draws' first ``spikes`` ranks count in it; ``None`` without single samples."""
     got = predicted_lambda(seen, airy)
     if got is None:
         return None
-    fixed, _, pgrid, plam = got
-    plam = plam + sum((pgrid < v).astype(float) for v in sorted(fixed, reverse=True)[len(spikes):])
+    fixed, _, grid, lam = got
+    return grid, lam + sum((grid < v).astype(float) for v in sorted(fixed, reverse=True)[spikes:])
+
+
+def lambda_gap(S, seen, J: int, airy: bool = False):
+    """``Lambda`` of the prediction less the draws' ``S`` at the draws' median values of their top 12 ranks below
+    their spikes (:func:`lambda_as_drawn`); ``None`` without single samples."""
+    spikes, grid, lam = draws_lambda(S, J)
+    got = lambda_as_drawn(seen, len(spikes), airy)
+    if got is None:
+        return None
     s = np.median(S, 0)[len(spikes):len(spikes) + TOP_RANKS]
-    return np.interp(s, pgrid, plam) - np.interp(s, grid, lam)
+    return np.interp(s, *got) - np.interp(s, grid, lam)
 
 
 def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:

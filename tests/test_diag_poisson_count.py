@@ -71,3 +71,17 @@ def test_the_soft_edge_count_is_the_airy_one_point_integral():
         assert abs(soft_edge_count(x) - (total - semi)) < 2e-3
     assert abs(soft_edge_count(0.0) - 0.17) < 0.005 and abs(soft_edge_count(-30.0) - 0.25) < 0.01
     assert soft_edge_count(9.0) < 1e-6
+
+
+def test_a_variant_of_joined_parts_lives_only_inside_its_block():
+    """--mode parts joined by + change the prediction inside the block and leave it as it was; the quadratic
+    sigma's block does not apply to other activations."""
+    from benchmarks.diag_poisson_count import variant
+    from rmtfl.theory._two_step import finite_n, sample_coupling, sample_order
+
+    before = (finite_n.WidenedBulk, sample_order.extreme_eigenvalues, sample_coupling.COUPLE_SAMPLES)
+    with variant("without+whole+coupled", "tanh", "linear", 1000.0):
+        assert finite_n.WidenedBulk is not before[0]
+        assert sample_order.extreme_eigenvalues is not before[1] and sample_coupling.COUPLE_SAMPLES
+    assert (finite_n.WidenedBulk, sample_order.extreme_eigenvalues, sample_coupling.COUPLE_SAMPLES) == before
+    assert variant("block", "tanh", "hermite(0, 1, 0.5)", 1000.0) is None
