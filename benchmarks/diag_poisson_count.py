@@ -43,6 +43,9 @@ from .diag_count_statistic import median_count, points, rule_window
 #: Ranks below the spikes drawn from the Poisson process (the rest rigid).
 TOP_RANKS = 12
 
+#: The parts a ``--mode`` joins with ``+`` (:func:`variant`).
+MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group")
+
 
 def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float]:
     """``(median count, mean fitted edge)`` of the rule over spectra whose top ``M`` ranks below the spikes
@@ -165,6 +168,8 @@ def variant(mode: str, act: str, tgt: str, N: float):
     from .diag_sample_group import coupled_group
 
     parts = mode.split("+")
+    if not set(parts) <= set(MODE_PARTS):
+        raise ValueError(f"mode must join parts of {MODE_PARTS} with +, got {mode!r}")
     if "block" in parts and not act == tgt == QUADRATIC:
         return None
     make = {"kept": contextlib.nullcontext, "without": lambda: column_shift("without"), "block": block_and_bulk,
@@ -180,18 +185,26 @@ def variant(mode: str, act: str, tgt: str, N: float):
     return stacked()
 
 
-def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
+def predicted_points(path: str, N: int, batch: str, mode: str, draws: int = 25):
+    """``(act, tgt, a1, a2, draws' spectra, counts, cell, seen)`` of each point of a page cache where ``mode``
+    applies: the acceptance page's comparison (``cell``) of the prediction in ``mode`` (:func:`variant`) and what
+    it captured (``seen``, :func:`benchmarks.diag_count_law.captured`)."""
     from .bench_two_step_finite_n import compare_cell
 
-    J = rule_window(N)
-    rows, total = {}, np.zeros(2, int)
     for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
         ctx = variant(mode, act, tgt, N)
         if ctx is None:
             continue
-        m = median_count(counts)
         with ctx, captured() as seen:
             cell = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
+        yield act, tgt, a1, a2, S, counts, cell, seen
+
+
+def part_grid(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
+    J = rule_window(N)
+    rows, total = {}, np.zeros(2, int)
+    for act, tgt, a1, a2, S, counts, cell, seen in predicted_points(path, N, batch, mode, draws):
+        m = median_count(counts)
         got = predicted_lambda(seen, airy)
         count = cell["pred_count"] if got is None else poisson_count(got[2], got[3], got[0], J, laws=got[1])[0]
         hit = np.array([cell["pred_count"] == m, count == m])
@@ -256,16 +269,9 @@ def lambda_gap(S, seen, J: int, airy: bool = False):
 
 
 def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
-    from .bench_two_step_finite_n import compare_cell
-
     J = rule_window(N)
     rows = {}
-    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
-        ctx = variant(mode, act, tgt, N)
-        if ctx is None:
-            continue
-        with ctx, captured() as seen:
-            compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
+    for act, tgt, _, _, S, _, _, seen in predicted_points(path, N, batch, mode, draws):
         gap = lambda_gap(-np.sort(-S, axis=1), seen, J, airy)
         if gap is not None:
             rows.setdefault((act, tgt), []).append(gap)
@@ -286,13 +292,15 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
     ap.add_argument("--mode", default="kept", help="parts joined by +: kept, without, block, whole, coupled, group")
-    ap.add_argument("--airy", action="store_true", help="with --part grid, compare: the bulk's count at a finite "
-                    "matrix's soft edge")
+    ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias: the bulk's count at a "
+                    "finite matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
     ap.add_argument("--alphas", default="0.4,0.4", help="with --part compare")
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="with --part compare: the target (cache name)")
     a = ap.parse_args(argv)
+    if not set(a.mode.split("+")) <= set(MODE_PARTS):
+        ap.error(f"--mode must join parts of {', '.join(MODE_PARTS)} with +, got {a.mode!r}")
     if a.part == "draws":
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
     elif a.part == "bias":
