@@ -223,3 +223,19 @@ def test_the_column_kernel_averages_to_the_mean_column_kernel_and_gives_a_heavy_
         exact.append(H[j] @ np.linalg.solve(x * np.eye(N) - rest.T @ rest, H[j]))
     ratio = np.array(exact) / strength[heavy]
     assert abs(ratio.mean() - 1) < 0.04 and np.abs(ratio - 1).max() < 0.15
+
+
+def test_the_kernels_inside_the_bulk_are_none_at_once():
+    """Below the fold no real solution continues the kernels (their continuation would creep toward the edge without
+    end): ``kernels``, and the row and column kernels built on them, are ``None`` there, and solved just above it."""
+    import time
+
+    from .mp_bulk import mp_bulk
+
+    bulk = mp_bulk(1000)
+    t0 = time.perf_counter()
+    assert bulk.kernels(0.9 * bulk.x_edge) is None
+    assert bulk.tau_rows(bulk.a, 0.95 * bulk.x_edge) == (None, None)
+    assert bulk.tau_columns(np.array([1.0]), 0.99 * bulk.x_edge) is None
+    assert time.perf_counter() - t0 < 1.0
+    assert bulk.kernels(1.001 * bulk.x_edge) is not None
