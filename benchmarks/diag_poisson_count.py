@@ -18,7 +18,7 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   its value at the fold below it: those samples stay above every ``s`` there) plus the bulk's count from its top
   values; ``--mode`` the prediction as it is (``kept``) or with earlier attempts' changes joined by ``+``
   (:func:`variant`: attempt 15's bulk ``without``, attempt 27's pushed block over it ``block``, ``whole``,
-  ``coupled``, ``group``).
+  ``coupled``, ``group``, ``pshift``: attempt 28's spectral shift of ``P`` below the fold).
   ``--airy``: the bulk's count at its fold as a finite real matrix's (:func:`soft_edge_count`).
 * ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point; ``--part bias``: the
   prediction's ``Lambda`` less the draws' over the top 12 ranks below the spikes, per activation and target.
@@ -44,7 +44,7 @@ from .diag_count_statistic import median_count, points, rule_window
 TOP_RANKS = 12
 
 #: The parts a ``--mode`` joins with ``+`` (:func:`variant`).
-MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group")
+MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group", "pshift")
 
 
 def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float]:
@@ -157,12 +157,15 @@ def variant(mode: str, act: str, tgt: str, N: float):
     """The context of ``--mode`` (module docstring) for one point, ``None`` where the mode does not apply: parts
     joined by ``+`` among ``kept``, ``without`` (attempt 15's bulk), ``block`` (attempt 27's pushed block over
     attempt 15's bulk, the quadratic sigma with He1 + He2/2 only), ``whole`` (attempt 4's whole-law eigenvalue of
-    ``M``), ``coupled`` (the columns coupled to ``P``, attempt 10) and ``group`` (attempt 13's group)."""
+    ``M``), ``coupled`` (the columns coupled to ``P``, attempt 10), ``group`` (attempt 13's group) and ``pshift``
+    (the bulk's count below the fold shifted by ``P``'s spectral shift, attempt 28: over attempt 15's bulk where
+    ``without`` is a part as well)."""
     from rmtfl.theory import make_target
 
     from .diag_block_law import block_and_bulk
     from .diag_column_shift import column_shift
     from .diag_m_spike import whole_law_eigenvalues
+    from .diag_p_shift import p_extra
     from .diag_quadratic_parts import QUADRATIC
     from .diag_sample_coupling import coupled_samples
     from .diag_sample_group import coupled_group
@@ -172,7 +175,11 @@ def variant(mode: str, act: str, tgt: str, N: float):
         raise ValueError(f"mode must join parts of {MODE_PARTS} with +, got {mode!r}")
     if "block" in parts and not act == tgt == QUADRATIC:
         return None
+    bulk = "without" if "without" in parts else "kept"
+    if "pshift" in parts:
+        parts = [p for p in parts if p != "without"]
     make = {"kept": contextlib.nullcontext, "without": lambda: column_shift("without"), "block": block_and_bulk,
+            "pshift": lambda: column_shift(bulk, extra=p_extra()),
             "whole": lambda: whole_law_eigenvalues(make_target(tgt), float(N)), "coupled": coupled_samples,
             "group": coupled_group}
 
@@ -291,7 +298,7 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
-    ap.add_argument("--mode", default="kept", help="parts joined by +: kept, without, block, whole, coupled, group")
+    ap.add_argument("--mode", default="kept", help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
     ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias: the bulk's count at a "
                     "finite matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
