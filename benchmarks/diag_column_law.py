@@ -16,6 +16,11 @@ beyond ``H_b``'s at every ``x`` (Haynsworth's inertia additivity: ``N_H(x) = N_{
   ``lambda_i`` and rows (``psi/N sum_j (1 + e_1j lambda_i)^2 (1 + e_2j lambda_i)^2 tau_j``); and the law's
   ranks (where its expected number of group columns above a strength is ``k - 1/2``).
 
+``--part fold``: from 0.85 to 1.1 times the fold, the draws' mean number of values above ``s`` of ``H``, of
+``H_b`` and of ``W_2`` less the two spikes of ``P``, beside the prediction's ``Lambda`` (``--mode`` of
+:func:`benchmarks.diag_poisson_count.variant`, with the soft edge): its single samples' count ``mu`` (held at its
+fold value below the fold) and the bulk's.
+
 ``--part rows``: one column's ``P(S > 1)`` at a given ``lambda`` with the rows random, as they are in a draw (``S``
 a sum of ``N`` independent rows, each a row type of the prediction's row quadrature times a chi-square of one
 degree; :func:`strength_sf`, exact by inversion of its characteristic function), beside the law's Gaussian of the
@@ -23,6 +28,7 @@ same mean and variance.
 
     python -m benchmarks.diag_column_law --part columns --alphas 0.2,0.2 --draws 8
     python -m benchmarks.diag_column_law --part rows --alphas 0.2,0.2 --lams 3.4,3.7,4.0,4.5
+    python -m benchmarks.diag_column_law --part fold --alphas 0.3,0.3 --draws 40 --mode group
 """
 from __future__ import annotations
 
@@ -202,6 +208,37 @@ def part_columns(tgt: str, N: int, alphas, draws: int, seed: int) -> None:
             print(f"    {'the law (k - 1/2)':28s}" + " ".join(f"{v:6.3f}" for v in g[3]))
 
 
+def part_fold(tgt: str, N: int, alphas, draws: int, seed: int, mode: str) -> None:
+    from rmtfl.theory import two_step
+
+    from .diag_count_law import captured
+    from .diag_poisson_count import predicted_lambda, variant
+
+    with variant(mode, QUADRATIC, tgt, N) or contextlib.nullcontext(), captured() as seen:
+        two_step(QUADRATIC, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N)
+    got = predicted_lambda(seen, airy=True)
+    if got is None:
+        raise SystemExit("the prediction has no single samples at this point")
+    law, fold = seen["ranked"][0], seen["result"].edge
+    ratios = np.array([0.85, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1])
+    s_values = fold * ratios
+    mu = sum(n * np.interp(s_values, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
+             for b, n in enumerate(law.sizes))
+    lam = np.interp(s_values, got[2], got[3])
+    counts = []
+    for i in range(draws):
+        H, _, _, Hb, _, W2 = draw_columns(tgt, N, alphas, seed + i)
+        svs = [np.linalg.svd(A, compute_uv=False) for A in (H, Hb, W2)]
+        counts.append([[int((sv > s).sum()) for s in s_values] for sv in svs])
+    c = np.mean(counts, 0)
+    print(f"quadratic sigma, target {tgt}, ({alphas[0]}, {alphas[1]}), N = d = {N}, n = {2 * N}, {draws} draws (seeds "
+          f"{seed}-{seed + draws - 1}); mode {mode}, fold {fold:.4f}: mean number of values above s")
+    print("  s/fold      s | draws: H     H_b  W_2 - 2 | prediction: mu  bulk  Lambda")
+    for j, r in enumerate(ratios):
+        print(f"  {r:5.2f} {s_values[j]:7.3f} | {c[0, j]:9.2f} {c[1, j]:6.2f} {c[2, j] - 2:8.2f} | {mu[j]:14.2f} "
+              f"{lam[j] - mu[j]:5.2f} {lam[j]:7.2f}")
+
+
 def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -> None:
     seen = predicted_law(tgt, N, alphas)
     bulk, psi = seen["bulk"], seen["psi"]
@@ -226,7 +263,9 @@ def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("columns", "rows"), default="columns")
+    ap.add_argument("--part", choices=("columns", "rows", "fold"), default="columns")
+    ap.add_argument("--mode", default="kept", help="with --part fold: the prediction's variant "
+                    "(benchmarks.diag_poisson_count.variant)")
     ap.add_argument("--target", default=QUADRATIC)
     ap.add_argument("--alphas", default="0.2,0.2", help="alpha1,alpha2")
     ap.add_argument("--N", type=int, default=1000)
@@ -246,6 +285,11 @@ def main(argv=None) -> int:
         ap.error("--N must be at least 50, --draws at least 1 and --ratio above 1")
     if a.part == "columns":
         part_columns(a.target, a.N, alphas, a.draws, a.seed)
+    elif a.part == "fold":
+        from .diag_poisson_count import MODE_PARTS
+        if not set(a.mode.split("+")) <= set(MODE_PARTS):
+            ap.error(f"--mode must join parts of {', '.join(MODE_PARTS)} with +, got {a.mode!r}")
+        part_fold(a.target, a.N, alphas, a.draws, a.seed, a.mode)
     else:
         part_rows(a.target, a.N, alphas, lams, a.ratio)
     return 0

@@ -237,42 +237,50 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     with open(path) as f:
         rows = json.load(f)[bench.cache_key(act, tgt, batch, a1, a2, N, own=path.endswith("own.json"))]
     S = -np.sort(-np.array([r["sv"] for r in rows]), axis=1)
-    spikes, grid, lam = draws_lambda(S, J)
+    spikes, _, _ = draws_lambda(S, J)
     with variant(mode, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
         two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
                  phi2=2.0 if batch == "fresh" else None)
-    got = lambda_as_drawn(seen, len(spikes), airy)
+    got = predicted_total(seen, airy)
     if got is None:
         print("  the prediction has no single samples here")
         return
-    pgrid, plam = got
     s = np.quantile(S[:, len(spikes):12], [0.05, 0.25, 0.5, 0.75, 0.95], axis=0).ravel()
     s = np.unique(np.round(np.quantile(s, np.linspace(0, 1, 12)), 3))
-    print(f"{act}, {tgt}, {batch}, N = {N}, ({a1}, {a2}), mode {mode}; fold {seen['result'].edge:.3f}")
+    print(f"{act}, {tgt}, {batch}, N = {N}, ({a1}, {a2}), mode {mode}; fold {seen['result'].edge:.3f}; mean number "
+          "of values above s")
     print("  s          " + " ".join(f"{v:6.2f}" for v in s))
-    print("  draws      " + " ".join(f"{v:6.2f}" for v in np.interp(s, grid, lam)))
-    print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, pgrid, plam)))
+    print("  draws      " + " ".join(f"{v:6.2f}" for v in drawn_total(S, s)))
+    print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, *got)))
 
 
-def lambda_as_drawn(seen, spikes: int, airy: bool = False):
-    """``(grid, Lambda)`` of a captured prediction (:func:`predicted_lambda`) counted as the draws' is: the spikes of
-    ``P`` below the draws' first ``spikes`` ranks count in it; ``None`` without single samples."""
+def predicted_total(seen, airy: bool = False):
+    """``(grid, mean number of values above each s)`` of a captured prediction: its ``Lambda``
+    (:func:`predicted_lambda`) plus the spikes of ``P`` above ``s``; ``None`` without single samples.  Set beside
+    the draws' own mean count above ``s`` (:func:`drawn_total`) it needs no sorting of values into spikes and the
+    rest, where a draw's top single sample may pass for a spike (:func:`draws_lambda`)."""
     got = predicted_lambda(seen, airy)
     if got is None:
         return None
     fixed, _, grid, lam = got
-    return grid, lam + sum((grid < v).astype(float) for v in sorted(fixed, reverse=True)[spikes:])
+    return grid, lam + sum((grid < v).astype(float) for v in fixed)
+
+
+def drawn_total(S, s):
+    """The draws' (rows of ``S``) mean number of values above each ``s``."""
+    return (np.asarray(S)[:, :, None] > np.asarray(s, float)[None, None, :]).sum(1).mean(0)
 
 
 def lambda_gap(S, seen, J: int, airy: bool = False):
-    """``Lambda`` of the prediction less the draws' ``S`` at the draws' median values of their top 12 ranks below
-    their spikes (:func:`lambda_as_drawn`); ``None`` without single samples."""
-    spikes, grid, lam = draws_lambda(S, J)
-    got = lambda_as_drawn(seen, len(spikes), airy)
+    """The prediction's mean count above ``s`` less the draws' ``S`` (:func:`predicted_total`), at the draws'
+    median values of their top 12 ranks below their spikes (:func:`draws_lambda`); ``None`` without single
+    samples."""
+    spikes, _, _ = draws_lambda(S, J)
+    got = predicted_total(seen, airy)
     if got is None:
         return None
     s = np.median(S, 0)[len(spikes):len(spikes) + TOP_RANKS]
-    return np.interp(s, *got) - np.interp(s, grid, lam)
+    return np.interp(s, *got) - drawn_total(S, s)
 
 
 def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
@@ -282,8 +290,9 @@ def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: b
         gap = lambda_gap(-np.sort(-S, axis=1), seen, J, airy)
         if gap is not None:
             rows.setdefault((act, tgt), []).append(gap)
-    print(f"N = {N}, {batch}, mode {mode}: the prediction's Lambda less the draws' at the draws' top 12 ranks below "
-          "the spikes, over the points with single samples: mean over ranks 1-4 / 5-8 / 9-12 (min..max over points)")
+    print(f"N = {N}, {batch}, mode {mode}: the prediction's mean count above s less the draws' at the draws' top 12 "
+          "ranks below their spikes, over the points with single samples: mean over ranks 1-4 / 5-8 / 9-12 "
+          "(min..max over points)")
     for (act, tgt), g in rows.items():
         g = np.array(g)
         cells = [g[:, i:i + 4].mean(1) for i in (0, 4, 8)]
