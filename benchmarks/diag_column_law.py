@@ -53,7 +53,8 @@ RATIOS = (1.03, 1.06, 1.1, 1.2)
 def strength_sf(vmean, vm2, t, wa, *, psi: float, N: int) -> np.ndarray:
     """``P(S > 1)`` per row of ``vmean``: ``S = psi/N sum_j c_j^2 t_j`` over ``N`` independent rows, row ``j`` of type
     ``r`` with probability ``wa[r]``, ``c_j^2`` a gamma variable of mean ``vmean[r]`` and second moment ``vm2[r]``
-    (Gil-Pelaez inversion of ``phi_S = phi_X^N`` by Simpson's rule in ``w``, ``t = 40 w^2 / sd``; a bin more than 7 standard deviations from 1 by its normal law)."""
+    (Gil-Pelaez inversion of ``phi_S = phi_X^N`` by Simpson's rule in ``w``, ``t = 40 w^2 / sd``; a bin more than
+    7 standard deviations from 1 by its normal law)."""
     v, m2, t, wa = (np.atleast_1d(np.asarray(a, dtype=float)) for a in (vmean, vm2, t, wa))
     v, m2 = np.atleast_2d(v), np.atleast_2d(m2)
     var = np.clip(m2 - v * v, 1e-300, None)
@@ -172,7 +173,8 @@ def draw_measures(H, C, lam, Hb, a, W2, s_values, *, alphas, N: int, kernel, row
             quad = (rw * kernel(ra, x)) @ f
         out.append((int((np.linalg.eigvalsh(T) > 1).sum()), int((np.diag(T) > 1).sum()),
                     math.sqrt(float((off**2).sum()) / (K * (K - 1))), int((sv > s).sum() - (ev > x).sum()),
-                    -np.sort(-np.diag(T)), -np.sort(-through), -np.sort(-mean), -np.sort(-quad), int((sw > s).sum()) - 2))
+                    -np.sort(-np.diag(T)), -np.sort(-through), -np.sort(-mean), -np.sort(-quad),
+                    int((sw > s).sum()) - 2))
     return out
 
 

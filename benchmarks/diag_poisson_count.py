@@ -173,6 +173,9 @@ def variant(mode: str, act: str, tgt: str, N: float):
     parts = mode.split("+")
     if not set(parts) <= set(MODE_PARTS):
         raise ValueError(f"mode must join parts of {MODE_PARTS} with +, got {mode!r}")
+    if "block" in parts and ({"without", "pshift"} & set(parts)):
+        raise ValueError(f"block brings attempt 15's bulk of its own: it takes neither without nor pshift, "
+                         f"got {mode!r}")
     if "block" in parts and not act == tgt == QUADRATIC:
         return None
     bulk = "without" if "without" in parts else "kept"
@@ -307,7 +310,8 @@ def main(argv=None) -> int:
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
-    ap.add_argument("--mode", default="kept", help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
+    ap.add_argument("--mode", default="kept",
+                    help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
     ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias: the bulk's count at a "
                     "finite matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
@@ -317,6 +321,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if not set(a.mode.split("+")) <= set(MODE_PARTS):
         ap.error(f"--mode must join parts of {', '.join(MODE_PARTS)} with +, got {a.mode!r}")
+    if "block" in a.mode.split("+") and {"without", "pshift"} & set(a.mode.split("+")):
+        ap.error(f"--mode: block brings attempt 15's bulk of its own; it takes neither without nor pshift, "
+                 f"got {a.mode!r}")
     if a.part == "draws":
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
     elif a.part == "bias":
