@@ -153,7 +153,8 @@ def draw_columns(tgt: str, N: int, alphas, seed: int, n: int | None = None):
 def draw_measures(H, C, lam, Hb, a, W2, s_values, *, alphas, N: int, kernel, rows):
     """Per ``s``: ``(#{eig T > 1}, #{T_ii > 1}, couplings' rms, N_H - N_{H_b}, diag of T by rank, the columns
     through ``kernel(a, x)`` by rank, the mean strengths at ``lam`` by rank, the same over the row quadrature
-    ``rows = (a, weights)``, ``W_2``'s values above ``s`` less the two of ``P``)`` of one draw (module docstring)."""
+    ``rows = (a, weights)``, ``W_2``'s values above ``s`` less the two of ``P``, ``N_H``)`` of one draw (module
+    docstring)."""
     ev, Q = np.linalg.eigh(Hb @ Hb.T)
     CQ = Q.T @ C
     sv, sw = np.linalg.svd(H, compute_uv=False), np.linalg.svd(W2, compute_uv=False)
@@ -174,7 +175,7 @@ def draw_measures(H, C, lam, Hb, a, W2, s_values, *, alphas, N: int, kernel, row
         out.append((int((np.linalg.eigvalsh(T) > 1).sum()), int((np.diag(T) > 1).sum()),
                     math.sqrt(float((off**2).sum()) / (K * (K - 1))), int((sv > s).sum() - (ev > x).sum()),
                     -np.sort(-np.diag(T)), -np.sort(-through), -np.sort(-mean), -np.sort(-quad),
-                    int((sw > s).sum()) - 2))
+                    int((sw > s).sum()) - 2, int((sv > s).sum())))
     return out
 
 
@@ -195,11 +196,9 @@ def part_columns(tgt: str, N: int, alphas, draws: int, seed: int) -> None:
     print("  s/fold  draws: N_H - N_Hb = #T>1  #Tii>1  rms     N_H  N_W2 - 2 | group: coupled alone rms")
     for j, r in enumerate(RATIOS):
         g = group_at(seen, s_values[j])
-        d = np.array([[row[j][k] for k in (0, 1, 2, 3, 8)] for row in rows]).mean(0)
-        n_h = np.mean([row[j][3] + int((np.linalg.svd(dr[3], compute_uv=False) > s_values[j]).sum())
-                       for row, dr in zip(rows, draws_)])
+        d = np.array([[row[j][k] for k in (0, 1, 2, 9, 8)] for row in rows]).mean(0)
         tail = "  (no row kernel)" if g is None else f"{g[0]:6.2f} {g[1]:5.2f} {g[2]:.4f}"
-        print(f"  {r:5.2f}  {d[0]:23.2f} {d[1]:7.2f} {d[2]:.4f} {n_h:6.2f} {d[4]:8.2f} | {tail}")
+        print(f"  {r:5.2f}  {d[0]:23.2f} {d[1]:7.2f} {d[2]:.4f} {d[3]:6.2f} {d[4]:8.2f} | {tail}")
     for j, r in enumerate(RATIOS):
         g = group_at(seen, s_values[j])
         print(f"  s/fold {r}: strengths of ranks 1-8")
@@ -288,9 +287,11 @@ def main(argv=None) -> int:
     if a.part == "columns":
         part_columns(a.target, a.N, alphas, a.draws, a.seed)
     elif a.part == "fold":
-        from .diag_poisson_count import MODE_PARTS
-        if not set(a.mode.split("+")) <= set(MODE_PARTS):
-            ap.error(f"--mode must join parts of {', '.join(MODE_PARTS)} with +, got {a.mode!r}")
+        from .diag_poisson_count import variant
+        try:
+            variant(a.mode, QUADRATIC, a.target, a.N)
+        except ValueError as e:
+            ap.error(f"--mode: {e}")
         part_fold(a.target, a.N, alphas, a.draws, a.seed, a.mode)
     else:
         part_rows(a.target, a.N, alphas, lams, a.ratio)

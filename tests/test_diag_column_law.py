@@ -48,6 +48,7 @@ def test_the_columns_count_the_values_beyond_the_rest_at_every_s():
     s_values = top * np.array([0.8, 0.95, 1.02, 1.2])
     rows = draw_measures(H, C, lam, Hb, a, W2, s_values, alphas=(0.2, 0.3), N=120,
                          kernel=lambda r, x: np.ones(np.size(r)), rows=(np.array([0.0]), np.array([1.0])))
-    for row in rows:
+    for s, row in zip(s_values, rows):
         assert row[0] == row[3]
+        assert row[9] == int((np.linalg.svd(H, compute_uv=False) > s).sum())
     assert np.allclose(rows[0][5], -np.sort(-(C**2).sum(0)))
