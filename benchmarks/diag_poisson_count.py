@@ -319,11 +319,10 @@ def main(argv=None) -> int:
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="with --part compare: the target (cache name)")
     a = ap.parse_args(argv)
-    if not set(a.mode.split("+")) <= set(MODE_PARTS):
-        ap.error(f"--mode must join parts of {', '.join(MODE_PARTS)} with +, got {a.mode!r}")
-    if "block" in a.mode.split("+") and {"without", "pshift"} & set(a.mode.split("+")):
-        ap.error(f"--mode: block brings attempt 15's bulk of its own; it takes neither without nor pshift, "
-                 f"got {a.mode!r}")
+    try:
+        variant(a.mode, a.act, a.target, a.N)          # checks the parts; enters nothing
+    except ValueError as e:
+        ap.error(f"--mode: {e}")
     if a.part == "draws":
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
     elif a.part == "bias":

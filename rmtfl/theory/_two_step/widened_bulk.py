@@ -261,9 +261,9 @@ class WidenedBulk:
         return solve_near(res, jac, guess, xtol=1e-12, accept=lambda v: bool(np.abs(res(v)).max() < 1e-9))
 
     def kernels(self, x):
-        """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``; ``None`` below the edge (inside
-        the bulk no real solution continues the one above, and the continuation's steps would only creep toward
-        the edge)."""
+        """``(A, B)`` of the profile at ``x > x_edge``, by continuation from ``x_start``; ``None`` below the edge
+        (inside the bulk no real solution continues the one above, and the continuation's steps would only creep
+        toward the edge)."""
         if x < self.x_edge * (1.0 - 1e-9):
             return None
         if not self._xs or x > self._xs[-1]:

@@ -1,4 +1,6 @@
 """The widened bulk's columns and rows (docs/theory/two_step.md §8.2, "The bulk's columns", "Widened bulk")."""
+import time
+
 import numpy as np
 import pytest
 
@@ -6,6 +8,8 @@ from rmtfl.numerics._two_step.model import sample_targets
 from rmtfl.theory import make_target
 from rmtfl.theory._two_step.sample_spikes import bulk_cut, outlier_shares
 from rmtfl.theory._two_step.widened_bulk import MAX_OUTLIER_SHARE, column_law_cdf, m_law_cdf
+
+from .mp_bulk import mp_bulk
 
 
 def test_bulk_columns_take_the_eigenvalues_of_m_below_its_outliers():
@@ -228,10 +232,6 @@ def test_the_column_kernel_averages_to_the_mean_column_kernel_and_gives_a_heavy_
 def test_the_kernels_inside_the_bulk_are_none_at_once():
     """Below the fold no real solution continues the kernels (their continuation would creep toward the edge without
     end): ``kernels``, and the row and column kernels built on them, are ``None`` there, and solved just above it."""
-    import time
-
-    from .mp_bulk import mp_bulk
-
     bulk = mp_bulk(1000)
     t0 = time.perf_counter()
     assert bulk.kernels(0.9 * bulk.x_edge) is None
