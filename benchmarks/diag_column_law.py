@@ -21,6 +21,13 @@ beyond ``H_b``'s at every ``x`` (Haynsworth's inertia additivity: ``N_H(x) = N_{
 :func:`benchmarks.diag_poisson_count.variant`, with the soft edge): its single samples' count ``mu`` (held at its
 fold value below the fold) and the bulk's.
 
+``--part steps``: the number of the group's columns standing out (eigenvalues above 1) at ``s`` from the fold to
+1.1 times it, step by step from the law to the draws: the law's group on its own without and with its spread, and
+coupled (attempt 13); then, averaged over the draws, the columns' mean strengths at the draws' eigenvalues of
+``M`` over the prediction's rows, the same over the draw's own rows, the draw's columns through the row kernel
+(``T~ = C^T diag(tau) C``: its diagonal, then the whole), and ``T`` itself.  ``--lift whole``: the law with
+attempt 4's whole-law eigenvalues of ``M``.
+
 ``--part rows``: one column's ``P(S > 1)`` at a given ``lambda`` with the rows random, as they are in a draw (``S``
 a sum of ``N`` independent rows, each a row type of the prediction's row quadrature times a chi-square of one
 degree; :func:`strength_sf`, exact by inversion of its characteristic function), beside the law's Gaussian of the
@@ -29,6 +36,7 @@ same mean and variance.
     python -m benchmarks.diag_column_law --part columns --alphas 0.2,0.2 --draws 8
     python -m benchmarks.diag_column_law --part rows --alphas 0.2,0.2 --lams 3.4,3.7,4.0,4.5
     python -m benchmarks.diag_column_law --part fold --alphas 0.3,0.3 --draws 40 --mode group
+    python -m benchmarks.diag_column_law --part steps --alphas 0.3,0.3 --draws 40 --lift whole
 """
 from __future__ import annotations
 
@@ -100,11 +108,15 @@ def law_arguments():
         sample_order.tail_law = kept
 
 
-def predicted_law(tgt: str, N: int, alphas):
-    """The single-sample law's arguments (:func:`law_arguments`) of the quadratic sigma's prediction at one point."""
-    from rmtfl.theory import two_step
+def predicted_law(tgt: str, N: int, alphas, lift: str | None = None):
+    """The single-sample law's arguments (:func:`law_arguments`) of the quadratic sigma's prediction at one point
+    (``lift="whole"``: with attempt 4's whole-law eigenvalues of ``M``)."""
+    from rmtfl.theory import make_target, two_step
 
-    with law_arguments() as seen:
+    from .diag_m_spike import whole_law_eigenvalues
+
+    lifted = whole_law_eigenvalues(make_target(tgt), float(N)) if lift == "whole" else contextlib.nullcontext()
+    with lifted, law_arguments() as seen:
         two_step(QUADRATIC, tgt, psi=1.0, phi=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1], N=N)
     if "tau" not in seen:
         raise SystemExit("the prediction has no single samples at this point")
@@ -112,8 +124,8 @@ def predicted_law(tgt: str, N: int, alphas):
 
 
 def group_at(seen, s: float):
-    """``(count coupled, count alone, couplings' rms, law's strengths of ranks 1-8)`` of attempt 13's group at ``s``
-    (``None`` where the row kernel is not defined)."""
+    """``(count coupled, count alone, couplings' rms, law's strengths of ranks 1-8, count alone without spread)`` of
+    attempt 13's group at ``s`` (``None`` where the row kernel is not defined)."""
     from .diag_sample_coupling import beyond_cut
     from .diag_sample_group import edge_strengths, group_count, group_parts
 
@@ -130,7 +142,7 @@ def group_at(seen, s: float):
     above = (w[None, :] * special.ndtr((q[None, :] - vs[:, None]) / np.maximum(sd, 1e-12)[None, :])).sum(1)
     ranks = np.array([np.interp(-(k - 0.5), -above, vs) for k in range(1, 9)])
     return (float(group_count(q, sd, w, e2).sum()), float(group_count(q, sd, w, 0 * e2).sum()),
-            math.sqrt(float((W * e2).sum() / W.sum())), ranks)
+            math.sqrt(float((W * e2).sum() / W.sum())), ranks, float(w @ (q > 1)))
 
 
 def draw_columns(tgt: str, N: int, alphas, seed: int, n: int | None = None):
@@ -240,6 +252,39 @@ def part_fold(tgt: str, N: int, alphas, draws: int, seed: int, mode: str) -> Non
               f"{lam[j] - mu[j]:5.2f} {lam[j]:7.2f}")
 
 
+def part_steps(tgt: str, N: int, alphas, draws: int, seed: int, lift: str | None) -> None:
+    seen = predicted_law(tgt, N, alphas, lift)
+    seen["N"] = N
+    bulk, fold, wa = seen["bulk"], math.sqrt(seen["x_edge"]), seen["wa"]
+    ratios = (1.0001, 1.01, 1.02, 1.05, 1.1)
+    counts = []
+    for i in range(draws):
+        _, C, lam, Hb, a, _ = draw_columns(tgt, N, alphas, seed + i)
+        ev, Q = np.linalg.eigh(Hb @ Hb.T)
+        CQ = Q.T @ C
+        row = []
+        for r in ratios:
+            x = (fold * r) ** 2
+            t, tq = bulk.tau_rows(a, x)[0], bulk.tau_rows(bulk.a, x)[0]
+            profile = [(1 + N ** alphas[0] * np.outer(rows, lam)) ** 2 * (1 + N ** alphas[1] * np.outer(rows, lam)) ** 2
+                       for rows in (bulk.a, a)]
+            Tt = C.T @ (C * t[:, None])
+            T = CQ.T @ (CQ / (x - ev)[:, None])
+            row.append([((wa * tq) @ profile[0] > 1).sum(), (t @ profile[1] / N > 1).sum(), (np.diag(Tt) > 1).sum(),
+                        (np.linalg.eigvalsh(Tt) > 1).sum(), (np.linalg.eigvalsh(T) > 1).sum()])
+        counts.append(row)
+    c = np.mean(counts, 0)
+    print(f"quadratic sigma, target {tgt}, ({alphas[0]}, {alphas[1]}), N = d = {N}, n = {2 * N}, {draws} draws (seeds "
+          f"{seed}-{seed + draws - 1}); the law {'with whole-law eigenvalues' if lift else 'as it is'}, fold "
+          f"{fold:.4f}: the group's columns standing out")
+    print("  s/fold | the law: no spread  spread  coupled | draws' lambda: prediction's rows  own rows | "
+          "T~: diagonal  whole | T")
+    for j, r in enumerate(ratios):
+        g = group_at(seen, fold * r)
+        print(f"  {r:6.4f} | {g[4]:18.2f} {g[1]:7.2f} {g[0]:8.2f} | {c[j, 0]:33.2f} {c[j, 1]:9.2f} | "
+              f"{c[j, 2]:12.2f} {c[j, 3]:6.2f} | {c[j, 4]:4.2f}")
+
+
 def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -> None:
     seen = predicted_law(tgt, N, alphas)
     bulk, psi = seen["bulk"], seen["psi"]
@@ -264,7 +309,9 @@ def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("columns", "rows", "fold"), default="columns")
+    ap.add_argument("--part", choices=("columns", "rows", "fold", "steps"), default="columns")
+    ap.add_argument("--lift", choices=("whole",), default=None, help="with --part steps: the law with attempt 4's "
+                    "whole-law eigenvalues of M")
     ap.add_argument("--mode", default="kept", help="with --part fold: the prediction's variant "
                     "(benchmarks.diag_poisson_count.variant)")
     ap.add_argument("--target", default=QUADRATIC)
@@ -293,6 +340,8 @@ def main(argv=None) -> int:
         except ValueError as e:
             ap.error(f"--mode: {e}")
         part_fold(a.target, a.N, alphas, a.draws, a.seed, a.mode)
+    elif a.part == "steps":
+        part_steps(a.target, a.N, alphas, a.draws, a.seed, a.lift)
     else:
         part_rows(a.target, a.N, alphas, lams, a.ratio)
     return 0
