@@ -24,7 +24,9 @@ fold value below the fold) and the bulk's.
 ``--part steps``: the number of the group's columns standing out (eigenvalues above 1) at ``s`` from the fold to
 1.1 times it, step by step from the law to the draws: the law's group on its own without and with its spread, and
 coupled (attempt 13); then, averaged over the draws, the columns' mean strengths at the draws' eigenvalues of
-``M`` over the prediction's rows, the same over the draw's own rows, the draw's columns through the row kernel
+``M`` over the prediction's rows, their expected number above 1 with the rows random (each column's ``P(S > 1)``
+by :func:`strength_sf`, Gaussian rows out to 4.5 standard deviations and ``chi^2_1`` factors as in a batch), the
+same over the draw's own rows, the draw's columns through the row kernel
 (``T~ = C^T diag(tau) C``: its diagonal, then the whole), and ``T`` itself.  ``--lift whole``: the law with
 attempt 4's whole-law eigenvalues of ``M``.
 
@@ -252,11 +254,13 @@ def part_fold(tgt: str, N: int, alphas, draws: int, seed: int, mode: str) -> Non
               f"{lam[j] - mu[j]:5.2f} {lam[j]:7.2f}")
 
 
-def part_steps(tgt: str, N: int, alphas, draws: int, seed: int, lift: str | None) -> None:
+def part_steps(tgt: str, N: int, alphas, draws: int, seed: int, lift: str | None, zmax: float = 4.5) -> None:
     seen = predicted_law(tgt, N, alphas, lift)
     seen["N"] = N
     bulk, fold, wa = seen["bulk"], math.sqrt(seen["x_edge"]), seen["wa"]
     ratios = (1.0001, 1.01, 1.02, 1.05, 1.1)
+    z = np.linspace(-zmax, zmax, 601)
+    z_rows, wz = z / math.sqrt(N), np.exp(-0.5 * z * z) / np.exp(-0.5 * z * z).sum()
     counts = []
     for i in range(draws):
         _, C, lam, Hb, a, _ = draw_columns(tgt, N, alphas, seed + i)
@@ -270,19 +274,25 @@ def part_steps(tgt: str, N: int, alphas, draws: int, seed: int, lift: str | None
                        for rows in (bulk.a, a)]
             Tt = C.T @ (C * t[:, None])
             T = CQ.T @ (CQ / (x - ev)[:, None])
+            tz = bulk.tau_rows(z_rows, x)[0]                        # Gaussian rows (the law of a), not its quantiles
+            v = ((1 + N ** alphas[0] * np.outer(z_rows, lam)) ** 2
+                 * (1 + N ** alphas[1] * np.outer(z_rows, lam)) ** 2).T
+            random_rows = float(strength_sf(v, 3 * v * v, tz, wz, psi=seen["psi"], N=N).sum())
             row.append([((wa * tq) @ profile[0] > 1).sum(), (t @ profile[1] / N > 1).sum(), (np.diag(Tt) > 1).sum(),
-                        (np.linalg.eigvalsh(Tt) > 1).sum(), (np.linalg.eigvalsh(T) > 1).sum()])
+                        (np.linalg.eigvalsh(Tt) > 1).sum(), (np.linalg.eigvalsh(T) > 1).sum(), random_rows])
         counts.append(row)
-    c = np.mean(counts, 0)
+    c, se = np.mean(counts, 0), np.std(counts, 0) / math.sqrt(draws)
     print(f"quadratic sigma, target {tgt}, ({alphas[0]}, {alphas[1]}), N = d = {N}, n = {2 * N}, {draws} draws (seeds "
           f"{seed}-{seed + draws - 1}); the law {'with whole-law eigenvalues' if lift else 'as it is'}, fold "
           f"{fold:.4f}: the group's columns standing out")
-    print("  s/fold | the law: no spread  spread  coupled | draws' lambda: prediction's rows  own rows | "
+    print("  s/fold | the law: no spread  spread  coupled | draws' lambda: prediction's rows  rows random  own rows | "
           "T~: diagonal  whole | T")
     for j, r in enumerate(ratios):
         g = group_at(seen, fold * r)
-        print(f"  {r:6.4f} | {g[4]:18.2f} {g[1]:7.2f} {g[0]:8.2f} | {c[j, 0]:33.2f} {c[j, 1]:9.2f} | "
+        print(f"  {r:6.4f} | {g[4]:18.2f} {g[1]:7.2f} {g[0]:8.2f} | {c[j, 0]:33.2f} {c[j, 5]:12.2f} {c[j, 1]:9.2f} | "
               f"{c[j, 2]:12.2f} {c[j, 3]:6.2f} | {c[j, 4]:4.2f}")
+    print("  standard errors over the draws, own rows / T: " + ", ".join(f"{a:.2f} / {b:.2f}"
+                                                                      for a, b in zip(se[:, 1], se[:, 4])))
 
 
 def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -> None:
