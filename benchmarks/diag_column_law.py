@@ -30,6 +30,10 @@ same over the draw's own rows, the draw's columns through the row kernel
 (``T~ = C^T diag(tau) C``: its diagonal, then the whole), and ``T`` itself.  ``--lift whole``: the law with
 attempt 4's whole-law eigenvalues of ``M``.
 
+``--part pole``: the rows whose own value lies above ``s``: the row kernel ``tau(a, x)`` has a pole at the row
+``|a|`` whose column of ``H^T`` alone stands out at ``x``; the expected number of such rows in a batch
+(``2 N Phi(-z_pole)``, ``z_pole`` in standard deviations of ``a``) beside the draws' values of ``H_b`` above ``s``.
+
 ``--part rows``: one column's ``P(S > 1)`` at a given ``lambda`` with the rows random, as they are in a draw (``S``
 a sum of ``N`` independent rows, each a row type of the prediction's row quadrature times a chi-square of one
 degree; :func:`strength_sf`, exact by inversion of its characteristic function), beside the law's Gaussian of the
@@ -39,6 +43,7 @@ same mean and variance.
     python -m benchmarks.diag_column_law --part rows --alphas 0.2,0.2 --lams 3.4,3.7,4.0,4.5
     python -m benchmarks.diag_column_law --part fold --alphas 0.3,0.3 --draws 40 --mode group
     python -m benchmarks.diag_column_law --part steps --alphas 0.3,0.3 --draws 40 --lift whole
+    python -m benchmarks.diag_column_law --part pole --alphas 0.3,0.3 --draws 40
 """
 from __future__ import annotations
 
@@ -295,6 +300,33 @@ def part_steps(tgt: str, N: int, alphas, draws: int, seed: int, lift: str | None
                                                                       for a, b in zip(se[:, 1], se[:, 4])))
 
 
+def pole_rows(bulk, x: float, N: int, zmax: float = 8.0) -> float:
+    """The expected number of rows of a batch beyond the row kernel's pole at ``x`` (module docstring): where
+    ``tau(a, x)`` first stops being positive and finite on a fine grid of ``|a|``."""
+    from scipy import special
+
+    z = np.linspace(0.0, zmax, 16001)
+    t = bulk.tau_rows(z / math.sqrt(N), x)[0]
+    bad = np.flatnonzero(~(t > 0) | ~np.isfinite(t))
+    return 0.0 if not bad.size else float(2 * N * special.ndtr(-z[bad[0]]))
+
+
+def part_pole(tgt: str, N: int, alphas, draws: int, seed: int) -> None:
+    seen = predicted_law(tgt, N, alphas)
+    bulk, fold = seen["bulk"], math.sqrt(seen["x_edge"])
+    ratios = (1.0001, 1.02, 1.05, 1.1)
+    counts = []
+    for i in range(draws):
+        sv = np.linalg.svd(draw_columns(tgt, N, alphas, seed + i)[3], compute_uv=False)
+        counts.append([int((sv > fold * r).sum()) for r in ratios])
+    c = np.mean(counts, 0)
+    print(f"quadratic sigma, target {tgt}, ({alphas[0]}, {alphas[1]}), N = d = {N}, n = {2 * N}, {draws} draws (seeds "
+          f"{seed}-{seed + draws - 1}), fold {fold:.4f}: rows beyond the row kernel's pole, against H_b's values "
+          "above s")
+    for j, r in enumerate(ratios):
+        print(f"  s/fold {r:6.4f}: rows {pole_rows(bulk, (fold * r) ** 2, N):.3f}, draws {c[j]:.2f}")
+
+
 def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -> None:
     seen = predicted_law(tgt, N, alphas)
     bulk, psi = seen["bulk"], seen["psi"]
@@ -319,7 +351,7 @@ def part_rows(tgt: str, N: int, alphas, lams, ratio: float, zmax: float = 4.5) -
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("columns", "rows", "fold", "steps"), default="columns")
+    ap.add_argument("--part", choices=("columns", "rows", "fold", "steps", "pole"), default="columns")
     ap.add_argument("--lift", choices=("whole",), default=None, help="with --part steps: the law with attempt 4's "
                     "whole-law eigenvalues of M")
     ap.add_argument("--mode", default="kept", help="with --part fold: the prediction's variant "
@@ -350,6 +382,8 @@ def main(argv=None) -> int:
         except ValueError as e:
             ap.error(f"--mode: {e}")
         part_fold(a.target, a.N, alphas, a.draws, a.seed, a.mode)
+    elif a.part == "pole":
+        part_pole(a.target, a.N, alphas, a.draws, a.seed)
     elif a.part == "steps":
         part_steps(a.target, a.N, alphas, a.draws, a.seed, a.lift)
     else:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from benchmarks.diag_column_law import K, draw_columns, draw_measures, strength_sf
+from benchmarks.diag_column_law import K, draw_columns, draw_measures, pole_rows, strength_sf
 
 
 def test_one_row_type_gives_the_gamma_law_of_the_sum():
@@ -52,3 +52,12 @@ def test_the_columns_count_the_values_beyond_the_rest_at_every_s():
         assert row[0] == row[3]
         assert row[9] == int((np.linalg.svd(H, compute_uv=False) > s).sum())
     assert np.allclose(rows[0][5], -np.sort(-(C**2).sum(0)))
+
+
+def test_a_marchenko_pastur_bulk_has_no_row_beyond_a_pole():
+    """At vanishing steps every row has the same profile: the row kernel is finite and positive at every ``|a|``
+    above the edge, so no row stands out of the bulk on its own."""
+    from tests.theory.two_step.mp_bulk import mp_bulk
+
+    bulk = mp_bulk(1000)
+    assert pole_rows(bulk, 1.01 * bulk.x_edge, 1000) == 0.0
