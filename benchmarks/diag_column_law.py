@@ -213,13 +213,12 @@ def part_columns(tgt: str, N: int, alphas, draws: int, seed: int) -> None:
     lam = np.mean([np.sort(np.abs(r))[::-1] for r in lams], 0)
     print("  M's most extreme eigenvalues (mean over the draws): " + " ".join(f"{v:.3f}" for v in lam[:8]))
     print("  s/fold  draws: N_H - N_Hb = #T>1  #Tii>1  rms     N_H  N_W2 - 2 | group: coupled alone rms")
-    for j, r in enumerate(RATIOS):
-        g = group_at(seen, s_values[j])
+    groups = [group_at(seen, s) for s in s_values]
+    for j, (r, g) in enumerate(zip(RATIOS, groups)):
         d = np.array([[row[j][k] for k in (0, 1, 2, 9, 8)] for row in rows]).mean(0)
         tail = "  (no row kernel)" if g is None else f"{g[0]:6.2f} {g[1]:5.2f} {g[2]:.4f}"
         print(f"  {r:5.2f}  {d[0]:23.2f} {d[1]:7.2f} {d[2]:.4f} {d[3]:6.2f} {d[4]:8.2f} | {tail}")
-    for j, r in enumerate(RATIOS):
-        g = group_at(seen, s_values[j])
+    for j, (r, g) in enumerate(zip(RATIOS, groups)):
         print(f"  s/fold {r}: strengths of ranks 1-8")
         for name, k in (("diagonal of T", 4), ("the columns through tau", 5), ("mean at the draw's lambda", 6),
                         ("  over the row quadrature", 7)):
