@@ -22,11 +22,17 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   ``--airy``: the bulk's count at its fold as a finite real matrix's (:func:`soft_edge_count`).
 * ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point; ``--part bias``: the
   prediction's ``Lambda`` less the draws' over the top 12 ranks below the spikes, per activation and target.
+* ``--part accept`` (attempt 31): the acceptance page's three criteria for the prediction in ``--mode``, read on its
+  spectrum (as the page reads it) and through the Poisson process of its ``Lambda``: the count is the process's
+  median count, the values are those of the first ``count`` predicted roots in the order of their medians, the
+  edge is the process's mean fitted edge (:func:`poisson_reading`); per activation and target, the points passing
+  values / counts / edges / all three.
 
     python -m benchmarks.diag_poisson_count --part draws --cache CACHE/n1000.json --N 1000
     python -m benchmarks.diag_poisson_count --part grid --cache CACHE/n1000.json --N 1000 --mode kept
     python -m benchmarks.diag_poisson_count --part compare --cache CACHE/n1000qown.json --N 1000 --alphas 0.3,0.3
     python -m benchmarks.diag_poisson_count --part bias --cache CACHE/n1000.json --N 1000 --mode without --airy
+    python -m benchmarks.diag_poisson_count --part accept --cache CACHE/n1000.json --N 1000 --mode whole --airy
 """
 from __future__ import annotations
 
@@ -303,17 +309,62 @@ def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: b
             f"{c.mean():+.2f} ({c.min():+.1f}..{c.max():+.1f})" for c in cells))
 
 
+def poisson_reading(seen, J: int, airy: bool = False):
+    """``(count, mean fitted edge, values)`` of a captured prediction read through the Poisson process of its
+    ``Lambda`` (:func:`poisson_count`): ``values`` the first ``count`` of its roots (the spikes of ``P`` and the
+    single samples), taken in the order of their medians, as the prediction counts them, each at its mean;
+    ``None`` without single samples."""
+    got = predicted_lambda(seen, airy)
+    if got is None:
+        return None
+    count, edge = poisson_count(got[2], got[3], got[0], J, laws=got[1])
+    r = seen["result"]
+    medians = r.spike_medians or r.locations
+    roots = sorted([(m, v) for m, v in zip(medians, r.locations)] + [(m, v) for v, _, m in r.samples],
+                   key=lambda t: -t[0])
+    return count, edge, [v for _, v in roots[:count]]
+
+
+def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
+    from .bench_two_step_finite_n import edge_within, middle_counts, values_within
+
+    J = rule_window(N)
+    rows = {}
+    for act, tgt, a1, a2, S, counts, cell, seen in predicted_points(path, N, batch, mode, draws):
+        spectrum = [cell["values_ok"], cell["count_ok"], cell["edge_ok"]]
+        got = poisson_reading(seen, J, airy)
+        if got is None:                 # no single samples: both readings are the spectrum's
+            process, count = spectrum, cell["pred_count"]
+        else:
+            low, high = middle_counts(counts)
+            count, edge, values = got
+            process = [values_within(values, -np.sort(-S, axis=1), low)[0], low <= count <= high,
+                       edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
+        t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
+        t += [[*spectrum, all(spectrum)], [*process, all(process)]]
+        if not (all(spectrum) and all(process)):
+            print(f"  {act:20s} {tgt:38s} ({a1}, {a2}) draws {cell['sim_count']}: spectrum {cell['pred_count']} "
+                  f"{''.join('.x'[not b] for b in spectrum)}, Poisson {count} {''.join('.x'[not b] for b in process)}",
+                  flush=True)
+    print(f"N = {N}, {batch}, mode {mode}{' with the soft edge' if airy else ''}: points passing values / counts / "
+          "edges / all three, read on the predicted spectrum | through the Poisson process of its Lambda")
+    for (act, tgt), t in rows.items():
+        print(f"  {act:20s} {tgt:38s} {'/'.join(map(str, t[0]))} | {'/'.join(map(str, t[1]))}")
+    total = sum(rows.values())
+    print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("draws", "grid", "compare", "bias"), default="draws")
+    ap.add_argument("--part", choices=("draws", "grid", "compare", "bias", "accept"), default="draws")
     ap.add_argument("--cache", required=True, help="a cache of bench_two_step_finite_n (--cache)")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
     ap.add_argument("--mode", default="kept",
                     help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
-    ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias: the bulk's count at a "
-                    "finite matrix's soft edge")
+    ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias, accept: the bulk's count "
+                    "at a finite matrix's soft edge")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
     ap.add_argument("--alphas", default="0.4,0.4", help="with --part compare")
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
@@ -327,6 +378,8 @@ def main(argv=None) -> int:
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
     elif a.part == "bias":
         part_bias(a.cache, a.N, a.batch, a.mode, airy=a.airy)
+    elif a.part == "accept":
+        part_accept(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     elif a.part == "grid":
         part_grid(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     else:

@@ -85,3 +85,26 @@ def test_a_variant_of_joined_parts_lives_only_inside_its_block():
         assert sample_order.extreme_eigenvalues is not before[1] and sample_coupling.COUPLE_SAMPLES
     assert (finite_n.WidenedBulk, sample_order.extreme_eigenvalues, sample_coupling.COUPLE_SAMPLES) == before
     assert variant("block", "tanh", "hermite(0, 1, 0.5)", 1000.0) is None
+
+
+def test_the_poisson_reading_takes_the_predicted_roots_in_the_order_of_their_medians():
+    """Attempt 31's reading (poisson_reading) at a point with single samples (the quadratic sigma with He1 + He2/2 at
+    (0.3, 0.3), N = 1000): a count the rule can reach on the process's spectra, the values the prediction's own
+    roots, the spikes of P first; at a point without single samples (tanh, (0, 0)) no reading."""
+    from benchmarks.diag_count_law import captured
+    from benchmarks.diag_poisson_count import poisson_reading
+    from rmtfl.theory import two_step
+
+    quad = "hermite(0, 1, 0.5)"
+    with captured() as seen:
+        p = two_step(quad, quad, psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
+    count, edge, values = poisson_reading(seen, J=26, airy=True)
+    r = seen["result"]
+    assert 2 <= count <= len(r.locations) + len(r.samples) and len(values) == count
+    assert np.allclose(values[:2], r.locations[:2])           # the two spikes of P stand far above every sample
+    roots = np.array([o.singular_value for o in p.outliers] + [v for v, _, _ in r.samples])
+    assert all(np.min(np.abs(roots - v)) < 1e-12 for v in values)
+    assert edge < values[-1] and abs(edge / p.bulk_edge - 1.0) < 0.1       # the rule's edge near the fold
+    with captured() as seen:
+        two_step("tanh", quad, psi=1.0, phi=2.0, eta1=1.0, eta2=1.0, N=1000)
+    assert poisson_reading(seen, J=26) is None
