@@ -338,7 +338,7 @@ def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy:
         else:
             low, high = middle_counts(counts)
             count, edge, values = got
-            process = [values_within(values, -np.sort(-S, axis=1), low)[0], low <= count <= high,
+            process = [values_within(values, S, low)[0], low <= count <= high,
                        edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
         t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
         t += [[*spectrum, all(spectrum)], [*process, all(process)]]
