@@ -1,5 +1,5 @@
 """The count from the mean count function below the spikes, its top ranks as a Poisson process
-(docs/theory/two_step_attempts.md §29; measured on the acceptance page's cached draws, not kept).
+(docs/theory/two_step_attempts.md §29, §31, §32; measured on the acceptance page's cached draws, not kept).
 
 Attempt 17 found that the draws' median count is carried by the marginal laws of their top 8-15 ranks drawn
 independently.  Here those laws come from one function: ``Lambda(s)``, the mean number of values above ``s`` below
@@ -27,12 +27,17 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   median count, the values are those of the first ``count`` predicted roots in the order of their medians, the
   edge is the process's mean fitted edge (:func:`poisson_reading`); per activation and target, the points passing
   values / counts / edges / all three.
+* ``--part blend`` (attempt 32): as ``accept``, with ``Lambda`` from ``--mode`` up to the fold and from ``--above``
+  beyond ``(1 + --width)`` times the fold, linear in between (:func:`blended_lambda`), beside the prediction as it
+  is read on its spectrum; with the points the blend gains and loses.
 
     python -m benchmarks.diag_poisson_count --part draws --cache CACHE/n1000.json --N 1000
     python -m benchmarks.diag_poisson_count --part grid --cache CACHE/n1000.json --N 1000 --mode kept
     python -m benchmarks.diag_poisson_count --part compare --cache CACHE/n1000qown.json --N 1000 --alphas 0.3,0.3
     python -m benchmarks.diag_poisson_count --part bias --cache CACHE/n1000.json --N 1000 --mode without --airy
     python -m benchmarks.diag_poisson_count --part accept --cache CACHE/n1000.json --N 1000 --mode whole --airy
+    python -m benchmarks.diag_poisson_count --part blend --cache CACHE/n1000.json --N 1000 --mode without+whole \
+        --above group+whole --airy
 """
 from __future__ import annotations
 
@@ -263,12 +268,12 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
     print("  prediction " + " ".join(f"{v:6.2f}" for v in np.interp(s, *got)))
 
 
-def predicted_total(seen, airy: bool = False):
+def predicted_total(seen, airy: bool = False, lam=None):
     """``(grid, mean number of values above each s)`` of a captured prediction: its ``Lambda``
-    (:func:`predicted_lambda`) plus the spikes of ``P`` above ``s``; ``None`` without single samples.  Set beside
-    the draws' own mean count above ``s`` (:func:`drawn_total`) it needs no sorting of values into spikes and the
-    rest, where a draw's top single sample may pass for a spike (:func:`draws_lambda`)."""
-    got = predicted_lambda(seen, airy)
+    (:func:`predicted_lambda`; or ``lam`` in that form) plus the spikes of ``P`` above ``s``; ``None`` without single
+    samples.  Set beside the draws' own mean count above ``s`` (:func:`drawn_total`) it needs no sorting of values
+    into spikes and the rest, where a draw's top single sample may pass for a spike (:func:`draws_lambda`)."""
+    got = predicted_lambda(seen, airy) if lam is None else lam
     if got is None:
         return None
     fixed, _, grid, lam = got
@@ -280,12 +285,12 @@ def drawn_total(S, s):
     return (np.asarray(S)[:, :, None] > np.asarray(s, float)[None, None, :]).sum(1).mean(0)
 
 
-def lambda_gap(S, seen, J: int, airy: bool = False):
-    """The prediction's mean count above ``s`` less the draws' ``S`` (:func:`predicted_total`), at the draws'
-    median values of their top 12 ranks below their spikes (:func:`draws_lambda`); ``None`` without single
-    samples."""
+def lambda_gap(S, seen, J: int, airy: bool = False, lam=None):
+    """The prediction's mean count above ``s`` less the draws' ``S`` (:func:`predicted_total`, ``lam`` as there), at
+    the draws' median values of their top 12 ranks below their spikes (:func:`draws_lambda`); ``None`` without
+    single samples."""
     spikes, _, _ = draws_lambda(S, J)
-    got = predicted_total(seen, airy)
+    got = predicted_total(seen, airy, lam)
     if got is None:
         return None
     s = np.median(S, 0)[len(spikes):len(spikes) + TOP_RANKS]
@@ -309,12 +314,13 @@ def part_bias(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: b
             f"{c.mean():+.2f} ({c.min():+.1f}..{c.max():+.1f})" for c in cells))
 
 
-def poisson_reading(seen, J: int, airy: bool = False):
+def poisson_reading(seen, J: int, airy: bool = False, lam=None):
     """``(count, mean fitted edge, values)`` of a captured prediction read through the Poisson process of its
     ``Lambda`` (:func:`poisson_count`): ``values`` the first ``count`` of its roots (the spikes of ``P`` and the
     single samples), taken in the order of their medians, as the prediction counts them, each at its mean;
-    ``None`` without single samples."""
-    got = predicted_lambda(seen, airy)
+    ``None`` without single samples.  ``lam``: another ``Lambda`` in :func:`predicted_lambda`'s form to read in
+    place of the prediction's own (:func:`part_blend`)."""
+    got = predicted_lambda(seen, airy) if lam is None else lam
     if got is None:
         return None
     count, edge = poisson_count(got[2], got[3], got[0], J, laws=got[1])
@@ -354,9 +360,76 @@ def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy:
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}")
 
 
+#: Attempt 32's blend runs from the fold to this fraction above it (:func:`blended_lambda`).
+BLEND_WIDTH = 0.05
+
+
+def blended_lambda(below, above, fold: float, width: float = BLEND_WIDTH):
+    """``(grid, Lambda)``: ``below`` (a ``(grid, Lambda)`` pair) up to the ``fold``, ``above`` from ``(1 + width)``
+    times the fold up, and between them the two mixed linearly in ``s / fold``, on the union of their grids (each
+    taken as 0 beyond its own grid's top)."""
+    grid = np.unique(np.concatenate([below[0], above[0]]))
+    lo = np.interp(grid, below[0], below[1], right=0.0)
+    hi = np.interp(grid, above[0], above[1], right=0.0)
+    w = np.clip((grid / fold - 1.0) / width, 0.0, 1.0)
+    return grid, (1.0 - w) * lo + w * hi
+
+
+def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: float = BLEND_WIDTH, draws: int = 25,
+               airy: bool = False) -> None:
+    """Attempt 32: the page's three criteria for the prediction as it is, read on its spectrum, beside the
+    Poisson reading (:func:`poisson_reading`) of ``Lambda`` taken from ``mode`` up to the fold and from ``above``
+    beyond (:func:`blended_lambda`), with the spikes, their laws and the roots of ``above``."""
+    from .bench_two_step_finite_n import compare_cell, edge_within, middle_counts, values_within
+
+    J = rule_window(N)
+    rows, moved, gaps = {}, np.zeros(2, int), {}
+    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
+        cells, seens = {}, {}
+        for m in dict.fromkeys(("kept", mode, above)):
+            with variant(m, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
+                cells[m] = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
+            seens[m] = seen
+        spectrum = [cells["kept"][k] for k in ("values_ok", "count_ok", "edge_ok")]
+        low_l, high_l, cell = predicted_lambda(seens[mode], airy), predicted_lambda(seens[above], airy), cells[above]
+        if low_l is None or high_l is None:          # no single samples: the spectrum's reading of ``above``
+            process, count = [cell["values_ok"], cell["count_ok"], cell["edge_ok"]], cell["pred_count"]
+        else:
+            grid, lam = blended_lambda(low_l[2:], high_l[2:], seens[above]["result"].edge, width)
+            blend = (high_l[0], high_l[1], grid, lam)
+            count, edge, values = poisson_reading(seens[above], J, lam=blend)
+            D = -np.sort(-S, axis=1)
+            got = [lambda_gap(D, seens[m], J, airy) for m in ("kept", mode, above)]
+            if all(g is not None for g in got):     # Lambda as each mode has it and blended, against the draws'
+                gaps.setdefault((act, tgt), []).append(got + [lambda_gap(D, seens[above], J, airy, blend)])
+            low, high = middle_counts(counts)
+            process = [values_within(values, S, low)[0], low <= count <= high,
+                       edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
+        t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
+        t += [[*spectrum, all(spectrum)], [*process, all(process)]]
+        moved += [all(process) and not all(spectrum), all(spectrum) and not all(process)]
+        if all(spectrum) != all(process):
+            print(f"  {act:20s} {tgt:38s} ({a1}, {a2}) draws {cells['kept']['sim_count']}: as it is "
+                  f"{cells['kept']['pred_count']} {''.join('.x'[not b] for b in spectrum)}, blend {count} "
+                  f"{''.join('.x'[not b] for b in process)}", flush=True)
+    print(f"N = {N}, {batch}: points passing values / counts / edges / all three, the prediction as it is read on "
+          f"its spectrum | Lambda of {mode} up to the fold and of {above} from {1 + width:g} x fold, read through "
+          f"its Poisson process{' (with the soft edge)' if airy else ''}")
+    for (act, tgt), t in rows.items():
+        print(f"  {act:20s} {tgt:38s} {'/'.join(map(str, t[0]))} | {'/'.join(map(str, t[1]))}")
+    total = sum(rows.values())
+    print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}; the blend gains {moved[0]} "
+          f"points, loses {moved[1]}")
+    print(f"The mean count above s less the draws' (as --part bias), root mean square over the draws' top 12 ranks "
+          f"below their spikes and over the points with single samples: kept / {mode} / {above} / the blend")
+    for (act, tgt), g in gaps.items():
+        rms = np.sqrt(np.mean(np.array(g) ** 2, axis=(0, 2)))
+        print(f"  {act:20s} {tgt:38s} {len(g):3d} points: {' / '.join(f'{v:.2f}' for v in rms)}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("draws", "grid", "compare", "bias", "accept"), default="draws")
+    ap.add_argument("--part", choices=("draws", "grid", "compare", "bias", "accept", "blend"), default="draws")
     ap.add_argument("--cache", required=True, help="a cache of bench_two_step_finite_n (--cache)")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
@@ -365,21 +438,30 @@ def main(argv=None) -> int:
                     help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
     ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias, accept: the bulk's count "
                     "at a finite matrix's soft edge")
+    ap.add_argument("--above", default="group+whole", help="with --part blend: the mode whose Lambda is read "
+                    "above the fold (--mode's below it)")
+    ap.add_argument("--width", type=float, default=BLEND_WIDTH, help="with --part blend: the blend runs from the "
+                    "fold to (1 + WIDTH) x fold")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
     ap.add_argument("--alphas", default="0.4,0.4", help="with --part compare")
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="with --part compare: the target (cache name)")
     a = ap.parse_args(argv)
-    try:
-        variant(a.mode, a.act, a.target, a.N)          # checks the parts; enters nothing
-    except ValueError as e:
-        ap.error(f"--mode: {e}")
+    for flag, m in (("--mode", a.mode), ("--above", a.above)):
+        try:
+            variant(m, a.act, a.target, a.N)          # checks the parts; enters nothing
+        except ValueError as e:
+            ap.error(f"{flag}: {e}")
+    if not 0.0 < a.width <= 1.0:
+        ap.error(f"--width must lie in (0, 1], got {a.width}")
     if a.part == "draws":
         part_draws(a.cache, a.N, a.batch, a.other, M=a.ranks)
     elif a.part == "bias":
         part_bias(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     elif a.part == "accept":
         part_accept(a.cache, a.N, a.batch, a.mode, airy=a.airy)
+    elif a.part == "blend":
+        part_blend(a.cache, a.N, a.batch, a.mode, a.above, a.width, airy=a.airy)
     elif a.part == "grid":
         part_grid(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     else:

@@ -108,3 +108,32 @@ def test_the_poisson_reading_takes_the_predicted_roots_in_the_order_of_their_med
     with captured() as seen:
         two_step("tanh", quad, psi=1.0, phi=2.0, eta1=1.0, eta2=1.0, N=1000)
     assert poisson_reading(seen, J=26) is None
+
+
+def test_the_blend_is_one_lambda_below_the_fold_and_the_other_above_it():
+    """Attempt 32's blended_lambda: below the fold exactly the first Lambda, from (1 + width) times the fold exactly
+    the second, the straight mix of the two in s / fold between, on the union of the two grids."""
+    from benchmarks.diag_poisson_count import blended_lambda
+
+    g1, g2 = np.linspace(1.0, 3.0, 101), np.linspace(1.5, 4.0, 77)
+    L1, L2 = 10.0 * np.exp(-2.0 * (g1 - 1.0)), 12.0 * np.exp(-1.5 * (g2 - 1.5))
+    grid, lam = blended_lambda((g1, L1), (g2, L2), fold=2.0, width=0.05)
+    assert np.array_equal(grid, np.unique(np.concatenate([g1, g2])))
+    below, above = grid <= 2.0, grid >= 2.1
+    assert np.allclose(lam[below], np.interp(grid[below], g1, L1))
+    assert np.allclose(lam[above], np.interp(grid[above], g2, L2, right=0.0))
+    s = 2.05                                                           # halfway: w = 1/2
+    ref = 0.5 * (np.interp(s, g1, L1) + np.interp(s, g2, L2))
+    assert abs(np.interp(s, grid, lam) - ref) < 0.02 * ref
+
+
+def test_the_blend_part_refuses_a_width_outside_its_range():
+    """--part blend: a --width outside (0, 1] or an unknown --above part is a usage error (exit 2) naming it."""
+    import pytest
+
+    from benchmarks.diag_poisson_count import main
+
+    for bad in (["--width", "0"], ["--width", "1.5"], ["--above", "group+nothing"]):
+        with pytest.raises(SystemExit) as e:
+            main(["--part", "blend", "--cache", "unused.json", *bad])
+        assert e.value.code == 2
