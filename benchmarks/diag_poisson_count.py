@@ -420,11 +420,14 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
     total = sum(rows.values())
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}; the blend gains {moved[0]} "
           f"points, loses {moved[1]}")
-    print(f"The mean count above s less the draws' (as --part bias), root mean square over the draws' top 12 ranks "
-          f"below their spikes and over the points with single samples: kept / {mode} / {above} / the blend")
+    print(f"The mean count above s less the draws' (as --part bias) over the draws' top 12 ranks below their spikes "
+          f"and over the points with single samples, its root mean square (its mean): kept / {mode} / {above} / the "
+          "blend")
     for (act, tgt), g in gaps.items():
-        rms = np.sqrt(np.mean(np.array(g) ** 2, axis=(0, 2)))
-        print(f"  {act:20s} {tgt:38s} {len(g):3d} points: {' / '.join(f'{v:.2f}' for v in rms)}")
+        g = np.array(g)
+        rms, mean = np.sqrt(np.mean(g**2, axis=(0, 2))), g.mean(axis=(0, 2))
+        print(f"  {act:20s} {tgt:38s} {len(g):3d} points: "
+              + " / ".join(f"{r:.2f} ({m:+.2f})" for r, m in zip(rms, mean)))
 
 
 def main(argv=None) -> int:
