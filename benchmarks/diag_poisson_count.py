@@ -331,21 +331,40 @@ def poisson_reading(seen, J: int, airy: bool = False, lam=None):
     return count, edge, [v for _, v in roots[:count]]
 
 
-def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
+def _criteria(cell) -> list:
+    """The page's three verdicts (values, count, edge) of a compared cell, read on the predicted spectrum."""
+    return [cell["values_ok"], cell["count_ok"], cell["edge_ok"]]
+
+
+def _process_criteria(values, count: int, edge: float, cell, S, counts, N: int) -> list:
+    """The page's three verdicts of a reading through the Poisson process (:func:`poisson_reading`): its values
+    against the draws ``S``, its count against their median count, its edge against their fitted edge (``cell``)."""
     from .bench_two_step_finite_n import edge_within, middle_counts, values_within
 
+    low, high = middle_counts(counts)
+    return [values_within(values, S, low)[0], low <= count <= high,
+            edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
+
+
+def _print_readings(rows) -> np.ndarray:
+    """Prints, per activation and target, the points passing values / counts / edges / all three of two readings,
+    and returns their sum over all rows (the caller prints the total line)."""
+    for (act, tgt), t in rows.items():
+        print(f"  {act:20s} {tgt:38s} {'/'.join(map(str, t[0]))} | {'/'.join(map(str, t[1]))}")
+    return sum(rows.values())
+
+
+def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy: bool = False) -> None:
     J = rule_window(N)
     rows = {}
     for act, tgt, a1, a2, S, counts, cell, seen in predicted_points(path, N, batch, mode, draws):
-        spectrum = [cell["values_ok"], cell["count_ok"], cell["edge_ok"]]
+        spectrum = _criteria(cell)
         got = poisson_reading(seen, J, airy)
         if got is None:                 # no single samples: both readings are the spectrum's
             process, count = spectrum, cell["pred_count"]
         else:
-            low, high = middle_counts(counts)
             count, edge, values = got
-            process = [values_within(values, S, low)[0], low <= count <= high,
-                       edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
+            process = _process_criteria(values, count, edge, cell, S, counts, N)
         t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
         t += [[*spectrum, all(spectrum)], [*process, all(process)]]
         if not (all(spectrum) and all(process)):
@@ -354,9 +373,7 @@ def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy:
                   flush=True)
     print(f"N = {N}, {batch}, mode {mode}{' with the soft edge' if airy else ''}: points passing values / counts / "
           "edges / all three, read on the predicted spectrum | through the Poisson process of its Lambda")
-    for (act, tgt), t in rows.items():
-        print(f"  {act:20s} {tgt:38s} {'/'.join(map(str, t[0]))} | {'/'.join(map(str, t[1]))}")
-    total = sum(rows.values())
+    total = _print_readings(rows)
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}")
 
 
@@ -380,7 +397,7 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
     """Attempt 32: the page's three criteria for the prediction as it is, read on its spectrum, beside the
     Poisson reading (:func:`poisson_reading`) of ``Lambda`` taken from ``mode`` up to the fold and from ``above``
     beyond (:func:`blended_lambda`), with the spikes, their laws and the roots of ``above``."""
-    from .bench_two_step_finite_n import compare_cell, edge_within, middle_counts, values_within
+    from .bench_two_step_finite_n import compare_cell
 
     J = rule_window(N)
     rows, moved, gaps = {}, np.zeros(2, int), {}
@@ -390,10 +407,10 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
             with variant(m, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
                 cells[m] = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
             seens[m] = seen
-        spectrum = [cells["kept"][k] for k in ("values_ok", "count_ok", "edge_ok")]
+        spectrum = _criteria(cells["kept"])
         low_l, high_l, cell = predicted_lambda(seens[mode], airy), predicted_lambda(seens[above], airy), cells[above]
         if low_l is None or high_l is None:          # no single samples: the spectrum's reading of ``above``
-            process, count = [cell["values_ok"], cell["count_ok"], cell["edge_ok"]], cell["pred_count"]
+            process, count = _criteria(cell), cell["pred_count"]
         else:
             grid, lam = blended_lambda(low_l[2:], high_l[2:], seens[above]["result"].edge, width)
             blend = (high_l[0], high_l[1], grid, lam)
@@ -402,9 +419,7 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
             got = [lambda_gap(D, seens[m], J, airy) for m in ("kept", mode, above)]
             if all(g is not None for g in got):     # Lambda as each mode has it and blended, against the draws'
                 gaps.setdefault((act, tgt), []).append(got + [lambda_gap(D, seens[above], J, airy, blend)])
-            low, high = middle_counts(counts)
-            process = [values_within(values, S, low)[0], low <= count <= high,
-                       edge_within(edge, cell["edge_sim"], cell["edge_se"], N)]
+            process = _process_criteria(values, count, edge, cell, S, counts, N)
         t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
         t += [[*spectrum, all(spectrum)], [*process, all(process)]]
         moved += [all(process) and not all(spectrum), all(spectrum) and not all(process)]
@@ -415,9 +430,7 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
     print(f"N = {N}, {batch}: points passing values / counts / edges / all three, the prediction as it is read on "
           f"its spectrum | Lambda of {mode} up to the fold and of {above} from {1 + width:g} x fold, read through "
           f"its Poisson process{' (with the soft edge)' if airy else ''}")
-    for (act, tgt), t in rows.items():
-        print(f"  {act:20s} {tgt:38s} {'/'.join(map(str, t[0]))} | {'/'.join(map(str, t[1]))}")
-    total = sum(rows.values())
+    total = _print_readings(rows)
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}; the blend gains {moved[0]} "
           f"points, loses {moved[1]}")
     print(f"The mean count above s less the draws' (as --part bias) over the draws' top 12 ranks below their spikes "
