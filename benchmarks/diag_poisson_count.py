@@ -1,5 +1,5 @@
 """The count from the mean count function below the spikes, its top ranks as a Poisson process
-(docs/theory/two_step_attempts.md §29, §31, §32; measured on the acceptance page's cached draws, not kept).
+(docs/theory/two_step_attempts.md §29, §31–§33; measured on the acceptance page's cached draws, not kept).
 
 Attempt 17 found that the draws' median count is carried by the marginal laws of their top 8-15 ranks drawn
 independently.  Here those laws come from one function: ``Lambda(s)``, the mean number of values above ``s`` below
@@ -29,7 +29,8 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   values / counts / edges / all three.
 * ``--part blend`` (attempt 32): as ``accept``, with ``Lambda`` from ``--mode`` up to the fold and from ``--above``
   beyond ``(1 + --width)`` times the fold, linear in between (:func:`blended_lambda`), beside the prediction as it
-  is read on its spectrum; with the points the blend gains and loses.
+  is read on its spectrum; with the points the blend gains and loses.  ``--values`` (attempt 33): the values from
+  another mode's roots (default ``--above``'s).
 
     python -m benchmarks.diag_poisson_count --part draws --cache CACHE/n1000.json --N 1000
     python -m benchmarks.diag_poisson_count --part grid --cache CACHE/n1000.json --N 1000 --mode kept
@@ -393,17 +394,19 @@ def blended_lambda(below, above, fold: float, width: float = BLEND_WIDTH):
 
 
 def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: float = BLEND_WIDTH, draws: int = 25,
-               airy: bool = False) -> None:
+               airy: bool = False, values: str | None = None) -> None:
     """Attempt 32: the page's three criteria for the prediction as it is, read on its spectrum, beside the
     Poisson reading (:func:`poisson_reading`) of ``Lambda`` taken from ``mode`` up to the fold and from ``above``
-    beyond (:func:`blended_lambda`), with the spikes, their laws and the roots of ``above``."""
+    beyond (:func:`blended_lambda`), with the spikes and their laws of ``above`` and the roots of ``values``
+    (attempt 33; default ``above``)."""
     from .bench_two_step_finite_n import compare_cell
 
     J = rule_window(N)
+    values = values or above
     rows, moved, gaps = {}, np.zeros(2, int), {}
     for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
         cells, seens = {}, {}
-        for m in dict.fromkeys(("kept", mode, above)):
+        for m in dict.fromkeys(("kept", mode, above, values)):
             with variant(m, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
                 cells[m] = compare_cell(act, tgt, batch, a1, a2, N, [{"sv": v} for v in S])
             seens[m] = seen
@@ -414,12 +417,12 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
         else:
             grid, lam = blended_lambda(low_l[2:], high_l[2:], seens[above]["result"].edge, width)
             blend = (high_l[0], high_l[1], grid, lam)
-            count, edge, values = poisson_reading(seens[above], J, lam=blend)
+            count, edge, roots = poisson_reading(seens[values], J, lam=blend)
             D = -np.sort(-S, axis=1)
             got = [lambda_gap(D, seens[m], J, airy) for m in ("kept", mode, above)]
             if all(g is not None for g in got):     # Lambda as each mode has it and blended, against the draws'
                 gaps.setdefault((act, tgt), []).append(got + [lambda_gap(D, seens[above], J, airy, blend)])
-            process = _process_criteria(values, count, edge, cell, S, counts, N)
+            process = _process_criteria(roots, count, edge, cell, S, counts, N)
         t = rows.setdefault((act, tgt), np.zeros((2, 4), int))
         t += [[*spectrum, all(spectrum)], [*process, all(process)]]
         moved += [all(process) and not all(spectrum), all(spectrum) and not all(process)]
@@ -429,7 +432,7 @@ def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: floa
                   f"{''.join('.x'[not b] for b in process)}", flush=True)
     print(f"N = {N}, {batch}: points passing values / counts / edges / all three, the prediction as it is read on "
           f"its spectrum | Lambda of {mode} up to the fold and of {above} from {1 + width:g} x fold, read through "
-          f"its Poisson process{' (with the soft edge)' if airy else ''}")
+          f"its Poisson process{' (with the soft edge)' if airy else ''}, the values {values}'s roots")
     total = _print_readings(rows)
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}; the blend gains {moved[0]} "
           f"points, loses {moved[1]}")
@@ -456,6 +459,8 @@ def main(argv=None) -> int:
                     "at a finite matrix's soft edge")
     ap.add_argument("--above", default="group+whole", help="with --part blend: the mode whose Lambda is read "
                     "above the fold (--mode's below it)")
+    ap.add_argument("--values", default=None, help="with --part blend: the mode whose roots give the values "
+                    "(default --above's; attempt 33)")
     ap.add_argument("--width", type=float, default=BLEND_WIDTH, help="with --part blend: the blend runs from the "
                     "fold to (1 + WIDTH) x fold")
     ap.add_argument("--ranks", type=int, default=TOP_RANKS, help="with --part draws: ranks drawn from the process")
@@ -463,7 +468,7 @@ def main(argv=None) -> int:
     ap.add_argument("--act", default="hermite(0, 1, 0.5)", help="with --part compare: the activation (cache name)")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)", help="with --part compare: the target (cache name)")
     a = ap.parse_args(argv)
-    for flag, m in (("--mode", a.mode), ("--above", a.above)):
+    for flag, m in (("--mode", a.mode), ("--above", a.above), ("--values", a.values or a.above)):
         try:
             variant(m, a.act, a.target, a.N)          # checks the parts; enters nothing
         except ValueError as e:
@@ -477,7 +482,7 @@ def main(argv=None) -> int:
     elif a.part == "accept":
         part_accept(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     elif a.part == "blend":
-        part_blend(a.cache, a.N, a.batch, a.mode, a.above, a.width, airy=a.airy)
+        part_blend(a.cache, a.N, a.batch, a.mode, a.above, a.width, airy=a.airy, values=a.values)
     elif a.part == "grid":
         part_grid(a.cache, a.N, a.batch, a.mode, airy=a.airy)
     else:

@@ -127,13 +127,15 @@ def test_the_blend_is_one_lambda_below_the_fold_and_the_other_above_it():
     assert abs(np.interp(s, grid, lam) - ref) < 0.02 * ref
 
 
-def test_the_blend_part_refuses_a_width_outside_its_range():
-    """--part blend: a --width outside (0, 1] or an unknown --above part is a usage error (exit 2) naming it."""
+def test_the_blend_part_refuses_a_width_outside_its_range(capsys):
+    """--part blend: a --width outside (0, 1] or an unknown --above or --values part is a usage error (exit 2)
+    naming it."""
     import pytest
 
     from benchmarks.diag_poisson_count import main
 
-    for bad in (["--width", "0"], ["--width", "1.5"], ["--above", "group+nothing"]):
+    for bad in (["--width", "0"], ["--width", "1.5"], ["--above", "group+nothing"], ["--values", "whole+nothing"]):
         with pytest.raises(SystemExit) as e:
             main(["--part", "blend", "--cache", "unused.json", *bad])
         assert e.value.code == 2
+        assert bad[0] in capsys.readouterr().err

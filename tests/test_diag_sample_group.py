@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from benchmarks.diag_sample_group import group_count
+from benchmarks.diag_sample_group import group_count, warm_group_count
 
 
 def _drawn(q, sd, eps, draws, seed):
@@ -71,3 +71,21 @@ def test_the_mixed_fixed_point_is_the_damped_one():
     ref = _damped_count(q, sd, w, e2)
     assert np.abs(group_count(q, sd, w, e2) - ref).max() < 1e-8
     assert 1.0 < ref.sum() < B - 1.0                   # a count in the coupled range, not a trivial 0 or B
+
+
+def test_the_warm_start_along_s_gives_the_cold_counts():
+    """warm_group_count, each solve started from the last one's fixed point, gives group_count's counts along a run
+    of 48 groups whose strengths fall as s rises (as along the law's grid), to 1e-10, and after a far group (a poor
+    start) as well."""
+    rng = np.random.default_rng(7)
+    B = 40
+    q0, sd, w = np.sort(rng.uniform(0.6, 1.6, B))[::-1], rng.uniform(0.01, 0.05, B), rng.uniform(0.05, 1.0, B)
+    e2 = rng.uniform(0.5, 1.5, (B, B)) * 0.05**2 * 12 / B
+    e2 = (e2 + e2.T) / 2
+    warm = warm_group_count()
+    for f in np.linspace(1.0, 0.6, 48):
+        cold = group_count(q0 * f, sd, w, e2 * f)
+        assert np.abs(warm(q0 * f, sd, w, e2 * f) - cold).max() < 1e-10
+    wrong = warm_group_count()
+    wrong(q0 * 0.2, sd, w, e2 * 0.04)                  # a far group first: its fixed point is a poor start
+    assert np.abs(wrong(q0, sd, w, e2) - group_count(q0, sd, w, e2)).max() < 1e-10
