@@ -1,0 +1,172 @@
+"""The batch's extreme columns as one coupled group in the single-sample law (docs/theory/two_step.md §8.3, "The
+extreme columns as one group").
+
+The single-sample law (:func:`~rmtfl.theory._two_step.sample_order.tail_law`) treats each column the bulk leaves out
+on its own: sample ``i`` stands out beyond ``x = s^2`` when its strength ``T_ii(x)`` exceeds 1.  In a draw the
+outliers are where an eigenvalue of the whole matrix ``T(x) = C^T (x - H_b H_b^T)^{-1} C`` over the batch's most
+extreme columns is 1, and its off-diagonal entries, random with ``E[T_ik^2] = psi^2 E_j[v_ij v_kj tau_j(x)^2] / N``,
+lift its top eigenvalues: a dozen columns just below their own threshold push one or two values out together.
+
+Here ``T = D + E``: ``D`` the columns' strengths (each bin of the tail at its mean strength with its ``O(N^-1/2)``
+Gaussian spread, weighted by its expected number of samples), ``E`` a Wigner matrix with that variance profile.  The
+deterministic equivalent of ``D + E`` (the vector Dyson equation ``g_b = E_xi[1 / (q_b + sd_b xi - z - S_b)]``,
+``S_b = sum_k w_k eps^2_bk g_k``, at ``z = 1 + i0``) gives its number of eigenvalues above 1 through the
+log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g_b S_b``: ``#(> 1) = K + Im L / pi``
+(:func:`group_count`; ``tests/theory/two_step/test_sample_group.py`` checks it against sampled ``D + E``).
+:func:`grouped_tail_law` puts that count into the law in place of the group's columns on their own.  Deterministic.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .sample_order import TAIL_MASS, SampleLaw, tail_law
+
+__all__ = ["group_count", "warm_group_count", "grouped_tail_law"]
+
+#: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
+_XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
+_WXI = _WXI / _WXI.sum()
+
+
+def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.ndarray:
+    """Expected number of eigenvalues of ``D + E`` above ``z``, per bin (module docstring): ``D`` holds ``w_b``
+    columns of strength ``q_b + sd_b xi`` (``xi ~ N(0, 1)``), ``E`` is symmetric with independent centred entries,
+    ``E[E_bk^2] = e2[b, k]``; a column is not coupled to itself (a bin of ``w_b > 1`` columns couples each to the
+    other ``w_b - 1``; a bin of less than one column, a piece of a continuous tail, not within itself).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([0.95, 0.9, 0.88, 0.85, 0.8, 0.8, 0.75, 0.7, 0.7, 0.65, 0.6, 0.55])
+    >>> round(float(group_count(q, np.full(12, 0.03), np.ones(12), np.full((12, 12), 0.044**2)).sum()), 2)
+    1.53
+    """
+    return _solve(q, sd, w, e2, z=z, eta_min=eta_min)[0]
+
+
+def warm_group_count():
+    """:func:`group_count` for a run of neighbouring groups (the same bins, their strengths moving a little from one
+    call to the next, as along the law's grid of ``s``): each call starts the fixed point at ``Im z = eta_min`` from
+    the last call's, and goes back to the continuation in ``Im z`` where that does not converge or leaves the upper
+    half plane.  The same counts as :func:`group_count` to ``1e-10`` (``tests/theory/two_step/test_sample_group.py``),
+    3 to 5 times faster along a law's grid."""
+    last = {}
+
+    def count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5):
+        got = None
+        start = last.get("g")
+        if start is not None and start.size == np.size(q):
+            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min, start=start)
+        if got is None:
+            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min)
+        last["g"] = got[1]
+        return got[0]
+    return count
+
+
+def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
+    """``(counts, g at z + i eta_min)`` of :func:`group_count`; from ``start`` straight at ``eta_min`` (``None``
+    where that does not converge to a ``g`` in the upper half plane), else by continuation in ``Im z`` from 1."""
+    q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
+    e2 = np.array(e2, dtype=float)
+    e2[np.diag_indices_from(e2)] *= np.clip(1.0 - 1.0 / np.maximum(w, 1e-300), 0.0, None)
+    x = q[:, None] + sd[:, None] * _XI[None, :]
+
+    def self_energy(g):                                  # e2 @ (w g) as two real products (no complex copy of e2)
+        v = w * g
+        return e2 @ v.real + 1j * (e2 @ v.imag)
+
+    def fixed_point(zc, g):
+        return _anderson(lambda g: (_WXI / (x - (zc + self_energy(g))[:, None])).sum(1), g)
+
+    if start is None:
+        g = np.zeros(q.size, complex)
+        for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
+            g, _ = fixed_point(z + 1j * eta, g)
+    else:
+        g, done = fixed_point(z + 1j * eta_min, np.asarray(start))
+        if not done or np.any(g.imag < 0.0):
+            return None
+    S = self_energy(g)
+    L = (_WXI * np.log(x - (z + 1j * eta_min + S)[:, None])).sum(1) + 0.5 * g * S
+    return w + w * L.imag / math.pi, g
+
+
+def _anderson(F, g, *, memory: int = 6, tol: float = 1e-10, iterations: int = 300):
+    """``(g, converged)``: the fixed point ``g = F(g)`` from ``g``, by Anderson mixing of the last ``memory``
+    iterates (type II: the combination of the last maps whose residual is least in the least-squares sense), to a
+    step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
+    maps, residuals = [], []
+    for _ in range(iterations):
+        fg = F(g)
+        r = fg - g
+        if np.abs(r).max() < tol * (1.0 + np.abs(fg).max()):
+            return fg, True
+        maps, residuals = (maps + [fg])[-memory:], (residuals + [r])[-memory:]
+        if len(residuals) < 2:
+            g = 0.5 * (g + fg)
+            continue
+        dR = np.stack([b - a for a, b in zip(residuals, residuals[1:])], 1)
+        dG = np.stack([b - a for a, b in zip(maps, maps[1:])], 1)
+        mix = fg - dG @ np.linalg.lstsq(dR, r, rcond=None)[0]
+        g = mix if np.all(np.isfinite(mix)) else 0.5 * (g + fg)
+    return g, False
+
+
+def _beyond_cut(mass, order):
+    """The tail bins of the samples beyond the bulk's cut: the first ``order``-ed bins up to the cut's share of the
+    tail's mass (``1 / (2 TAIL_MASS)`` of it)."""
+    mass = np.asarray(mass, dtype=float)
+    m = np.zeros(mass.size, bool)
+    m[order[np.cumsum(mass[order]) <= mass.sum() / (2 * TAIL_MASS) + 1e-15]] = True
+    return m
+
+
+def _group_parts(parts, t, *, N, psi, wa, masks):
+    """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring); ``part`` the batch part of
+    each bin."""
+    q, sd, w, V, part = [], [], [], [], []
+    for ip, ((mass, vmean, vm2, n_b), m) in enumerate(zip(parts, masks)):
+        vmean, vm2 = np.asarray(vmean)[m], np.asarray(vm2)[m]
+        mq = vmean @ (wa * t)
+        q.append(psi * mq)
+        sd.append(psi * np.sqrt(np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None) / N))
+        w.append(np.asarray(mass, dtype=float)[m] * n_b)
+        V.append(vmean)
+        part.append(np.full(int(m.sum()), ip))
+    V = np.vstack(V)
+    e2 = np.clip(psi**2 * ((V * (wa * t * t)[None, :]) @ V.T) / N, 0.0, None)
+    return np.concatenate(q), np.concatenate(sd), np.concatenate(w), e2, np.concatenate(part)
+
+
+def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None) -> SampleLaw:
+    """:func:`~rmtfl.theory._two_step.sample_order.tail_law` (same arguments) with the batch's most extreme columns
+    coupled into one group (module docstring): the law of the other bins as it is, plus the group's expected number
+    above each ``s`` per batch part (:func:`group_count`, each fixed point along the grid started from the last one)
+    over the part's size.  The coupling to ``P`` (``shift``) acts on the other bins only; the law without it
+    (``uncoupled``) holds the group as well."""
+    t_e = tau(x_edge * (1 + 2e-7))
+    if t_e is None:
+        return tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
+    masks = [_beyond_cut(mass, np.argsort(-(psi * (np.asarray(v) @ (wa * t_e))))) for mass, v, _, _ in parts]
+    rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
+    law = tail_law(tau, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
+
+    def with_group(base):
+        tails = np.array(base, dtype=float)
+        count = warm_group_count()
+        for i, s in enumerate(law.grid):
+            t = tau(s * s)
+            if t is None:
+                continue
+            q, sd, w, e2, part = _group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+            above = np.clip(count(q, sd, w, e2), 0.0, None)
+            for ip in range(len(parts)):
+                tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
+        return np.maximum.accumulate(tails[::-1], axis=0)[::-1]    # non-increasing in s, as a law must be
+    if law.uncoupled is None:
+        return SampleLaw(law.grid, with_group(law.tails), law.sizes)
+    own = SampleLaw(law.grid, with_group(law.uncoupled.tails), law.sizes)
+    return SampleLaw(law.grid, with_group(law.tails), law.sizes, uncoupled=own)
