@@ -48,9 +48,11 @@ from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, s
 from .relu_moments import is_relu, relu_F_table
 from .right_gram import basis_gram
 from .sample_coupling import single_samples
-from .sample_order import rank_outliers
+from .sample_group import grouped_tail_law
+from .sample_order import outlier_laws, rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .spike_spread import spike_spreads
+from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
@@ -267,7 +269,8 @@ class FiniteNResult(Result):
     largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2);
     ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it);
     ``spreads``, ``sample_spreads``: the standard deviation over batches of each one's rank
-    (docs/theory/two_step.md §8.5).  Where single-sample outliers are predicted, ``locations`` and the samples'
+    (docs/theory/two_step.md §8.5); ``count_laws``: the laws the count is read from (:class:`CountLaws`; ``None``
+    without single samples).  Where single-sample outliers are predicted, ``locations`` and the samples'
     means and medians are those of their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked
     values").
     """
@@ -286,6 +289,19 @@ class FiniteNResult(Result):
     spike_medians: tuple = ()
     spreads: tuple = ()
     sample_spreads: tuple = ()
+    count_laws: "CountLaws | None" = None
+
+
+class CountLaws(NamedTuple):
+    """What the count through the Poisson process reads (docs/theory/two_step.md §9.2): the single samples' law with
+    ``M``'s whole-law eigenvalue, the columns each on their own (``below`` the fold) and the most extreme as one
+    group (``above`` it), and the spikes of ``P`` at their locations (``fixed``) with their laws over batches
+    (``laws``, ``None`` where none is needed)."""
+
+    below: object
+    above: object
+    fixed: tuple
+    laws: tuple | None
 
 
 def weighted_gram_u(g, wg):
@@ -333,6 +349,9 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
     return max(bulks, key=lambda b: b.edge)
 
 
+COUNT_ABOVE = "group+whole"
+
+
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
                      second_layer="gaussian", spread_detail: list | None = None) -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2).
@@ -365,7 +384,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
-                                                       p_block=(GUw, G_V, g, count))
+                                                       p_block=(GUw, G_V, g, count), law_fn=grouped_tail_law)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
@@ -442,12 +461,28 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         notes.append(f"the spike at {locs[wild[0]]:.4g} spreads by {sds[wild[0]]:.3g} over batches, more than its "
                      "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
+    counted = None
+    if law is not None and law.sizes and samples:
+        # the count's laws: the columns with M's whole-law eigenvalue, each on its own (below the fold) and as one
+        # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §9.2)
+        whole = whole_law_eigenvalues(target, N / psi)
+
+        def eig(ys, zs, phi_b, yb, wb):
+            return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
+        if COUNT_ABOVE == "group":
+            below, = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
+                                  eigenvalue=eig)
+            above = law
+        else:
+            below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
+                                        eigenvalue=eig, law_fns=(None, grouped_tail_law))
+        counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),
-                         tuple(spreads), tuple(sample_spreads))
+                         tuple(spreads), tuple(sample_spreads), counted)
 
 
 def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):

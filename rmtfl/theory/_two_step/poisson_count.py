@@ -125,7 +125,8 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     """``(counts, edges)`` of the count rule over spectra whose top ranks are drawn independently from ``F``
     (:func:`rank_laws`) by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped;
     above the grid its value is the grid's top), the ``bulk_top`` values below them: each spectrum's count (its
-    first fixed point of the rule) and the edge the rule fits there."""
+    first fixed point of the rule) and the edge the rule fits there; ``None`` where the spectra hold no more than
+    ``J`` values."""
     R = F.shape[1]
     u = _lattice(R, points)
     vals = np.full((points, R), -np.inf)
@@ -139,6 +140,8 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     S = -np.sort(-np.concatenate([vals, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
     S = S[:, :R + len(bulk_top)]
     S = S[:, np.isfinite(S).all(0)]
+    if S.shape[1] <= J:
+        return None                                          # no window of J values below any count
     P, q = _rule(J)
     K = min(40, S.shape[1] - J)
     events = np.ones((points, K + 1), bool)
@@ -156,7 +159,8 @@ def poisson_count(grid, lam, fixed, J: int, *, laws=None, ranks: int = TOP_RANKS
     """``(count, fitted edge, counts)``: the count rule's median count (the lower middle one) over the lattice
     spectra whose top ``ranks`` values below the spikes ``fixed`` are the points of a Poisson process of mean count
     ``lam`` above each ``s`` of the ascending ``grid`` (module docstring), the mean of the edge it fits there, and
-    every lattice spectrum's count; ``laws``: the spikes' laws as :func:`rank_laws` takes them."""
+    every lattice spectrum's count (``None`` where the process holds no more than ``J`` values); ``laws``: the
+    spikes' laws as :func:`rank_laws` takes them."""
     lam = np.asarray(lam, float)
     big = 10**9                                      # one part of 10^9 samples: the Poisson limit of the binomial
     law = SampleLaw(np.asarray(grid, float), (lam / big)[:, None], (big,))
@@ -164,6 +168,9 @@ def poisson_count(grid, lam, fixed, J: int, *, laws=None, ranks: int = TOP_RANKS
     g, F = rank_laws(law, fixed, ranks + len(fixed), laws)
     ks = np.arange(ranks, ranks + J + 30) + 0.5
     deeper = np.interp(ks, lam[::-1], np.asarray(grid, float)[::-1])
-    counts, edges = lattice_rule(g, F, deeper[deeper > grid[0]], J)
+    got = lattice_rule(g, F, deeper[deeper > grid[0]], J)
+    if got is None:
+        return None
+    counts, edges = got
     c = np.sort(counts)
     return int(c[(c.size - 1) // 2]), float(edges.mean()), counts

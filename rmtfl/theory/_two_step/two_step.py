@@ -48,7 +48,7 @@ from rmtfl._results import Result
 from rmtfl._validate import check_choice, check_in_range, check_int, check_positive
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
-from .counting import count_on_prediction, low_edge_note, uncounted_note
+from .counting import count_on_prediction, count_through_process, low_edge_note, process_note, uncounted_note
 from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n, takes_activation
 from .one_step import bgn_predict
 from .prediction import TwoStepOutlier, TwoStepPrediction
@@ -463,8 +463,18 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         for (s, th, med), sd in zip(r.samples, r.sample_spreads, strict=True)]
     seen.sort(key=lambda v: -v[0])
     rule = count_on_prediction([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
-    count = rule.count
-    if seen[count:]:
+    count, process = rule.count, None
+    # with single samples the count and the fitted edge are read through the Poisson process of the mean count
+    # function below the spikes (docs/theory/two_step.md §9.2)
+    got = None if r.count_laws is None else count_through_process(r.count_laws, r.bulk_top, r.edge, N=N,
+                                                                  psi=plan.psi)
+    if got is not None:
+        count, fitted, process = got
+        count = min(count, len(seen))
+        rule = replace(rule, count=count, edge=fitted)
+        if seen[count:]:
+            notes.append(process_note(seen[count:], count))
+    elif seen[count:]:
         notes.append(uncounted_note(seen[count:], rule, r.edge))
     gap_note = low_edge_note(rule, r.edge)
     if gap_note:
@@ -482,9 +492,12 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     # by their order statistics, the spikes of P by their spread, counted over the cut the rule finds on the predicted
     # spectrum, so that the range is monotone in where the roots lie (docs/theory/two_step.md §8.3, "The count over
     # batches")
-    lo, hi = (sum(int(v > rule.threshold) for v in [m + z * sd for m, sd in zip(medians, r.spreads, strict=True)]
-                  + [b[i] for b in r.sample_band if b[i] is not None])
-              for i, z in ((0, -BAND_Z), (1, BAND_Z)))
+    if process is not None:                           # the process's own count over batches
+        lo, hi = (int(np.quantile(process, q, method="inverted_cdf")) for q in BAND)
+    else:
+        lo, hi = (sum(int(v > rule.threshold) for v in [m + z * sd for m, sd in zip(medians, r.spreads, strict=True)]
+                      + [b[i] for b in r.sample_band if b[i] is not None])
+                  for i, z in ((0, -BAND_Z), (1, BAND_Z)))
     return TwoStepPrediction(outliers=outs, spikes=r.spikes, mode="analytic", K=-1, bulk_edge=r.edge, batch=batch,
                              outlier_count=plan.lam, notes=tuple(notes), taylor_parameter=None, bulk="finite-N",
                              bulk_top=r.edge, reliable=not reasons, count_range=(min(lo, count), max(hi, count)),
