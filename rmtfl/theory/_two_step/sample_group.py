@@ -94,7 +94,7 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
     return w + w * L.imag / math.pi, g
 
 
-def _anderson(F, g, *, memory: int = 6, tol: float = 1e-10, iterations: int = 300):
+def _anderson(F, g, *, memory: int = 6, tol: float = 1e-8, iterations: int = 300):
     """``(g, converged)``: the fixed point ``g = F(g)`` from ``g``, by Anderson mixing of the last ``memory``
     iterates (type II: the combination of the last maps whose residual is least in the least-squares sense), to a
     step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
