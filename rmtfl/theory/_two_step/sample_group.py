@@ -50,7 +50,7 @@ def warm_group_count():
     """:func:`group_count` for a run of neighbouring groups (the same bins, their strengths moving a little from one
     call to the next, as along the law's grid of ``s``): each call starts the fixed point at ``Im z = eta_min`` from
     the last call's, and goes back to the continuation in ``Im z`` where that does not converge or leaves the upper
-    half plane.  The same counts as :func:`group_count` to ``1e-10`` (``tests/theory/two_step/test_sample_group.py``),
+    half plane.  The same counts as :func:`group_count` to ``1e-8`` (``tests/theory/two_step/test_sample_group.py``),
     3 to 5 times faster along a law's grid."""
     last = {}
 
