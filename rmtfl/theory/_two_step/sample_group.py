@@ -141,6 +141,12 @@ def _group_parts(parts, t, *, N, psi, wa, masks):
     return np.concatenate(q), np.concatenate(sd), np.concatenate(w), e2, np.concatenate(part)
 
 
+def _far_below(q, sd, w, e2) -> bool:
+    """Whether every eigenvalue of the group ``D + E`` lies far below 1 in every batch that matters: each strength six
+    spreads below it less three times the largest row's coupling scale (the Wigner part's edge is at twice it)."""
+    return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(float(np.max(e2 @ w))) < 1.0
+
+
 def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None) -> SampleLaw:
     """:func:`~rmtfl.theory._two_step.sample_order.tail_law` (same arguments) with the batch's most extreme columns
     coupled into one group (module docstring): the law of the other bins as it is, plus the group's expected number
@@ -162,6 +168,8 @@ def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
             if t is None:
                 continue
             q, sd, w, e2, part = _group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+            if _far_below(q, sd, w, e2):
+                break                          # here and beyond (the strengths fall with s) no column reaches 1
             above = np.clip(count(q, sd, w, e2), 0.0, None)
             for ip in range(len(parts)):
                 tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
