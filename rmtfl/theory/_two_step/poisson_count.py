@@ -17,7 +17,6 @@ import functools
 import numpy as np
 from scipy import special
 from scipy.integrate import cumulative_trapezoid
-from scipy.stats import qmc
 
 from .._classical.edge_count import edge_positions
 from .._classical.tracy_widom import tracy_widom_quantile
@@ -118,6 +117,8 @@ def _rule(J: int):
 
 @functools.lru_cache(maxsize=8)
 def _lattice(R: int, points: int):
+    from scipy.stats import qmc                      # not at import: scipy.stats is slow to load
+
     return (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
 
 
