@@ -39,6 +39,8 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
     python -m benchmarks.diag_poisson_count --part accept --cache CACHE/n1000.json --N 1000 --mode whole --airy
     python -m benchmarks.diag_poisson_count --part blend --cache CACHE/n1000.json --N 1000 --mode without+whole \
         --above group+whole --airy
+    python -m benchmarks.diag_poisson_count --part blend --cache CACHE/n1000.json --N 1000 --mode whole \
+        --above group+whole --values group --airy
 """
 from __future__ import annotations
 

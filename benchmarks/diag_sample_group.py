@@ -150,10 +150,10 @@ def group_parts(parts, t, *, N, psi, wa, masks):
 def coupled_group(count=None, *, shifted: bool = False, own_group: bool = True):
     """The single-sample law (:func:`rmtfl.theory._two_step.sample_order.tail_law`) with the group's columns coupled:
     the law of the other bins as it is, plus the group's expected number above each ``s`` per batch part
-    (``count``, default :func:`warm_group_count` along the law's grid) over the part's size.  The coupling to ``P`` (``shift``) applies to the
-    group's strengths only with ``shifted`` (docs/theory/two_step_attempts.md §24); the law without it
-    (``uncoupled``, where the columns of the spikes' joint problem are placed) holds the group unshifted, or with
-    ``own_group=False`` leaves it out (the spikes of ``P`` then fall)."""
+    (``count``, default :func:`warm_group_count` along the law's grid) over the part's size.  The coupling to ``P``
+    (``shift``) applies to the group's strengths only with ``shifted`` (docs/theory/two_step_attempts.md §24); the
+    law without it (``uncoupled``, where the columns of the spikes' joint problem are placed) holds the group
+    unshifted, or with ``own_group=False`` leaves it out (the spikes of ``P`` then fall)."""
     from rmtfl.theory._two_step import sample_order
 
     kept = sample_order.tail_law
