@@ -58,7 +58,7 @@ from .diag_count_statistic import median_count, points, rule_window
 TOP_RANKS = 12
 
 #: The parts a ``--mode`` joins with ``+`` (:func:`variant`).
-MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group", "pshift")
+MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group", "pshift", "unified")
 
 
 def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float]:
@@ -171,9 +171,11 @@ def variant(mode: str, act: str, tgt: str, N: float):
     """The context of ``--mode`` (module docstring) for one point, ``None`` where the mode does not apply: parts
     joined by ``+`` among ``kept``, ``without`` (attempt 15's bulk), ``block`` (attempt 27's pushed block over
     attempt 15's bulk, the quadratic sigma with He1 + He2/2 only), ``whole`` (attempt 4's whole-law eigenvalue of
-    ``M``), ``coupled`` (the columns coupled to ``P``, attempt 10), ``group`` (attempt 13's group) and ``pshift``
+    ``M``), ``coupled`` (the columns coupled to ``P``, attempt 10), ``group`` (attempt 13's group), ``pshift``
     (the bulk's count below the fold shifted by ``P``'s spectral shift, attempt 28: over attempt 15's bulk where
-    ``without`` is a part as well)."""
+    ``without`` is a part as well) and ``unified`` (attempt 24's law, the lift and the push together:
+    :func:`benchmarks.diag_unified_law.unified_law`; it brings the whole-law eigenvalue and the group of its own and
+    stands alone)."""
     from rmtfl.theory import make_target
 
     from .diag_block_law import block_and_bulk
@@ -183,6 +185,7 @@ def variant(mode: str, act: str, tgt: str, N: float):
     from .diag_quadratic_parts import QUADRATIC
     from .diag_sample_coupling import coupled_samples
     from .diag_sample_group import coupled_group
+    from .diag_unified_law import unified_law
 
     parts = mode.split("+")
     if not set(parts) <= set(MODE_PARTS):
@@ -190,6 +193,9 @@ def variant(mode: str, act: str, tgt: str, N: float):
     if "block" in parts and ({"without", "pshift"} & set(parts)):
         raise ValueError(f"block brings attempt 15's bulk of its own: it takes neither without nor pshift, "
                          f"got {mode!r}")
+    if "unified" in parts and len(parts) > 1:
+        raise ValueError(f"unified brings the whole-law eigenvalue, the push and the group of its own: it stands "
+                         f"alone, got {mode!r}")
     if "block" in parts and not act == tgt == QUADRATIC:
         return None
     bulk = "without" if "without" in parts else "kept"
@@ -198,6 +204,7 @@ def variant(mode: str, act: str, tgt: str, N: float):
     make = {"kept": contextlib.nullcontext, "without": lambda: column_shift("without"), "block": block_and_bulk,
             "pshift": lambda: column_shift(bulk, extra=p_extra()),
             "whole": lambda: whole_law_eigenvalues(make_target(tgt), float(N)), "coupled": coupled_samples,
+            "unified": lambda: unified_law(make_target(tgt), int(N)),
             "group": coupled_group}
 
     @contextlib.contextmanager
@@ -456,7 +463,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", choices=("reused", "fresh"), default="reused")
     ap.add_argument("--other", default=None, help="with --part draws: the same points' draws with seeds of their own")
     ap.add_argument("--mode", default="kept",
-                    help="parts joined by +: kept, without, block, whole, coupled, group, pshift")
+                    help="parts joined by +: kept, without, block, whole, coupled, group, pshift, unified")
     ap.add_argument("--airy", action="store_true", help="with --part grid, compare, bias, accept: the bulk's count "
                     "at a finite matrix's soft edge")
     ap.add_argument("--above", default="group+whole", help="with --part blend: the mode whose Lambda is read "

@@ -75,16 +75,25 @@ def test_the_soft_edge_count_is_the_airy_one_point_integral():
 
 def test_a_variant_of_joined_parts_lives_only_inside_its_block():
     """--mode parts joined by + change the prediction inside the block and leave it as it was; the quadratic
-    sigma's block does not apply to other activations."""
+    sigma's block does not apply to other activations; attempt 24's unified law stands alone."""
     from benchmarks.diag_poisson_count import variant
     from rmtfl.theory._two_step import finite_n, sample_coupling, sample_order
 
     before = (finite_n.WidenedBulk, sample_order.extreme_eigenvalues, sample_coupling.COUPLE_SAMPLES)
+    before_law = sample_order.tail_law
     with variant("without+whole+coupled", "tanh", "linear", 1000.0):
         assert finite_n.WidenedBulk is not before[0]
         assert sample_order.extreme_eigenvalues is not before[1] and sample_coupling.COUPLE_SAMPLES
     assert (finite_n.WidenedBulk, sample_order.extreme_eigenvalues, sample_coupling.COUPLE_SAMPLES) == before
     assert variant("block", "tanh", "hermite(0, 1, 0.5)", 1000.0) is None
+    # attempt 24's unified law brings its own whole-law eigenvalue and group: it joins no other part
+    with variant("unified", "tanh", "linear", 1000.0):
+        assert sample_coupling.COUPLE_SAMPLES and sample_order.tail_law is not before_law
+    assert sample_order.tail_law is before_law and sample_coupling.COUPLE_SAMPLES == before[2]
+    import pytest
+
+    with pytest.raises(ValueError, match="stands alone"):
+        variant("unified+group", "tanh", "linear", 1000.0)
 
 
 def test_the_poisson_reading_takes_the_predicted_roots_in_the_order_of_their_medians():
