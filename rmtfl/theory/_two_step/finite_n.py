@@ -349,9 +349,6 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
     return max(bulks, key=lambda b: b.edge)
 
 
-COUNT_ABOVE = "group+whole"
-
-
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
                      second_layer="gaussian", spread_detail: list | None = None) -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2).
@@ -469,13 +466,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
 
         def eig(ys, zs, phi_b, yb, wb):
             return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
-        if COUNT_ABOVE == "group":
-            below, = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
-                                  eigenvalue=eig)
-            above = law
-        else:
-            below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
-                                        eigenvalue=eig, law_fns=(None, grouped_tail_law))
+        below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
+                                    eigenvalue=eig, law_fns=(None, grouped_tail_law))
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge)
