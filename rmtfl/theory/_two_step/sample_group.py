@@ -18,23 +18,31 @@ log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .sample_order import TAIL_MASS, SampleLaw, tail_law
 
-__all__ = ["group_count", "warm_group_count", "grouped_tail_law"]
+__all__ = ["Coupling", "group_count", "warm_group_count", "grouped_tail_law"]
 
 #: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
 _XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
 _WXI = _WXI / _WXI.sum()
 
 
+class Coupling(NamedTuple):
+    """The coupling variances ``e2 = U U^T`` held by their factor ``U`` (``B x r``): the group's ``e2`` is a sum over
+    the ``r`` rows of the matrix, so with ``r`` below ``B`` its products cost ``2 B r`` instead of ``B^2``."""
+    U: np.ndarray
+
+
 def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.ndarray:
     """Expected number of eigenvalues of ``D + E`` above ``z``, per bin (module docstring): ``D`` holds ``w_b``
     columns of strength ``q_b + sd_b xi`` (``xi ~ N(0, 1)``), ``E`` is symmetric with independent centred entries,
-    ``E[E_bk^2] = e2[b, k]``; a column is not coupled to itself (a bin of ``w_b > 1`` columns couples each to the
-    other ``w_b - 1``; a bin of less than one column, a piece of a continuous tail, not within itself).
+    ``E[E_bk^2] = e2[b, k]`` (a ``B x B`` array, or its factor as :class:`Coupling`); a column is not coupled to
+    itself (a bin of ``w_b > 1`` columns couples each to the other ``w_b - 1``; a bin of less than one column, a piece
+    of a continuous tail, not within itself).
 
     Examples
     --------
@@ -57,7 +65,7 @@ def warm_group_count():
     def count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5):
         got = None
         start = last.get("g")
-        if start is not None and start.size == np.size(q):
+        if start is not None and start.shape == (2, np.size(q)):
             got = _solve(q, sd, w, e2, z=z, eta_min=eta_min, start=start)
         if got is None:
             got = _solve(q, sd, w, e2, z=z, eta_min=eta_min)
@@ -66,52 +74,72 @@ def warm_group_count():
     return count
 
 
+def _products(e2):
+    """``(v -> v e2, diag(e2))`` for ``v`` of shape ``(..., B)``, from the matrix or its :class:`Coupling`."""
+    if isinstance(e2, Coupling):
+        U = np.asarray(e2.U, dtype=float)
+        return (lambda v: (v @ U) @ U.T), np.einsum("ij,ij->i", U, U)
+    e2 = np.asarray(e2, dtype=float)
+    return (lambda v: v @ e2), np.diagonal(e2).copy()       # e2 is symmetric
+
+
 def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
-    """``(counts, g at z + i eta_min)`` of :func:`group_count`; from ``start`` straight at ``eta_min`` (``None``
-    where that does not converge to a ``g`` in the upper half plane), else by continuation in ``Im z`` from 1."""
+    """``(counts, g at z + i eta_min)`` of :func:`group_count`, ``g`` as its real and imaginary parts (``2 x B``);
+    from ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
+    plane), else by continuation in ``Im z`` from 1.  In real arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)``
+    and ``Im log(u - i v) = atan2(-v, u)``."""
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
-    e2 = np.array(e2, dtype=float)
-    e2[np.diag_indices_from(e2)] *= np.clip(1.0 - 1.0 / np.maximum(w, 1e-300), 0.0, None)
+    apply, diag = _products(e2)
+    own = diag * np.minimum(1.0, 1.0 / np.maximum(w, 1e-300)) * w   # a column's coupling to itself, taken out
     x = q[:, None] + sd[:, None] * _XI[None, :]
 
-    def self_energy(g):                                  # e2 @ (w g) as two real products (no complex copy of e2)
-        v = w * g
-        return e2 @ v.real + 1j * (e2 @ v.imag)
+    def self_energy(g):                                  # (Re, Im) of S = e2 (w g), less each column's own part
+        return apply(g * w) - own * g
 
-    def fixed_point(zc, g):
-        return _anderson(lambda g: (_WXI / (x - (zc + self_energy(g))[:, None])).sum(1), g)
+    def F(g, eta):                                       # E_xi 1 / (x - z - i eta - S)
+        S = self_energy(g)
+        u = x - (z + S[0])[:, None]
+        v = eta + S[1]
+        inv = _WXI / (u * u + (v * v)[:, None])
+        return np.stack([(inv * u).sum(1), v * inv.sum(1)])
 
     if start is None:
-        g = np.zeros(q.size, complex)
+        g = np.zeros((2, q.size))
         for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
-            g, _ = fixed_point(z + 1j * eta, g)
+            g, _ = _anderson(F, g, eta)
     else:
-        g, done = fixed_point(z + 1j * eta_min, np.asarray(start))
-        if not done or np.any(g.imag < 0.0):
+        g, done = _anderson(F, np.asarray(start, dtype=float), eta_min)
+        if not done or np.any(g[1] < 0.0):
             return None
     S = self_energy(g)
-    L = (_WXI * np.log(x - (z + 1j * eta_min + S)[:, None])).sum(1) + 0.5 * g * S
-    return w + w * L.imag / math.pi, g
+    im_log = (_WXI * np.arctan2(-(eta_min + S[1])[:, None], x - (z + S[0])[:, None])).sum(1)
+    im_L = im_log + 0.5 * (g[0] * S[1] + g[1] * S[0])
+    return w + w * im_L / math.pi, g
 
 
-def _anderson(F, g, *, memory: int = 6, tol: float = 1e-8, iterations: int = 300):
-    """``(g, converged)``: the fixed point ``g = F(g)`` from ``g``, by Anderson mixing of the last ``memory``
-    iterates (type II: the combination of the last maps whose residual is least in the least-squares sense), to a
-    step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
+def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int = 300):
+    """``(g, converged)``: the fixed point ``g = F(g, eta)`` from ``g``, by Anderson mixing of the last ``memory``
+    iterates (type II: the combination of the last maps whose residual is least in the least-squares sense, from
+    the normal equations), to a step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where
+    the mix is not finite."""
     maps, residuals = [], []
     for _ in range(iterations):
-        fg = F(g)
+        fg = F(g, eta)
         r = fg - g
         if np.abs(r).max() < tol * (1.0 + np.abs(fg).max()):
             return fg, True
-        maps, residuals = (maps + [fg])[-memory:], (residuals + [r])[-memory:]
+        maps, residuals = (maps + [fg.ravel()])[-memory:], (residuals + [r.ravel()])[-memory:]
         if len(residuals) < 2:
             g = 0.5 * (g + fg)
             continue
-        dR = np.stack([b - a for a, b in zip(residuals, residuals[1:])], 1)
-        dG = np.stack([b - a for a, b in zip(maps, maps[1:])], 1)
-        mix = fg - dG @ np.linalg.lstsq(dR, r, rcond=None)[0]
-        g = mix if np.all(np.isfinite(mix)) else 0.5 * (g + fg)
+        dR, dG = np.diff(residuals, axis=0), np.diff(maps, axis=0)
+        A = dR @ dR.T
+        try:
+            c = np.linalg.solve(A + 1e-14 * np.trace(A) * np.eye(len(A)), dR @ residuals[-1])
+        except np.linalg.LinAlgError:
+            c = np.full(len(A), np.nan)
+        mix = maps[-1] - c @ dG
+        g = mix.reshape(g.shape) if np.all(np.isfinite(mix)) else 0.5 * (g + fg)
     return g, False
 
 
@@ -136,15 +164,15 @@ def _group_parts(parts, t, *, N, psi, wa, masks):
         w.append(np.asarray(mass, dtype=float)[m] * n_b)
         V.append(vmean)
         part.append(np.full(int(m.sum()), ip))
-    V = np.vstack(V)
-    e2 = np.clip(psi**2 * ((V * (wa * t * t)[None, :]) @ V.T) / N, 0.0, None)
-    return np.concatenate(q), np.concatenate(sd), np.concatenate(w), e2, np.concatenate(part)
+    U = np.vstack(V) * (psi * np.abs(t) * np.sqrt(np.asarray(wa) / N))[None, :]     # e2 = U U^T
+    return np.concatenate(q), np.concatenate(sd), np.concatenate(w), Coupling(U), np.concatenate(part)
 
 
 def _far_below(q, sd, w, e2) -> bool:
     """Whether every eigenvalue of the group ``D + E`` lies far below 1 in every batch that matters: each strength six
     spreads below it less three times the largest row's coupling scale (the Wigner part's edge is at twice it)."""
-    return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(float(np.max(e2 @ w))) < 1.0
+    apply, _ = _products(e2)
+    return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(max(float(np.max(apply(w))), 0.0)) < 1.0
 
 
 def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None) -> SampleLaw:
@@ -153,27 +181,34 @@ def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     above each ``s`` per batch part (:func:`group_count`, each fixed point along the grid started from the last one)
     over the part's size.  The coupling to ``P`` (``shift``) acts on the other bins only; the law without it
     (``uncoupled``) holds the group as well."""
-    t_e = tau(x_edge * (1 + 2e-7))
+    kernels = {}
+
+    def tau_once(x):                                   # the law's grid and the group's share the row kernels
+        if x not in kernels:
+            kernels[x] = tau(x)
+        return kernels[x]
+
+    t_e = tau_once(x_edge * (1 + 2e-7))
     if t_e is None:
         return tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
     masks = [_beyond_cut(mass, np.argsort(-(psi * (np.asarray(v) @ (wa * t_e))))) for mass, v, _, _ in parts]
     rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
-    law = tail_law(tau, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
+    law = tail_law(tau_once, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
+    group = np.zeros_like(law.tails)                   # the group's expected number above s, per part's sample
+    count = warm_group_count()
+    for i, s in enumerate(law.grid):
+        t = tau_once(s * s)
+        if t is None:
+            continue
+        q, sd, w, e2, part = _group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+        if _far_below(q, sd, w, e2):
+            break                              # here and beyond (the strengths fall with s) no column reaches 1
+        above = np.clip(count(q, sd, w, e2), 0.0, None)
+        for ip in range(len(parts)):
+            group[i, ip] = above[part == ip].sum() / law.sizes[ip]
 
-    def with_group(base):
-        tails = np.array(base, dtype=float)
-        count = warm_group_count()
-        for i, s in enumerate(law.grid):
-            t = tau(s * s)
-            if t is None:
-                continue
-            q, sd, w, e2, part = _group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
-            if _far_below(q, sd, w, e2):
-                break                          # here and beyond (the strengths fall with s) no column reaches 1
-            above = np.clip(count(q, sd, w, e2), 0.0, None)
-            for ip in range(len(parts)):
-                tails[i, ip] += above[part == ip].sum() / law.sizes[ip]
-        return np.maximum.accumulate(tails[::-1], axis=0)[::-1]    # non-increasing in s, as a law must be
+    def with_group(base):                      # non-increasing in s, as a law must be
+        return np.maximum.accumulate((np.asarray(base, dtype=float) + group)[::-1], axis=0)[::-1]
     if law.uncoupled is None:
         return SampleLaw(law.grid, with_group(law.tails), law.sizes)
     own = SampleLaw(law.grid, with_group(law.uncoupled.tails), law.sizes)
