@@ -84,10 +84,13 @@ def _products(e2):
 
 
 def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
-    """``(counts, g at z + i eta_min)`` of :func:`group_count`, ``g`` as its real and imaginary parts (``2 x B``);
-    from ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
-    plane), else by continuation in ``Im z`` from 1.  In real arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)``
-    and ``Im log(u - i v) = atan2(-v, u)``."""
+    """``(counts, g at z + i eta_min)`` of :func:`group_count`, ``g`` as its real and imaginary parts (``2 x B``).
+
+    From ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
+    plane); without it from the columns on their own (``S = 0``), straight at ``eta_min``, and where that does not
+    settle by continuation in ``Im z`` from 1.  The solution in the upper half plane is unique (the self-energy maps
+    it into itself), so a start that settles there has found it.  In real arithmetic:
+    ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``."""
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
     apply, diag = _products(e2)
     own = diag * np.minimum(1.0, 1.0 / np.maximum(w, 1e-300)) * w   # a column's coupling to itself, taken out
@@ -96,21 +99,36 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
     def self_energy(g):                                  # (Re, Im) of S = e2 (w g), less each column's own part
         return apply(g * w) - own * g
 
+    out = np.empty((2, q.size))
+
     def F(g, eta):                                       # E_xi 1 / (x - z - i eta - S)
         S = self_energy(g)
         u = x - (z + S[0])[:, None]
         v = eta + S[1]
-        inv = _WXI / (u * u + (v * v)[:, None])
-        return np.stack([(inv * u).sum(1), v * inv.sum(1)])
+        inv = u * u
+        inv += (v * v)[:, None]
+        np.reciprocal(inv, out=inv)
+        np.dot(inv, _WXI, out=out[1])
+        out[1] *= v
+        inv *= u
+        np.dot(inv, _WXI, out=out[0])
+        return out.copy()                                # (Re, Im) of g
 
-    if start is None:
-        g = np.zeros((2, q.size))
-        for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
-            g, _ = _anderson(F, g, eta)
-    else:
-        g, done = _anderson(F, np.asarray(start, dtype=float), eta_min)
-        if not done or np.any(g[1] < 0.0):
+    def settled(got):                                    # converged, in the upper half plane
+        return got[1] and not np.any(got[0][1] < 0.0)
+
+    if start is not None:
+        got = _anderson(F, np.asarray(start, dtype=float), eta_min)
+        if not settled(got):
             return None
+    else:                                                # from the columns on their own (S = 0)
+        alone = (_WXI / (x - (z + 1j * eta_min))).sum(1)
+        got = _anderson(F, np.stack([alone.real, alone.imag]), eta_min)
+        if not settled(got):
+            got = (np.zeros((2, q.size)), False)
+            for eta in np.geomspace(1.0, eta_min, 10):      # continuation in Im z down to the real axis
+                got = _anderson(F, got[0], eta)
+    g = got[0]
     S = self_energy(g)
     im_log = (_WXI * np.arctan2(-(eta_min + S[1])[:, None], x - (z + S[0])[:, None])).sum(1)
     im_L = im_log + 0.5 * (g[0] * S[1] + g[1] * S[0])
@@ -120,26 +138,37 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
 def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int = 300):
     """``(g, converged)``: the fixed point ``g = F(g, eta)`` from ``g``, by Anderson mixing of the last ``memory``
     iterates (type II: the combination of the last maps whose residual is least in the least-squares sense, from
-    the normal equations), to a step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where
-    the mix is not finite."""
-    maps, residuals = [], []
+    the normal equations of the residuals' differences, kept in a ring), to a step below ``tol`` relative to
+    ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
+    shape = g.shape
+    n = g.size
+    dG = np.empty((memory - 1, n)); dR = np.empty((memory - 1, n))
+    A = np.zeros((memory - 1, memory - 1))
+    k = 0
+    f_prev = r_prev = None
     for _ in range(iterations):
-        fg = F(g, eta)
-        r = fg - g
+        fg = F(g, eta).ravel()
+        r = fg - g.ravel()
         if np.abs(r).max() < tol * (1.0 + np.abs(fg).max()):
-            return fg, True
-        maps, residuals = (maps + [fg.ravel()])[-memory:], (residuals + [r.ravel()])[-memory:]
-        if len(residuals) < 2:
-            g = 0.5 * (g + fg)
+            return fg.reshape(shape), True
+        if r_prev is None:
+            f_prev, r_prev = fg, r
+            g = 0.5 * (g + fg.reshape(shape))
             continue
-        dR, dG = np.diff(residuals, axis=0), np.diff(maps, axis=0)
-        A = dR @ dR.T
+        j = k % (memory - 1)
+        np.subtract(r, r_prev, out=dR[j]); np.subtract(fg, f_prev, out=dG[j])
+        k += 1
+        m = min(k, memory - 1)
+        row = dR[:m] @ dR[j]
+        A[j, :m] = row; A[:m, j] = row
+        f_prev, r_prev = fg, r
+        Am = A[:m, :m]
         try:
-            c = np.linalg.solve(A + 1e-14 * np.trace(A) * np.eye(len(A)), dR @ residuals[-1])
+            c = np.linalg.solve(Am + 1e-14 * np.trace(Am) * np.eye(m), dR[:m] @ r)
         except np.linalg.LinAlgError:
-            c = np.full(len(A), np.nan)
-        mix = maps[-1] - c @ dG
-        g = mix.reshape(g.shape) if np.all(np.isfinite(mix)) else 0.5 * (g + fg)
+            c = None
+        mix = None if c is None else fg - c @ dG[:m]
+        g = mix.reshape(shape) if mix is not None and np.isfinite(mix).all() else 0.5 * (g + fg.reshape(shape))
     return g, False
 
 
