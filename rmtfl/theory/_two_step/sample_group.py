@@ -21,6 +21,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg import lapack
 
 from .sample_order import TAIL_MASS, SampleLaw, tail_law
 
@@ -67,8 +68,8 @@ def warm_group_count():
         start = last.get("g")
         if start is not None and start.shape == (2, np.size(q)):
             got = _solve(q, sd, w, e2, z=z, eta_min=eta_min, start=start)
-        if got is None:
-            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min)
+        if got is None:             # a start that does not settle: by continuation (the columns alone would not)
+            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min, alone=start is None)
         last["g"] = got[1]
         return got[0]
     return count
@@ -83,12 +84,17 @@ def _products(e2):
     return (lambda v: v @ e2), np.diagonal(e2).copy()       # e2 is symmetric
 
 
-def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
+#: Anderson steps a start straight at ``eta_min`` gets before the continuation in ``Im z`` takes over (those that
+#: settle take at most 40 on the acceptance grids; one that does not settle by then runs on to no end).
+DIRECT = 60
+
+
+def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = True):
     """``(counts, g at z + i eta_min)`` of :func:`group_count`, ``g`` as its real and imaginary parts (``2 x B``).
 
     From ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
-    plane); without it from the columns on their own (``S = 0``), straight at ``eta_min``, and where that does not
-    settle by continuation in ``Im z`` from 1.  The solution in the upper half plane is unique (the self-energy maps
+    plane); without it from the columns on their own (``S = 0``, unless ``alone`` is false), straight at
+    ``eta_min``, and where that does not settle by continuation in ``Im z`` from 1.  The solution in the upper half plane is unique (the self-energy maps
     it into itself), so a start that settles there has found it.  In real arithmetic:
     ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``."""
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
@@ -118,12 +124,14 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
         return got[1] and not np.any(got[0][1] < 0.0)
 
     if start is not None:
-        got = _anderson(F, np.asarray(start, dtype=float), eta_min)
+        got = _anderson(F, np.asarray(start, dtype=float), eta_min, iterations=DIRECT)
         if not settled(got):
             return None
-    else:                                                # from the columns on their own (S = 0)
-        alone = (_WXI / (x - (z + 1j * eta_min))).sum(1)
-        got = _anderson(F, np.stack([alone.real, alone.imag]), eta_min)
+    else:
+        got = (None, False)
+        if alone:                                        # from the columns on their own (S = 0)
+            g0 = (_WXI / (x - (z + 1j * eta_min))).sum(1)
+            got = _anderson(F, np.stack([g0.real, g0.imag]), eta_min, iterations=DIRECT)
         if not settled(got):
             got = (np.zeros((2, q.size)), False)
             for eta in np.geomspace(1.0, eta_min, 10):      # continuation in Im z down to the real axis
@@ -162,12 +170,10 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
         row = dR[:m] @ dR[j]
         A[j, :m] = row; A[:m, j] = row
         f_prev, r_prev = fg, r
-        Am = A[:m, :m]
-        try:
-            c = np.linalg.solve(Am + 1e-14 * np.trace(Am) * np.eye(m), dR[:m] @ r)
-        except np.linalg.LinAlgError:
-            c = None
-        mix = None if c is None else fg - c @ dG[:m]
+        Am = A[:m, :m].copy()
+        Am.flat[::m + 1] *= 1.0 + 1e-12                  # a touch of ridge: dR's rows may be nearly dependent
+        _, c, info = lapack.dposv(Am, dR[:m] @ r)        # Cholesky: the normal equations are positive definite
+        mix = fg - c @ dG[:m] if info == 0 else None
         g = mix.reshape(shape) if mix is not None and np.isfinite(mix).all() else 0.5 * (g + fg.reshape(shape))
     return g, False
 
