@@ -187,20 +187,24 @@ def _beyond_cut(mass, order):
     return m
 
 
-def _group_parts(parts, t, *, N, psi, wa, masks):
-    """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring); ``part`` the batch part of
-    each bin."""
-    q, sd, w, V, part = [], [], [], [], []
-    for ip, ((mass, vmean, vm2, n_b), m) in enumerate(zip(parts, masks)):
-        vmean, vm2 = np.asarray(vmean)[m], np.asarray(vm2)[m]
-        mq = vmean @ (wa * t)
-        q.append(psi * mq)
-        sd.append(psi * np.sqrt(np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None) / N))
-        w.append(np.asarray(mass, dtype=float)[m] * n_b)
-        V.append(vmean)
-        part.append(np.full(int(m.sum()), ip))
-    U = np.vstack(V) * (psi * np.abs(t) * np.sqrt(np.asarray(wa) / N))[None, :]     # e2 = U U^T
-    return np.concatenate(q), np.concatenate(sd), np.concatenate(w), Coupling(U), np.concatenate(part)
+def _group_rows(parts, masks):
+    """``(V, V2, w, part)`` of the group's bins, which do not depend on ``s``: per bin its column's ``E[v]`` and
+    ``E[v^2]`` in each row, its expected number of samples, and its batch part."""
+    V = np.vstack([np.asarray(vmean)[m] for (_, vmean, _, _), m in zip(parts, masks)])
+    V2 = np.vstack([np.asarray(vm2)[m] for (_, _, vm2, _), m in zip(parts, masks)])
+    w = np.concatenate([np.asarray(mass, dtype=float)[m] * n_b for (mass, _, _, n_b), m in zip(parts, masks)])
+    part = np.concatenate([np.full(int(m.sum()), ip) for ip, m in enumerate(masks)])
+    return V, V2, w, part
+
+
+def _group_parts(rows, t, *, N, psi, wa):
+    """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring), from its :func:`_group_rows`
+    ``rows``; ``part`` the batch part of each bin."""
+    V, V2, w, part = rows
+    mq = V @ (wa * t)
+    sd = psi * np.sqrt(np.clip(V2 @ (wa * t * t) - mq**2, 0.0, None) / N)
+    U = V * (psi * np.abs(t) * np.sqrt(np.asarray(wa) / N))[None, :]     # e2 = U U^T
+    return psi * mq, sd, w, Coupling(U), part
 
 
 def _far_below(q, sd, w, e2) -> bool:
@@ -230,12 +234,13 @@ def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
     law = tail_law(tau_once, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
     group = np.zeros_like(law.tails)                   # the group's expected number above s, per part's sample
+    rows = _group_rows(parts, masks)
     count = warm_group_count()
     for i, s in enumerate(law.grid):
         t = tau_once(s * s)
         if t is None:
             continue
-        q, sd, w, e2, part = _group_parts(parts, t, N=N, psi=psi, wa=wa, masks=masks)
+        q, sd, w, e2, part = _group_parts(rows, t, N=N, psi=psi, wa=wa)
         if _far_below(q, sd, w, e2):
             break                              # here and beyond (the strengths fall with s) no column reaches 1
         above = np.clip(count(q, sd, w, e2), 0.0, None)
