@@ -379,9 +379,11 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     def components(ys, zs, which):
         return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
+    h_cache = {}                   # the columns' h moments, shared with the count's laws below
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
-                                                       p_block=(GUw, G_V, g, count), law_fn=grouped_tail_law)
+                                                       p_block=(GUw, G_V, g, count), law_fn=grouped_tail_law,
+                                                       h_cache=h_cache)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
@@ -467,7 +469,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         def eig(ys, zs, phi_b, yb, wb):
             return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
         below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
-                                    eigenvalue=eig, law_fns=(None, grouped_tail_law))
+                                    eigenvalue=eig, law_fns=(None, grouped_tail_law), h_cache=h_cache)
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge)

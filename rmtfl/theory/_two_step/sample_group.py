@@ -94,9 +94,9 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
 
     From ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
     plane); without it from the columns on their own (``S = 0``, unless ``alone`` is false), straight at
-    ``eta_min``, and where that does not settle by continuation in ``Im z`` from 1.  The solution in the upper half plane is unique (the self-energy maps
-    it into itself), so a start that settles there has found it.  In real arithmetic:
-    ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``."""
+    ``eta_min``, and where that does not settle by continuation in ``Im z`` from 1.  The solution in the upper half
+    plane is unique (the self-energy maps it into itself), so a start that settles there has found it.  In real
+    arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``."""
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
     apply, diag = _products(e2)
     own = diag * np.minimum(1.0, 1.0 / np.maximum(w, 1e-300)) * w   # a column's coupling to itself, taken out
