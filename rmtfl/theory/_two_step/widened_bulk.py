@@ -256,7 +256,7 @@ class WidenedBulk:
             return last[1]
 
         def jac(v):
-            return red.derivatives(v[:K], v[K:], x)[0]
+            return red.stacked_derivatives(v, x, slope=False)
 
         return solve_near(res, jac, guess, xtol=1e-12, accept=lambda v: bool(np.abs(res(v)).max() < 1e-9))
 
