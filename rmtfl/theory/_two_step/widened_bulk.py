@@ -381,7 +381,7 @@ class WidenedBulk:
         K = self.red.K
         A, B = v[:K], v[K:]
         f = self.functions(a)
-        _, Dtt, _, _ = self.red.parts(A, B, x)
+        Dtt = 1.0 + self.red.colh @ A          # the column denominators of :meth:`SeparableProfile.parts`
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
     def tau_columns(self, lam, x):
@@ -422,7 +422,7 @@ class WidenedBulk:
         f = self.functions(a)
         tau = 1.0 / (x * (1.0 + f @ B))
         dtau = -tau / x - x * tau * tau * (f @ dB)
-        _, Dtt, _, _ = red.parts(A, B, x)
+        Dtt = 1.0 + red.colh @ A
         w = red.Pl[:, 0]
         g = float(w @ (1.0 / (x * Dtt)))
         dg = -float(w @ (1.0 / (x * x * Dtt) + (red.colh @ dA) / (x * Dtt * Dtt)))
