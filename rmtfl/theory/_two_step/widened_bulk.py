@@ -256,7 +256,7 @@ class WidenedBulk:
             return last[1]
 
         def jac(v):
-            return red.derivatives(v[:K], v[K:], x)[0]
+            return red.stacked_derivatives(v, x, slope=False)
 
         return solve_near(res, jac, guess, xtol=1e-12, accept=lambda v: bool(np.abs(res(v)).max() < 1e-9))
 
@@ -360,13 +360,22 @@ class WidenedBulk:
         A = np.zeros((x.size, red.K), complex)
         B = np.zeros((x.size, red.K), complex)
         A[:, 0], B[:, 0] = -red.psi / z, -red.Pl[:, 0].sum() / z
+        # the sweep's four products in real arithmetic (half the time of numpy's complex-times-real ones): a complex
+        # array viewed as (re, im) pairs times kron(M, I_2) is its product with M.  z (1 + B f^T) is [z B, z] times
+        # [f^T; 1], and the damping's 0.7 and psi are in the column means' matrices
+        rows, cols = (np.kron(np.vstack([f.T, np.ones(len(f))]), np.eye(2)) for f in (red.rowf, red.colh))
+        mean_a, mean_l = (np.kron(0.7 * P, np.eye(2)) for P in (red.psi * red.Pa, red.Pl))
+
+        def kernel(z, U, F):          # -1 / (z (1 + U f^T)) at the rows (F: rows) or the columns (F: cols)
+            out = (np.concatenate([z * U, z], axis=1).view(float) @ F).view(complex)
+            return np.divide(-1.0, out, out=out)
+
         for eta in np.geomspace(float(np.max(x)), eta_min, levels):
-            z = x + 1j * eta
+            z = (x + 1j * eta)[:, None]
             for _ in range(sweeps):
-                t = -1.0 / (z[:, None] * (1.0 + B @ red.rowf.T))
-                tt = -1.0 / (z[:, None] * (1.0 + A @ red.colh.T))
-                A = 0.7 * (red.psi * t @ red.Pa) + 0.3 * A
-                B = 0.7 * (tt @ red.Pl) + 0.3 * B
+                t, tt = kernel(z, B, rows), kernel(z, A, cols)
+                A = (t.view(float) @ mean_a).view(complex) + 0.3 * A
+                B = (tt.view(float) @ mean_l).view(complex) + 0.3 * B
         # the density of H H^T is Im <t_j> / pi over the rows, not Im A_0 / (psi pi): A_0 = psi <f_0 t> weights the rows
         # by f_0 = (1 + e_j)^2, which is not 1 once the second step has an identity part (docs/theory/two_step.md §9.2)
         rho = np.maximum((t @ self.wa).imag, 0.0) / np.pi
@@ -381,7 +390,7 @@ class WidenedBulk:
         K = self.red.K
         A, B = v[:K], v[K:]
         f = self.functions(a)
-        _, Dtt, _, _ = self.red.parts(A, B, x)
+        Dtt = 1.0 + self.red.colh @ A          # the column denominators of :meth:`SeparableProfile.parts`
         return 1.0 / (x * (1.0 + f @ B)), float(self.red.Pl[:, 0] @ (1.0 / (x * Dtt)))
 
     def tau_columns(self, lam, x):
@@ -422,7 +431,7 @@ class WidenedBulk:
         f = self.functions(a)
         tau = 1.0 / (x * (1.0 + f @ B))
         dtau = -tau / x - x * tau * tau * (f @ dB)
-        _, Dtt, _, _ = red.parts(A, B, x)
+        Dtt = 1.0 + red.colh @ A
         w = red.Pl[:, 0]
         g = float(w @ (1.0 / (x * Dtt)))
         dg = -float(w @ (1.0 / (x * x * Dtt) + (red.colh @ dA) / (x * Dtt * Dtt)))
