@@ -305,29 +305,50 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
     zb = np.repeat(z, xi.size)                                      # z at the (A B) nodes
     sp = act.derivative(1, z)                                       # (A,)
     S, Q, AB = ys.size, t.size, W2.size
-    h = np.zeros((1, AB))
-    if which in ("both", "first"):
-        h = h + eta1 * (np.repeat(sp, xi.size) - st.mu1)
-    if which in ("both", "second"):     # the second step sees the moved pre-activation (a first-batch sample does not)
-        s = st.mus * np.asarray(zs, dtype=float)
-        D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]         # (S, 1, B)
-        if which == "both":
-            if own is None:
-                D = D + ys[:, None, None] * sp[None, :, None] / st.phi          # (S, A, B): the sample's own term
-            else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
-                D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
-        arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
-        s2 = in_pieces(lambda u: act.derivative(1, u), arg).reshape(S * Q, AB)
-        s2 -= (s2 @ W2)[:, None]
-        s2 *= eta2
-        h = s2 + h
     pairs = ((0, 2), (1, 1)) + (((0, 4), (1, 3), (2, 2), (3, 1)) if fourth else ())
-    h2 = h * h
-    powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
-    # h has one row when it depends neither on the sample nor on the row
-    out = {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
-    out["xi"] = np.broadcast_to(h @ (W2 * np.tile(xi, z.size)), (S * Q,)).reshape(S, Q)
+    weights = {(k, m): W2 * zb**k for k, m in pairs}
+    weights["xi"] = W2 * np.tile(xi, z.size)
+    h1 = eta1 * (np.repeat(sp, xi.size) - st.mu1) if which in ("both", "first") else None   # the first step's part
+    if which == "first":                # h depends neither on the sample nor on the row: one row
+        h = np.zeros((1, AB)) + h1
+        h2 = h * h
+        powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
+        return {key: np.broadcast_to(powers[key[1] if key != "xi" else 1] @ w, (S * Q,)).reshape(S, Q)
+                for key, w in weights.items()}
+    # the second step sees the moved pre-activation (a first-batch sample does not)
+    s = st.mus * np.asarray(zs, dtype=float)
+    D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]             # (S, 1, B)
+    if which == "both":
+        if own is None:
+            D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
+        else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
+            D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
+    out = {key: np.empty((S, Q)) for key in weights}
+    # h over (sample, row, z, xi) is S Q A B values: taken a sample and a block of rows at a time, each block's
+    # h and its powers stay in cache through their weighted sums instead of passing through memory once per
+    # operation (the values are those of the whole array: every operation is per element or per row)
+    step = max(1, _H_BLOCK // AB)
+    zc = z[None, :, None]
+    for i in range(S):
+        for q0 in range(0, Q, step):
+            q1 = min(q0 + step, Q)
+            arg = zc + t[q0:q1, None, None] * D[i][None]                        # (rows, A, B)
+            h = in_pieces(lambda u: act.derivative(1, u), arg).reshape(q1 - q0, AB)
+            h -= (h @ W2)[:, None]
+            h *= eta2
+            if h1 is not None:
+                h += h1
+            h2 = h * h
+            powers = {1: h, 2: h2}
+            if fourth:
+                powers[3], powers[4] = h2 * h, h2 * h2
+            for key, w in weights.items():
+                out[key][i, q0:q1] = powers[key[1] if key != "xi" else 1] @ w
     return out
+
+
+#: Values of ``h`` per block of :func:`_h_moments_at` (a sample and some of its rows): small enough for a core's cache.
+_H_BLOCK = 16384
 
 
 def second_step_move(act: Activation, st, t):
