@@ -58,17 +58,20 @@ def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
     """
     z, y, w = _dense_y(target)
     edges = _tail_edges(n, p_max, bins)
-    ys, zs, ms = [], [], []
+    lo, hi = edges[:-1], edges[1:]
+    pm = _geometric_means(lo, hi)
+    ys, zs = [], []
     for sign in (1.0, -1.0):
         order = np.argsort(-sign * y, kind="stable")           # the most extreme of this sign first
-        cum = np.cumsum(w[order])
-        for lo, hi in zip(edges[:-1], edges[1:]):
-            pm = math.sqrt(lo * hi) if lo > 0 else 0.5 * hi
-            i = order[min(int(np.searchsorted(cum, pm)), z.size - 1)]
-            ys.append(y[i])
-            zs.append(z[i])
-            ms.append(hi - lo)
-    return np.array(ys), np.array(zs), np.array(ms)
+        i = order[np.minimum(np.searchsorted(np.cumsum(w[order]), pm), z.size - 1)]
+        ys.append(y[i])
+        zs.append(z[i])
+    return np.concatenate(ys), np.concatenate(zs), np.concatenate([hi - lo, hi - lo])
+
+
+def _geometric_means(lo, hi):
+    """``sqrt(lo hi)`` per bin, ``hi / 2`` where ``lo`` is 0: where a bin's representative sample lies."""
+    return np.where(lo > 0, np.sqrt(lo * hi), 0.5 * hi)
 
 
 def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
@@ -81,13 +84,18 @@ def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
     of a bin the same strength and bunch their order statistics.
     """
     edges = _tail_edges(n, p_max, bins)
-    rep = np.log([math.sqrt(lo * hi) if lo > 0 else 0.5 * hi for lo, hi in zip(edges[:-1], edges[1:])])
+    lo, hi = edges[:-1], edges[1:]
+    rep = np.log(_geometric_means(lo, hi))
+    # every bin's geometric cuts in one call (the same values as bin by bin); a bin from 0 is not cut
+    pos = lo > 0
+    geo = iter(np.geomspace(lo[pos], hi[pos], sub + 1, axis=1) if pos.any() else ())
     centres, mass = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        cuts = np.geomspace(lo, hi, sub + 1) if lo > 0 else np.array([lo, hi])
-        centres += [math.sqrt(a * b) if a > 0 else 0.5 * b for a, b in zip(cuts[:-1], cuts[1:])]
-        mass += list(np.diff(cuts))
-    u = np.log(centres)
+    for p, a, b in zip(pos, lo, hi):
+        cuts = next(geo) if p else np.array([a, b])
+        centres.append(_geometric_means(cuts[:-1], cuts[1:]))
+        mass.append(np.diff(cuts))
+    u = np.log(np.concatenate(centres))
+    mass = np.concatenate(mass)
     R1 = np.zeros((u.size, bins))
     j = np.clip(np.searchsorted(rep, u) - 1, 0, bins - 2)
     f = np.clip((u - rep[j]) / (rep[j + 1] - rep[j]), 0.0, 1.0)
@@ -99,11 +107,21 @@ def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
     return R, np.concatenate([mass, mass])
 
 
-def _dense_y(target: Target):
+def _dense_grid():
     z = np.linspace(-9.0, 9.0, _Z_GRID)
-    y = np.asarray(target.links[0](z), dtype=float)
     w = np.exp(-0.5 * z * z)
-    return z, y, w / w.sum()
+    w = w / w.sum()
+    z.flags.writeable = w.flags.writeable = False
+    return z, w
+
+
+#: The dense grid of ``z*`` and its probabilities, the same for every target (read-only).
+_DENSE_Z, _DENSE_W = _dense_grid()
+
+
+def _dense_y(target: Target):
+    """``(z, y, w)``: the target's link on the dense grid of ``z*``, with its probabilities."""
+    return _DENSE_Z, np.asarray(target.links[0](_DENSE_Z), dtype=float), _DENSE_W
 
 
 def _by_reach(z, y):
@@ -122,7 +140,7 @@ def typical_extremes(target: Target, n: int, K: int):
     z, y, w = _dense_y(target)
     order = _by_reach(z, y)
     cum = np.cumsum(w[order])
-    idx = [order[min(int(np.searchsorted(cum, (k - 0.5) / n)), z.size - 1)] for k in range(1, K + 1)]
+    idx = order[np.minimum(np.searchsorted(cum, (np.arange(1, K + 1) - 0.5) / n), z.size - 1)]
     return y[idx], z[idx]
 
 
@@ -158,7 +176,7 @@ def outlier_shares(target: Target, zrange) -> tuple[float, float]:
 def y_tail(target: Target, t, sign: float = 1.0):
     """``P(sign * y > t)`` at each ``t`` (label noise left out, as in :func:`tail_bins`)."""
     _, y, w = _dense_y(target)
-    order = np.argsort(sign * y)
+    order = np.argsort(sign * y, kind="stable")      # ties apart (none on the dense grids), the same order
     ys, tail = (sign * y)[order], np.cumsum(w[order][::-1])[::-1]
     i = np.searchsorted(ys, np.asarray(t, dtype=float), side="right")
     return np.where(i < ys.size, tail[np.minimum(i, ys.size - 1)], 0.0)
