@@ -22,6 +22,7 @@ tails of the law of ``y`` (:func:`tail_bins`); in a given batch the count and th
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -184,9 +185,18 @@ def y_tail(target: Target, t, sign: float = 1.0):
 
 def truncated_rule(lo: float, hi: float, order: int = 24):
     """Nodes and weights of ``E[f(z) 1{lo <= z <= hi}]``, ``z ~ N(0, 1)`` (Gauss–Legendre; weights sum to ``P``)."""
-    x, w = np.polynomial.legendre.leggauss(order)
+    x, w = _legendre_rule(order)
     z = 0.5 * (hi - lo) * x + 0.5 * (hi + lo)
     return z, 0.5 * (hi - lo) * w * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+@functools.lru_cache(maxsize=8)
+def _legendre_rule(order: int):
+    """Gauss-Legendre nodes and weights on ``[-1, 1]`` (read-only): the same few orders serve every prediction, and
+    the rule's eigenvalue problem costs as much as the rest of a truncated law."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    x.flags.writeable = w.flags.writeable = False
+    return x, w
 
 
 def y_law_truncated(target: Target, zrange):
@@ -407,6 +417,10 @@ def second_step_move(act: Activation, st, t):
     D = ((y / st.phi)[:, None, None] * sp[None, :, None] + (st.mu1 * st.mus * zs)[:, None, None]
          + tau_x * xi[None, None, :]).reshape(y.size, -1)
     zz = np.repeat(z, xi.size)[None, None, :]
-    # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t
-    cov = in_pieces(lambda u: act.derivative(1, u), zz + t[:, None, None] * D[None]) @ wc          # (Q, Y)
+    # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t; a block of
+    # rows at a time, each block's arguments and sigma' in cache through their sum (as in :func:`_h_moments_at`)
+    cov = np.empty((t.size, y.size))                                                            # (Q, Y)
+    step = max(1, _H_BLOCK // D.size)
+    for q0 in range(0, t.size, step):
+        cov[q0:q0 + step] = in_pieces(lambda u: act.derivative(1, u), zz + t[q0:q0 + step, None, None] * D[None]) @ wc
     return cov @ wy / den
