@@ -80,20 +80,22 @@ class JointProblem:
         self.bulk, self.cols, self.G_U_w, self.G_V, self.g, self.N = bulk, cols, G_U_w, G_V, g, N
         self.r = G_V.shape[0]
         self._cache = {}
+        # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share
+        self._gq, self._GVU = g / math.sqrt(N), G_V - cols.U @ cols.U.T
 
     def blocks(self, s):
         """``(A, B, D)`` at ``x = s^2``: ``A = I - x R G R``, ``B = R U``, ``D`` the column denominators."""
         if s not in self._cache:
             bulk, x = self.bulk, s * s
-            tq, ttm = bulk.tau_rows(self.g / math.sqrt(self.N), x)
+            tq, ttm = bulk.tau_rows(self._gq, x)
             if tq is None:
                 self._cache[s] = None
                 return None
             R = psd_sqrt(self.G_U_w(tq))
             ta, _ = bulk.tau_rows(bulk.a, x)
-            U = self.cols.U
-            A = np.eye(self.r) - x * ttm * (R @ (self.G_V - U @ U.T) @ R)
-            self._cache[s] = ((A + A.T) / 2, R @ U, 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa)
+            A = np.eye(self.r) - x * ttm * (R @ self._GVU @ R)
+            D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
+            self._cache[s] = ((A + A.T) / 2, R @ self.cols.U, D)
         return self._cache[s]
 
     def denominators(self, s):
