@@ -63,9 +63,12 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
     r_rows = bulk.functions(bulk.a)[:, 5]
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     V, U = [], []
+    samples = {}        # by batch: fresh batches of one size share their typical extremes
     for which, phi_b in names:
-        ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
-        lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+        if phi_b not in samples:
+            ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
+            samples[phi_b] = ys, zs, extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+        ys, zs, lams = samples[phi_b]
         _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
                                   wg=bulk.wa, which=which, lams=lams, rho=rho)
         V.extend(1.0 + r_rows + ex for ex in rws)
