@@ -80,19 +80,22 @@ def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float,
             out = None
             if t is not None:
                 out = []
+                wt = wa * t
+                wtt = wt * t
                 for ip, ((mass, vmean, vm2, _), ok) in enumerate(zip(parts, above)):
-                    mq = vmean @ (wa * t)
-                    var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
+                    mq = vmean @ wt
+                    var = np.maximum(vm2 @ wtt - mq**2, 0.0)
                     sd = psi * np.sqrt(var / N) + 1e-300
                     arg = psi * mq - 1.0 + (0.0 if c is None else c[ip])
                     out.append(special.ndtr(arg / sd) * ok)
             cache[key] = out
         return cache[key]
 
+    masses = [np.asarray(m, dtype=float) for m, _, _, _ in parts]
+
     def tails(s):
         b = per_bin(s)
-        return np.ones(len(parts)) if b is None else np.array([float(np.asarray(m, dtype=float) @ v)
-                                                                  for (m, _, _, _), v in zip(parts, b)])
+        return np.ones(len(parts)) if b is None else np.array([float(m @ v) for m, v in zip(masses, b)])
 
     nmax = max(p[3] for p in parts)
     s_t = max(math.sqrt(max(x_guess, x_edge)), s_e) * 1.2

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._classical.activations import Activation, in_pieces
+from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
@@ -361,7 +361,7 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
         for q0 in range(0, Q, step):
             q1 = min(q0 + step, Q)
             arg = zc + t[q0:q1, None, None] * D[i][None]                        # (rows, A, B)
-            h = in_pieces(lambda u: act.derivative(1, u), arg).reshape(q1 - q0, AB)
+            h = act.derivative(1, arg).reshape(q1 - q0, AB)
             h -= (h @ W2)[:, None]
             h *= eta2
             if h1 is not None:
@@ -422,5 +422,5 @@ def second_step_move(act: Activation, st, t):
     cov = np.empty((t.size, y.size))                                                            # (Q, Y)
     step = max(1, _H_BLOCK // D.size)
     for q0 in range(0, t.size, step):
-        cov[q0:q0 + step] = in_pieces(lambda u: act.derivative(1, u), zz + t[q0:q0 + step, None, None] * D[None]) @ wc
+        cov[q0:q0 + step] = act.derivative(1, zz + t[q0:q0 + step, None, None] * D[None]) @ wc
     return cov @ wy / den
