@@ -351,28 +351,33 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
             D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
         else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
             D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
-    out = {key: np.empty((S, Q)) for key in weights}
-    # h over (sample, row, z, xi) is S Q A B values: taken a sample and a block of rows at a time, each block's
+    out = {key: np.empty(S * Q) for key in weights}
+    # h over (sample, row, z, xi) is S Q A B values: taken a block of (sample, row) pairs at a time, each block's
     # h and its powers stay in cache through their weighted sums instead of passing through memory once per
-    # operation (the values are those of the whole array: every operation is per element or per row)
-    step = max(1, _H_BLOCK // AB)
+    # operation.  Every operation is per element or per pair, the blocks a multiple of 4 pairs (BLAS groups a
+    # matrix-vector product's rows by 4): the values, roundings included, of the whole array at once
+    rows = S * Q
+    step = max(4, _H_BLOCK // AB // 4 * 4)
     zc = z[None, :, None]
-    for i in range(S):
-        for q0 in range(0, Q, step):
-            q1 = min(q0 + step, Q)
-            arg = zc + t[q0:q1, None, None] * D[i][None]                        # (rows, A, B)
-            h = act.derivative(1, arg).reshape(q1 - q0, AB)
-            h -= (h @ W2)[:, None]
-            h *= eta2
-            if h1 is not None:
-                h += h1
-            h2 = h * h
-            powers = {1: h, 2: h2}
-            if fourth:
-                powers[3], powers[4] = h2 * h, h2 * h2
-            for key, w in weights.items():
-                out[key][i, q0:q1] = powers[key[1] if key != "xi" else 1] @ w
-    return out
+    for r0 in range(0, rows, step):
+        r1 = min(r0 + step, rows)
+        arg = np.empty((r1 - r0, z.size, xi.size))
+        for i in range(r0 // Q, (r1 - 1) // Q + 1):          # the samples in the block, each its rows t D
+            a0, a1 = max(r0, i * Q), min(r1, (i + 1) * Q)
+            np.multiply(t[a0 - i * Q:a1 - i * Q, None, None], D[i][None], out=arg[a0 - r0:a1 - r0])
+        arg += zc
+        h = act.derivative(1, arg).reshape(r1 - r0, AB)
+        h -= (h @ W2)[:, None]
+        h *= eta2
+        if h1 is not None:
+            h += h1
+        h2 = h * h
+        powers = {1: h, 2: h2}
+        if fourth:
+            powers[3], powers[4] = h2 * h, h2 * h2
+        for key, w in weights.items():
+            out[key][r0:r1] = powers[key[1] if key != "xi" else 1] @ w
+    return {key: v.reshape(S, Q) for key, v in out.items()}
 
 
 #: Values of ``h`` per block of :func:`_h_moments_at` (a sample and some of its rows): small enough for a core's cache.
