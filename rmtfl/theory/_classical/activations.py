@@ -268,19 +268,32 @@ def _poly_chain(p0, chain):
     return get
 
 
+def _polyval(x, c):
+    """``Pn.polyval(x, c)`` (Horner, ``c`` ascending): the same products and sums in the same order, in place on one
+    array (the derivatives of tanh and sigmoid on the theory's grids: a temporary per step cost as much as ``tanh``)."""
+    if not isinstance(x, np.ndarray) or x.ndim == 0 or x.dtype != np.float64:
+        return Pn.polyval(x, c)
+    out = x * 0
+    out += c[-1]
+    for a in c[-2::-1]:
+        out *= x
+        out += a
+    return out
+
+
 def _tanh() -> Activation:
     get = _poly_chain([0.0, 1.0], [1.0, 0.0, -1.0])  # t' = 1 - t^2
     def derivs(ks, z):   # one tanh for every order
         t = np.tanh(z)
-        return [Pn.polyval(t, get(k)) for k in ks]
+        return [_polyval(t, get(k)) for k in ks]
 
-    return Activation("tanh", np.tanh, lambda k, z: Pn.polyval(np.tanh(z), get(k)),
+    return Activation("tanh", np.tanh, lambda k, z: _polyval(np.tanh(z), get(k)),
                       mp.tanh, parity=-1, derivs=derivs)
 
 
 def _sigmoid() -> Activation:
     get = _poly_chain([0.0, 1.0], [0.0, 1.0, -1.0])  # s' = s - s^2
-    return Activation("sigmoid", special.expit, lambda k, z: Pn.polyval(special.expit(z), get(k)),
+    return Activation("sigmoid", special.expit, lambda k, z: _polyval(special.expit(z), get(k)),
                       lambda z: 1 / (1 + mp.exp(-z)), parity=0)
 
 
@@ -294,14 +307,21 @@ def _softplus() -> Activation:
 def _erf() -> Activation:
     def derivs(ks, z):
         # erf^(k)(z) = 2/sqrt(pi) (-1)^(k-1) H_{k-1}(z) exp(-z^2)  (physicists' H): one exponential for every
-        # order, H by recurrence H_{m+1} = 2 z H_m - 2 m H_{m-1}
+        # order, H by recurrence H_{m+1} = 2 z H_m - 2 m H_{m-1}; the exponential's steps in place
         z = np.asarray(z, dtype=float)
-        e = np.exp(-np.square(z))
+        e = np.square(z)
+        if z.ndim:
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+        else:
+            e = np.exp(-e)
         e *= 2 / math.sqrt(math.pi)
         top = max(ks) - 1
         H = [None] * (top + 1)
         if top >= 1:
-            H[0], H[1] = np.ones_like(z), 2 * z
+            H[1] = 2 * z
+        if top >= 2:
+            H[0] = np.ones_like(z)
             for m in range(1, top):
                 H[m + 1] = 2 * z * H[m] - 2 * m * H[m - 1]
         return [e if k == 1 else (-1) ** (k - 1) * H[k - 1] * e for k in ks]
@@ -324,11 +344,30 @@ def _gelu() -> Activation:
         # (z Phi)' = Phi + z phi; for k >= 2, (z Phi)^(k) = z phi^(k-1) + k phi^(k-2) = (-1)^k phi (He_{k-2} - He_k):
         # one exponential for every order, He by recurrence
         z = np.asarray(z, dtype=float)
-        ph = np.exp(-np.square(z) / 2) / _SQRT2PI
-        he = [np.ones_like(z), z]
-        for m in range(2, max(ks) + 1):
-            he.append(z * he[-1] - (m - 1) * he[-2])
-        return [special.ndtr(z) + z * ph if k == 1 else (-1) ** k * ph * (he[k - 2] - he[k]) for k in ks]
+        if z.ndim == 0 or max(ks) > 2:
+            ph = np.exp(-np.square(z) / 2) / _SQRT2PI
+            he = [np.ones_like(z), z]
+            for m in range(2, max(ks) + 1):
+                he.append(z * he[-1] - (m - 1) * he[-2])
+            return [special.ndtr(z) + z * ph if k == 1 else (-1) ** k * ph * (he[k - 2] - he[k]) for k in ks]
+        # orders 1 and 2 (the theory's): the same operations in place, 1 - He_2 = 1 - (z z - 1) without He_0
+        ph = np.square(z)
+        np.negative(ph, out=ph)
+        ph /= 2
+        np.exp(ph, out=ph)
+        ph /= _SQRT2PI
+        out = []
+        for k in ks:
+            if k == 1:
+                v = special.ndtr(z)
+                v += z * ph if len(ks) > 1 else np.multiply(ph, z, out=ph)     # ph not needed again: its buffer
+            else:
+                v = z * z
+                v -= 1
+                np.subtract(1.0, v, out=v)
+                np.multiply(ph, v, out=v)
+            out.append(v)
+        return out
 
     def deriv(k, z):
         return derivs((k,), z)[0]

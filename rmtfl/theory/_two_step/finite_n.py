@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize, special
 
 from rmtfl._results import Result
-from .._classical.activations import Activation, in_pieces
+from .._classical.activations import PIECE, Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from . import sample_spikes
@@ -177,8 +177,8 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
         z, wz = gauss_hermite_rule(_W_ORDER)
         W = wz
 
-        def args(tq):
-            return (tq * st.mu1) * st.s[:, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
+        def args(tq, rows):
+            return (tq * st.mu1) * st.s[rows, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
 
         def slope_weights(tq):
             return (tq * st.mu1 / math.sqrt(1.0 + (tq * st.tau_h) ** 2)) * (wz * z)
@@ -191,8 +191,8 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
         # sigma' constant (tau_h = 0, a linear sigma): F does not move with s
         wxi = np.outer(wz, wx * xi).ravel() * (st.mu1 / st.tau_h) if st.tau_h > 0 else np.zeros_like(W)
 
-        def args(tq):
-            return (z[None, :, None] + tq * base).reshape(st.y.size, -1)
+        def args(tq, rows):
+            return (z[None, :, None] + tq * base[rows]).reshape(-1, W.size)
 
         def slope_weights(tq):
             return wxi
@@ -208,16 +208,21 @@ def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
         zeta1 = act.derivative(1, z) - f0 - z0 * z
         xw = np.repeat(zeta1, W.size // z.size) * W
         Xo = np.empty((t.size, st.y.size))
+    # blocks of data nodes, their arguments and sigma' in a core's cache through the weighted sums (a multiple of 4
+    # nodes, as BLAS groups a product's rows: the values of the whole grid at once, roundings included)
+    step = max(4, 2 * PIECE // W.size // 4 * 4)
     for q, tq in enumerate(t):
-        v, *d2 = in_pieces(lambda u: act.derivatives((1, 2) if bulk else (1,), u), args(tq))
-        Fo[q] = v @ W - f0 + st.mu1
-        Do[q] = v @ slope_weights(tq)
-        if bulk:
-            Co[q] = d2[0] @ W - c0 + st.mu2
-            So[q] = (v * v) @ W
-            Zo[q] = Co[q] if st.batch == "fresh" else v @ zw - z0 + st.mu2
-            if st.batch != "fresh":
-                Xo[q] = v @ xw
+        for i0 in range(0, st.y.size, step):
+            r = slice(i0, i0 + step)
+            v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq, r))
+            Fo[q, r] = v @ W - f0 + st.mu1
+            Do[q, r] = v @ slope_weights(tq)
+            if bulk:
+                Co[q, r] = d2[0] @ W - c0 + st.mu2
+                So[q, r] = (v * v) @ W
+                Zo[q, r] = Co[q, r] if st.batch == "fresh" else v @ zw - z0 + st.mu2
+                if st.batch != "fresh":
+                    Xo[q, r] = v @ xw
     return FTable(Fo, Co, So, Zo, Do, Xo if bulk and st.batch != "fresh" else None)
 
 

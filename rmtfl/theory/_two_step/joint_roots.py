@@ -63,9 +63,12 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
     r_rows = bulk.functions(bulk.a)[:, 5]
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     V, U = [], []
+    samples = {}        # by batch: fresh batches of one size share their typical extremes
     for which, phi_b in names:
-        ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
-        lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+        if phi_b not in samples:
+            ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
+            samples[phi_b] = ys, zs, extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+        ys, zs, lams = samples[phi_b]
         _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
                                   wg=bulk.wa, which=which, lams=lams, rho=rho)
         V.extend(1.0 + r_rows + ex for ex in rws)
@@ -80,20 +83,22 @@ class JointProblem:
         self.bulk, self.cols, self.G_U_w, self.G_V, self.g, self.N = bulk, cols, G_U_w, G_V, g, N
         self.r = G_V.shape[0]
         self._cache = {}
+        # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share
+        self._gq, self._GVU = g / math.sqrt(N), G_V - cols.U @ cols.U.T
 
     def blocks(self, s):
         """``(A, B, D)`` at ``x = s^2``: ``A = I - x R G R``, ``B = R U``, ``D`` the column denominators."""
         if s not in self._cache:
             bulk, x = self.bulk, s * s
-            tq, ttm = bulk.tau_rows(self.g / math.sqrt(self.N), x)
+            tq, ttm = bulk.tau_rows(self._gq, x)
             if tq is None:
                 self._cache[s] = None
                 return None
             R = psd_sqrt(self.G_U_w(tq))
             ta, _ = bulk.tau_rows(bulk.a, x)
-            U = self.cols.U
-            A = np.eye(self.r) - x * ttm * (R @ (self.G_V - U @ U.T) @ R)
-            self._cache[s] = ((A + A.T) / 2, R @ U, 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa)
+            A = np.eye(self.r) - x * ttm * (R @ self._GVU @ R)
+            D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
+            self._cache[s] = ((A + A.T) / 2, R @ self.cols.U, D)
         return self._cache[s]
 
     def denominators(self, s):

@@ -80,19 +80,22 @@ def tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float,
             out = None
             if t is not None:
                 out = []
+                wt = wa * t
+                wtt = wt * t
                 for ip, ((mass, vmean, vm2, _), ok) in enumerate(zip(parts, above)):
-                    mq = vmean @ (wa * t)
-                    var = np.clip(vm2 @ (wa * t * t) - mq**2, 0.0, None)
+                    mq = vmean @ wt
+                    var = np.maximum(vm2 @ wtt - mq**2, 0.0)
                     sd = psi * np.sqrt(var / N) + 1e-300
                     arg = psi * mq - 1.0 + (0.0 if c is None else c[ip])
                     out.append(special.ndtr(arg / sd) * ok)
             cache[key] = out
         return cache[key]
 
+    masses = [np.asarray(m, dtype=float) for m, _, _, _ in parts]
+
     def tails(s):
         b = per_bin(s)
-        return np.ones(len(parts)) if b is None else np.array([float(np.asarray(m, dtype=float) @ v)
-                                                                  for (m, _, _, _), v in zip(parts, b)])
+        return np.ones(len(parts)) if b is None else np.array([float(m @ v) for m, v in zip(masses, b)])
 
     nmax = max(p[3] for p in parts)
     s_t = max(math.sqrt(max(x_guess, x_edge)), s_e) * 1.2
@@ -357,20 +360,23 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     yb, wb = y_law(target) if bulk.zrange is None else y_law_truncated(target, bulk.zrange)
     gq = bulk.a * math.sqrt(N)       # the rows of the matrix at this N (not a quadrature of the law of g:
     parts, th2s, guess, us = [], [], None, []   # a row beyond the largest |a_j| would be a spike of its own)
+    tails = {}          # the tails' bins, eigenvalues and sub-bins by batch: fresh batches of one size share them
     for which, phi_b in names:
         n_b = max(int(round(phi_b * d)), 1)
         p_tail = min(0.25, TAIL_MASS * ranks / n_b)
-        ys, zs, mass = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
-        if eigenvalue is None:
-            lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
-        else:
-            lams = list(eigenvalue(ys, zs, phi_b, yb, wb))
+        if (n_b, phi_b) not in tails:
+            ys, zs, _ = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
+            if eigenvalue is None:
+                lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+            else:
+                lams = list(eigenvalue(ys, zs, phi_b, yb, wb))
+            tails[n_b, phi_b] = ys, zs, lams, tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
+        ys, zs, lams, (R, mass_f) = tails[n_b, phi_b]
         mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
                                     which=which, lams=lams, moments=mom, rho=rho, h_cache=h_cache)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
-        R, mass_f = tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
         parts.append((mass_f, R @ vmean, R @ vm2, n_b))
         th2s.append(R @ th2)
         us.append(None if components is None else np.asarray(components(ys, zs, which), dtype=float) @ R.T)

@@ -22,11 +22,12 @@ tails of the law of ``y`` (:func:`tail_bins`); in a given batch the count and th
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .._classical.activations import Activation, in_pieces
+from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
@@ -58,17 +59,20 @@ def tail_bins(target: Target, n: int, p_max: float, bins: int = 16):
     """
     z, y, w = _dense_y(target)
     edges = _tail_edges(n, p_max, bins)
-    ys, zs, ms = [], [], []
+    lo, hi = edges[:-1], edges[1:]
+    pm = _geometric_means(lo, hi)
+    ys, zs = [], []
     for sign in (1.0, -1.0):
         order = np.argsort(-sign * y, kind="stable")           # the most extreme of this sign first
-        cum = np.cumsum(w[order])
-        for lo, hi in zip(edges[:-1], edges[1:]):
-            pm = math.sqrt(lo * hi) if lo > 0 else 0.5 * hi
-            i = order[min(int(np.searchsorted(cum, pm)), z.size - 1)]
-            ys.append(y[i])
-            zs.append(z[i])
-            ms.append(hi - lo)
-    return np.array(ys), np.array(zs), np.array(ms)
+        i = order[np.minimum(np.searchsorted(np.cumsum(w[order]), pm), z.size - 1)]
+        ys.append(y[i])
+        zs.append(z[i])
+    return np.concatenate(ys), np.concatenate(zs), np.concatenate([hi - lo, hi - lo])
+
+
+def _geometric_means(lo, hi):
+    """``sqrt(lo hi)`` per bin, ``hi / 2`` where ``lo`` is 0: where a bin's representative sample lies."""
+    return np.where(lo > 0, np.sqrt(lo * hi), 0.5 * hi)
 
 
 def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
@@ -81,13 +85,18 @@ def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
     of a bin the same strength and bunch their order statistics.
     """
     edges = _tail_edges(n, p_max, bins)
-    rep = np.log([math.sqrt(lo * hi) if lo > 0 else 0.5 * hi for lo, hi in zip(edges[:-1], edges[1:])])
+    lo, hi = edges[:-1], edges[1:]
+    rep = np.log(_geometric_means(lo, hi))
+    # every bin's geometric cuts in one call (the same values as bin by bin); a bin from 0 is not cut
+    pos = lo > 0
+    geo = iter(np.geomspace(lo[pos], hi[pos], sub + 1, axis=1) if pos.any() else ())
     centres, mass = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        cuts = np.geomspace(lo, hi, sub + 1) if lo > 0 else np.array([lo, hi])
-        centres += [math.sqrt(a * b) if a > 0 else 0.5 * b for a, b in zip(cuts[:-1], cuts[1:])]
-        mass += list(np.diff(cuts))
-    u = np.log(centres)
+    for p, a, b in zip(pos, lo, hi):
+        cuts = next(geo) if p else np.array([a, b])
+        centres.append(_geometric_means(cuts[:-1], cuts[1:]))
+        mass.append(np.diff(cuts))
+    u = np.log(np.concatenate(centres))
+    mass = np.concatenate(mass)
     R1 = np.zeros((u.size, bins))
     j = np.clip(np.searchsorted(rep, u) - 1, 0, bins - 2)
     f = np.clip((u - rep[j]) / (rep[j + 1] - rep[j]), 0.0, 1.0)
@@ -99,11 +108,21 @@ def tail_refinement(n: int, p_max: float, bins: int = 16, sub: int = 1):
     return R, np.concatenate([mass, mass])
 
 
-def _dense_y(target: Target):
+def _dense_grid():
     z = np.linspace(-9.0, 9.0, _Z_GRID)
-    y = np.asarray(target.links[0](z), dtype=float)
     w = np.exp(-0.5 * z * z)
-    return z, y, w / w.sum()
+    w = w / w.sum()
+    z.flags.writeable = w.flags.writeable = False
+    return z, w
+
+
+#: The dense grid of ``z*`` and its probabilities, the same for every target (read-only).
+_DENSE_Z, _DENSE_W = _dense_grid()
+
+
+def _dense_y(target: Target):
+    """``(z, y, w)``: the target's link on the dense grid of ``z*``, with its probabilities."""
+    return _DENSE_Z, np.asarray(target.links[0](_DENSE_Z), dtype=float), _DENSE_W
 
 
 def _by_reach(z, y):
@@ -122,7 +141,7 @@ def typical_extremes(target: Target, n: int, K: int):
     z, y, w = _dense_y(target)
     order = _by_reach(z, y)
     cum = np.cumsum(w[order])
-    idx = [order[min(int(np.searchsorted(cum, (k - 0.5) / n)), z.size - 1)] for k in range(1, K + 1)]
+    idx = order[np.minimum(np.searchsorted(cum, (np.arange(1, K + 1) - 0.5) / n), z.size - 1)]
     return y[idx], z[idx]
 
 
@@ -158,7 +177,7 @@ def outlier_shares(target: Target, zrange) -> tuple[float, float]:
 def y_tail(target: Target, t, sign: float = 1.0):
     """``P(sign * y > t)`` at each ``t`` (label noise left out, as in :func:`tail_bins`)."""
     _, y, w = _dense_y(target)
-    order = np.argsort(sign * y)
+    order = np.argsort(sign * y, kind="stable")      # ties apart (none on the dense grids), the same order
     ys, tail = (sign * y)[order], np.cumsum(w[order][::-1])[::-1]
     i = np.searchsorted(ys, np.asarray(t, dtype=float), side="right")
     return np.where(i < ys.size, tail[np.minimum(i, ys.size - 1)], 0.0)
@@ -166,9 +185,18 @@ def y_tail(target: Target, t, sign: float = 1.0):
 
 def truncated_rule(lo: float, hi: float, order: int = 24):
     """Nodes and weights of ``E[f(z) 1{lo <= z <= hi}]``, ``z ~ N(0, 1)`` (Gauss–Legendre; weights sum to ``P``)."""
-    x, w = np.polynomial.legendre.leggauss(order)
+    x, w = _legendre_rule(order)
     z = 0.5 * (hi - lo) * x + 0.5 * (hi + lo)
     return z, 0.5 * (hi - lo) * w * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+@functools.lru_cache(maxsize=8)
+def _legendre_rule(order: int):
+    """Gauss-Legendre nodes and weights on ``[-1, 1]`` (read-only): the same few orders serve every prediction, and
+    the rule's eigenvalue problem costs as much as the rest of a truncated law."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    x.flags.writeable = w.flags.writeable = False
+    return x, w
 
 
 def y_law_truncated(target: Target, zrange):
@@ -315,29 +343,55 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
     zb = np.repeat(z, xi.size)                                      # z at the (A B) nodes
     sp = act.derivative(1, z)                                       # (A,)
     S, Q, AB = ys.size, t.size, W2.size
-    h = np.zeros((1, AB))
-    if which in ("both", "first"):
-        h = h + eta1 * (np.repeat(sp, xi.size) - st.mu1)
-    if which in ("both", "second"):     # the second step sees the moved pre-activation (a first-batch sample does not)
-        s = st.mus * np.asarray(zs, dtype=float)
-        D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]         # (S, 1, B)
-        if which == "both":
-            if own is None:
-                D = D + ys[:, None, None] * sp[None, :, None] / st.phi          # (S, A, B): the sample's own term
-            else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
-                D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
-        arg = z[None, None, :, None] + t[None, :, None, None] * D[:, None]      # (S, Q, A, B)
-        s2 = in_pieces(lambda u: act.derivative(1, u), arg).reshape(S * Q, AB)
-        s2 -= (s2 @ W2)[:, None]
-        s2 *= eta2
-        h = s2 + h
     pairs = ((0, 2), (1, 1)) + (((0, 4), (1, 3), (2, 2), (3, 1)) if fourth else ())
-    h2 = h * h
-    powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
-    # h has one row when it depends neither on the sample nor on the row
-    out = {(k, m): np.broadcast_to(powers[m] @ (W2 * zb**k), (S * Q,)).reshape(S, Q) for k, m in pairs}
-    out["xi"] = np.broadcast_to(h @ (W2 * np.tile(xi, z.size)), (S * Q,)).reshape(S, Q)
-    return out
+    weights = {(k, m): W2 * zb**k for k, m in pairs}
+    weights["xi"] = W2 * np.tile(xi, z.size)
+    h1 = eta1 * (np.repeat(sp, xi.size) - st.mu1) if which in ("both", "first") else None   # the first step's part
+    if which == "first":                # h depends neither on the sample nor on the row: one row
+        h = np.zeros((1, AB)) + h1
+        h2 = h * h
+        powers = {1: h, 2: h2, 3: h2 * h if fourth else None, 4: h2 * h2 if fourth else None}
+        return {key: np.broadcast_to(powers[key[1] if key != "xi" else 1] @ w, (S * Q,)).reshape(S, Q)
+                for key, w in weights.items()}
+    # the second step sees the moved pre-activation (a first-batch sample does not)
+    s = st.mus * np.asarray(zs, dtype=float)
+    D = (st.mu1 * s)[:, None, None] + st.tau_h * xi[None, None, :]             # (S, 1, B)
+    if which == "both":
+        if own is None:
+            D = D + ys[:, None, None] * sp[None, :, None] / st.phi              # (S, A, B): the sample's own term
+        else:       # at M's eigenvalue along the sample (docs/theory/two_step_attempts.md §23; off)
+            D = D + np.asarray(own, dtype=float)[:, None, None] * sp[None, :, None]
+    out = {key: np.empty(S * Q) for key in weights}
+    # h over (sample, row, z, xi) is S Q A B values: taken a block of (sample, row) pairs at a time, each block's
+    # h and its powers stay in cache through their weighted sums instead of passing through memory once per
+    # operation.  Every operation is per element or per pair, the blocks a multiple of 4 pairs (BLAS groups a
+    # matrix-vector product's rows by 4): the values, roundings included, of the whole array at once
+    rows = S * Q
+    step = max(4, _H_BLOCK // AB // 4 * 4)
+    zc = z[None, :, None]
+    for r0 in range(0, rows, step):
+        r1 = min(r0 + step, rows)
+        arg = np.empty((r1 - r0, z.size, xi.size))
+        for i in range(r0 // Q, (r1 - 1) // Q + 1):          # the samples in the block, each its rows t D
+            a0, a1 = max(r0, i * Q), min(r1, (i + 1) * Q)
+            np.multiply(t[a0 - i * Q:a1 - i * Q, None, None], D[i][None], out=arg[a0 - r0:a1 - r0])
+        arg += zc
+        h = act.derivative(1, arg).reshape(r1 - r0, AB)
+        h -= (h @ W2)[:, None]
+        h *= eta2
+        if h1 is not None:
+            h += h1
+        h2 = h * h
+        powers = {1: h, 2: h2}
+        if fourth:
+            powers[3], powers[4] = h2 * h, h2 * h2
+        for key, w in weights.items():
+            out[key][r0:r1] = powers[key[1] if key != "xi" else 1] @ w
+    return {key: v.reshape(S, Q) for key, v in out.items()}
+
+
+#: Values of ``h`` per block of :func:`_h_moments_at` (a sample and some of its rows): small enough for a core's cache.
+_H_BLOCK = 16384
 
 
 def second_step_move(act: Activation, st, t):
@@ -378,6 +432,10 @@ def second_step_move(act: Activation, st, t):
     D = ((y / st.phi)[:, None, None] * sp[None, :, None] + (st.mu1 * st.mus * zs)[:, None, None]
          + tau_x * xi[None, None, :]).reshape(y.size, -1)
     zz = np.repeat(z, xi.size)[None, None, :]
-    # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t
-    cov = in_pieces(lambda u: act.derivative(1, u), zz + t[:, None, None] * D[None]) @ wc          # (Q, Y)
+    # at every row itself: rho falls from 1 within |t| ~ phi / max|y|, too fast for interpolation in t; a block of
+    # rows at a time, each block's arguments and sigma' in cache through their sum (as in :func:`_h_moments_at`)
+    cov = np.empty((t.size, y.size))                                                            # (Q, Y)
+    step = max(1, _H_BLOCK // D.size)
+    for q0 in range(0, t.size, step):
+        cov[q0:q0 + step] = act.derivative(1, zz + t[q0:q0 + step, None, None] * D[None]) @ wc
     return cov @ wy / den

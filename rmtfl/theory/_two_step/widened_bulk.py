@@ -467,7 +467,7 @@ def column_spike(bulk: WidenedBulk, a, wa, excess, *, rtol: float = 1e-12):
 def psd_sqrt(G):
     """The symmetric square root of a positive semi-definite matrix (negative rounding clipped)."""
     lu, Qu = np.linalg.eigh((G + G.T) / 2)
-    return (Qu * np.sqrt(np.clip(lu, 0.0, None))) @ Qu.T
+    return (Qu * np.sqrt(np.maximum(lu, 0.0))) @ Qu.T           # maximum: clip's values, a fraction of its time
 
 
 def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):
