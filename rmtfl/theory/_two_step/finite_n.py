@@ -40,18 +40,19 @@ import numpy as np
 from scipy import optimize, special
 
 from rmtfl._results import Result
-from .._classical.activations import PIECE, Activation
+from .._classical.activations import Activation
 from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_coeff
 from .._classical.targets import Target
 from . import sample_spikes
 from .counting import count_window
 from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
-from .relu_moments import is_relu, relu_F_table
+from .relu_moments import is_relu
 from .right_gram import basis_gram
 from .sample_coupling import single_samples
 from .sample_group import grouped_tail_law
 from .sample_order import outlier_laws, rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
+from .sigma_table import F_table
 from .spike_spread import spike_spreads
 from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
@@ -64,7 +65,6 @@ __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_T
 MAX_TARGET_DEGREE = 4
 
 _ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
-_Z_ORDER, _XI_ORDER = 20, 6                        # inner (z, xi) for F and c
 
 #: The count's law above the fold solves its group at every COUNT_EVERY-th ``s`` of its grid
 #: (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`'s ``every``): the fitted edge moves by at most
@@ -72,7 +72,6 @@ _Z_ORDER, _XI_ORDER = 20, 6                        # inner (z, xi) for F and c
 #: against 183 and 56 with every ``s``.
 COUNT_EVERY = 2
 _G_ORDER = 16                                      # law of g = sqrt(N) a
-_W_ORDER = 60     # z + t xi of a fresh batch, one Gaussian: 3e-6 of the 400-node sums for tanh at eta_1 = N^0.4
 
 
 @dataclass(frozen=True)
@@ -132,98 +131,6 @@ def finite_n_setup(act: Activation, target: Target, *, phi, batch, phi2, zs_rule
     s = mus * ZS + tau * ZE
     return FiniteNSetup(y, s, ZS, ZE, W, mu1, mu2, mus, ey2, tau, tau_h, phi, phi2, batch, sp2,
                         float(target.mu0[0]))
-
-
-class FTable(NamedTuple):
-    """The tables of :func:`F_table`, each ``(Q, I)`` over the rows ``t_q`` and the data grid (``None`` where not
-    asked for)."""
-
-    F: np.ndarray              # E sigma'(z + t D)
-    c: np.ndarray | None       # E sigma''(z + t D)
-    sq: np.ndarray | None      # E sigma'(z + t D)^2
-    cz: np.ndarray | None      # E z sigma'(z + t D)
-    ds: np.ndarray             # dF/ds: how F moves with the sample's projection s on the first step
-    x1: np.ndarray | None = None   # E zeta_1(z) sigma'(z + t D), zeta_1 the first step's remainder (reused, bulk)
-
-
-def F_table(act: Activation, st: FiniteNSetup, t, *, bulk=True) -> FTable:
-    """``F(t_q; y_i, s_i)``, ``c(t_q; y_i, s_i)``, ``E sigma'(.)^2``, ``c_z(t_q; y_i, s_i)`` and ``dF/ds`` on the data
-    grid (:class:`FTable`).
-
-    ``F = E_{z,xi} sigma'(z + t D)``, ``c = E_{z,xi} sigma''(z + t D)`` (the coefficient of the
-    part of ``sigma'`` linear in ``w_j``, Stein; only with ``bulk``) with
-    ``D = y sigma'(z)/phi + mu_1 s + xi`` (reused) or ``mu_1 s + xi`` (fresh), ``xi ~ N(0, tau_h^2)``: a
-    product rule over ``(z, xi)`` (reused), one sum of ``_W_ORDER`` nodes over ``z + t xi`` (fresh;
-    docs/theory/two_step.md §8.2).  ``c_z = E[z sigma'(z + t D)]`` is the whole coefficient of ``z`` (Stein: ``c``
-    times ``1 + t y sigma''(z)/phi``, the sample's own term in ``D``, on average); ``c`` for fresh batches.
-    ``x1 = E[zeta_1(z) sigma'(z + t D)]`` (reused, with ``bulk``), ``zeta_1 = sigma' - mu_1 - mu_2 z`` the first
-    step's remainder: the covariance of the two steps' remainders, which see the same samples
-    (docs/theory/two_step.md §8.2, "The sample's own term and the two remainders").  relu: closed forms
-    (:func:`~rmtfl.theory._two_step.relu_moments.relu_F_table`), with ``c_z = c`` and no ``x1`` (the same section says
-    why).
-    ``dF/ds = t mu_1 E sigma''(z + t D)`` comes from the same values of ``sigma'`` by Stein's lemma in ``xi``
-    (reused) or in the one Gaussian (fresh): ``E[xi sigma'(.)] / tau_h`` and ``t mu_1 E[u sigma'(.)] / sqrt(1 +
-    t^2 tau_h^2)`` (docs/theory/two_step.md §8.5, "The first step's direction").
-    """
-    t = np.atleast_1d(np.asarray(t, dtype=float))
-    if is_relu(act):            # a step and a delta: closed forms, not quadrature (rmtfl/theory/_two_step/relu_moments.py)
-        # c_z = c and no remainders' covariance: the exact ones (relu_F_table(full=True)) fix the bulk at small first
-        # steps but, against the profile's M^2 term, narrow it under heavy-tailed targets at large ones
-        # (docs/theory/two_step.md §8.2, "The sample's own term and the two remainders")
-        Fo, Co, So = relu_F_table(st, t)
-        return FTable(Fo, Co, So, Co, (t * st.mu1)[:, None] * Co)
-    if st.batch == "fresh":
-        # z + t xi is one Gaussian, N(0, 1 + t^2 tau_h^2): one sum over it, centred at t mu_1 s
-        z, wz = gauss_hermite_rule(_W_ORDER)
-        W = wz
-
-        def args(tq, rows):
-            return (tq * st.mu1) * st.s[rows, None] + math.sqrt(1.0 + (tq * st.tau_h) ** 2) * z[None, :]
-
-        def slope_weights(tq):
-            return (tq * st.mu1 / math.sqrt(1.0 + (tq * st.tau_h) ** 2)) * (wz * z)
-    else:
-        z, wz = gauss_hermite_rule(_Z_ORDER)
-        xi, wx = gauss_hermite_rule(_XI_ORDER)
-        base = (st.mu1 * st.s[:, None, None] + st.tau_h * xi[None, None, :]
-                + (st.y[:, None] / st.phi * act.derivative(1, z)[None, :])[:, :, None])     # (I, A, B)
-        W = np.outer(wz, wx).ravel()
-        # sigma' constant (tau_h = 0, a linear sigma): F does not move with s
-        wxi = np.outer(wz, wx * xi).ravel() * (st.mu1 / st.tau_h) if st.tau_h > 0 else np.zeros_like(W)
-
-        def args(tq, rows):
-            return (z[None, :, None] + tq * base[rows]).reshape(-1, W.size)
-
-        def slope_weights(tq):
-            return wxi
-    Fo = np.empty((t.size, st.y.size))
-    Do = np.empty_like(Fo)
-    Co, So, Zo = (np.empty_like(Fo) for _ in range(3)) if bulk else (None, None, None)
-    f0 = float(wz @ act.derivative(1, z))                   # quadrature mu_1: F(0) = mu_1 exactly
-    c0 = float(wz @ act.derivative(2, z)) if bulk else 0.0
-    if bulk and st.batch != "fresh":                        # E[z sigma'(.)] on the product rule: z at each node
-        zw = np.repeat(z, W.size // z.size) * W
-        z0 = float(wz @ (z * act.derivative(1, z)))
-        # the first step's remainder sigma'(z) - mu_1 - mu_2 z at each node (quadrature moments: mean and slope 0)
-        zeta1 = act.derivative(1, z) - f0 - z0 * z
-        xw = np.repeat(zeta1, W.size // z.size) * W
-        Xo = np.empty((t.size, st.y.size))
-    # blocks of data nodes, their arguments and sigma' in a core's cache through the weighted sums (a multiple of 4
-    # nodes, as BLAS groups a product's rows: the values of the whole grid at once, roundings included)
-    step = max(4, 2 * PIECE // W.size // 4 * 4)
-    for q, tq in enumerate(t):
-        for i0 in range(0, st.y.size, step):
-            r = slice(i0, i0 + step)
-            v, *d2 = act.derivatives((1, 2) if bulk else (1,), args(tq, r))
-            Fo[q, r] = v @ W - f0 + st.mu1
-            Do[q, r] = v @ slope_weights(tq)
-            if bulk:
-                Co[q, r] = d2[0] @ W - c0 + st.mu2
-                So[q, r] = (v * v) @ W
-                Zo[q, r] = Co[q, r] if st.batch == "fresh" else v @ zw - z0 + st.mu2
-                if st.batch != "fresh":
-                    Xo[q, r] = v @ xw
-    return FTable(Fo, Co, So, Zo, Do, Xo if bulk and st.batch != "fresh" else None)
 
 
 def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_layer="gaussian", bulk=True):

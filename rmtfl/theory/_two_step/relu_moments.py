@@ -84,8 +84,8 @@ def relu_A(c, b, side: int, kmax: int) -> list:
 
 
 def relu_F_table(st, t, full=False):
-    """``F``, ``c`` and ``E sigma'(.)^2`` of :func:`~rmtfl.theory._two_step.finite_n.F_table` for relu, in closed form:
-    arrays ``(Q, I)`` over the rows ``t`` and the data grid of ``st``; with ``full`` also ``c_z = E[z sigma'(u)]``
+    """``F``, ``c`` and ``E sigma'(.)^2`` of :func:`~rmtfl.theory._two_step.sigma_table.F_table` for relu, in closed
+    form: arrays ``(Q, I)`` over the rows ``t`` and the data grid of ``st``; with ``full`` also ``c_z = E[z sigma'(u)]``
     (``A_1`` on both half-lines: the own term's jump at ``z = 0`` included) and ``x1 = E[zeta_1(z) sigma'(u)]`` with
     ``zeta_1 = 1{z > 0} - 1/2 - phi(0) z``, relu's first-step remainder (docs/theory/two_step.md §8.2)."""
     t = np.atleast_1d(np.asarray(t, dtype=float))[:, None]

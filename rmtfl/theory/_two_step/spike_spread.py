@@ -42,7 +42,7 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locatio
 
     ``st``: the :class:`~rmtfl.theory._two_step.finite_n.FiniteNSetup` of the prediction; ``G_V``, ``C``, ``table``:
     the ``d``-side Gram matrix of ``P``, its coefficients on the basis of
-    :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the :class:`~rmtfl.theory._two_step.finite_n.FTable`
+    :func:`~rmtfl.theory._two_step.finite_n.finite_n_grams` and the :class:`~rmtfl.theory._two_step.sigma_table.FTable`
     of that basis on the data grid of ``st`` (its weights ``F(t_q; y, s)`` and their slopes in ``s``); ``g``, ``wg``:
     the nodes of the law of ``sqrt(N) a``; ``G_U_w(tau)``: the weighted ``N``-side Gram matrix.  ``tail`` (for
     ``law``): a mask of the nodes of the data grid beyond the bulk's samples (or ``None``), whose samples enter the

@@ -123,7 +123,7 @@ def bulk_rows(st, t, table):
     ``cbar`` along ``M`` by least squares over the data the bulk holds, the variance ``rem`` of what the profile does
     not hold (relative to ``E y^2``), ``cross``, the covariance of the two steps' remainders on a reused batch, and
     ``ident_c``, the identity part of the same split of ``y c`` (the second step's response to the first step's
-    remainder).  ``st``: the setup of the bulk's samples; ``table``: :func:`~rmtfl.theory._two_step.finite_n.F_table`
+    remainder).  ``st``: the setup of the bulk's samples; ``table``: :func:`~rmtfl.theory._two_step.sigma_table.F_table`
     at ``t``."""
     Fq, Cq, Sq, Zq = table.F, table.c, table.sq, table.cz
     w, y = st.w, st.y
