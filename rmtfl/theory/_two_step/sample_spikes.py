@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._classical.activations import Activation
+from .._classical.activations import PIECE, Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
@@ -391,7 +391,7 @@ def _h_moments_at(act: Activation, st, *, t, ys, zs, eta1, eta2, which, fourth, 
 
 
 #: Values of ``h`` per block of :func:`_h_moments_at` (a sample and some of its rows): small enough for a core's cache.
-_H_BLOCK = 16384
+_H_BLOCK = 2 * PIECE                   # as F's table blocks its data nodes (sigma_table.py)
 
 
 def second_step_move(act: Activation, st, t):
