@@ -117,21 +117,12 @@ def unified_law(target, N: int, *, whole: bool = True, own: bool = True, push: b
 
 def predict_in_form(act, target, *, N: int, eta1: float, eta2: float, form):
     """:func:`rmtfl.theory._two_step.finite_n.predict_finite_n` (reused batch, ``psi = 1``, ``phi = 2``) within
-    :func:`unified_law` with the pieces ``form`` (``None``: as it is); within a form the prediction's own group
-    (docs/theory/two_step.md §8.3) gives way to the form's."""
-    from rmtfl.theory._two_step import finite_n, sample_order
+    :func:`unified_law` with the pieces ``form`` (``None``: as it is)."""
+    from rmtfl.theory._two_step.finite_n import predict_finite_n
 
-    if form is None:
-        return finite_n.predict_finite_n(act, target, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2,
-                                         batch="reused", N=float(N))
-    kept = finite_n.grouped_tail_law
-    finite_n.grouped_tail_law = lambda *a, **k: sample_order.tail_law(*a, **k)     # the form's law, looked up late
-    try:
-        with unified_law(target, N, **form):
-            return finite_n.predict_finite_n(act, target, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2,
-                                             batch="reused", N=float(N))
-    finally:
-        finite_n.grouped_tail_law = kept
+    with contextlib.nullcontext() if form is None else unified_law(target, N, **form):
+        return predict_finite_n(act, target, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused",
+                                N=float(N))
 
 
 def top_vectors(tgt, *, N: int, eta1: float, eta2: float, seed: int, k: int = 6):

@@ -30,14 +30,10 @@ def test_the_column_location_is_the_fold_below_threshold_and_grows_beyond(gelu_p
     assert coupled > locs[1]
 
 
-def test_the_law_of_the_top_single_sample_is_its_columns_over_the_largest_sample(gelu_point, monkeypatch):
-    """The prediction's first single-sample rank, its columns each on their own, against the same law built here
-    from each column's location at the largest ``z*`` of n (``Phi(t)^n``, no spread of the strength): the two agree
-    in mean and median, uncoupled and coupled (measured: within 0.05 % and 0.1 %), so the law's order statistics add
-    nothing of their own.  (The group of docs/theory/two_step.md §8.3 lifts the first rank beyond the columns alone.)"""
-    from rmtfl.theory._two_step import finite_n, sample_order
-
-    monkeypatch.setattr(finite_n, "grouped_tail_law", sample_order.tail_law)
+def test_the_law_of_the_top_single_sample_is_its_columns_over_the_largest_sample(gelu_point):
+    """The prediction's first single-sample rank against the same law built here from each column's location at the
+    largest ``z*`` of n (``Phi(t)^n``, no spread of the strength): the two agree in mean and median, uncoupled and
+    coupled (measured: within 0.05 % and 0.1 %), so the law's order statistics add nothing of their own."""
     for couple in (False, True):
         lad = ladder(gelu_point, couple=couple)
         mean, median = law_first_rank(gelu_point, couple=couple)

@@ -29,24 +29,27 @@ def test_count_on_prediction_states_its_cut():
     assert rule == edge_outlier_count(np.concatenate([[10.0, 2.05], tail]), window=count_window(1000, 1.0))
 
 
-def test_uncounted_roots_are_named_with_the_count():
+def test_uncounted_roots_are_named_with_the_cut():
     # quadratic sigma, He1 + He3/sqrt6, (0.4, 0.4), N = 1000: single-sample roots well above the density's fold but
-    # beyond the count read through the Poisson process (docs/theory/two_step.md §9.2)
+    # below the cut the rule fits to the heavy-tailed predicted spectrum (docs/theory/two_step.md §8.3)
     p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
                  eta2=1000**0.4, N=1000)
-    note = next(n for n in p.notes if "are not counted" in n)
-    dropped = [float(v) for v in note.split("roots at ")[1].split(" are")[0].replace("(sample)", "").split(",")]
-    assert dropped and max(dropped) < min(o.singular_value for o in p.outliers)
+    note = next(n for n in p.notes if "below the count rule's cut" in n)
+    cut = float(note.split("cut ")[1].split()[0])
+    dropped = [float(v) for v in note.split("roots at ")[1].split(" lie")[0].replace("(sample)", "").split(",")]
+    assert dropped and max(dropped) < cut <= min(o.singular_value for o in p.outliers)
     assert min(dropped) > p.bulk_edge        # above the fold: the note says why they are not counted all the same
-    assert f"median count is {len(p.outliers)}," in note
 
 
-def test_fitted_edge_is_the_rules_mean_edge_over_the_process():
+def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
+    # the note names the cut and the fitted edge; the result carries the same edge (docs/theory/two_step.md §8.4)
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
+                 eta2=1000**0.4, N=1000)
+    note = next(n for n in p.notes if "below the count rule's cut" in n)
+    assert float(note.split("fitted edge ")[1].split()[0].rstrip(")")) == float(f"{p.fitted_edge:#.4g}")
     # the heavy-tailed bulk: the fit sees its descent, not its fold.  The rule's edge on 25 simulated draws at this
     # point is 13.94 +- 0.60 (docs/benchmarks/two_step_finite_n.md, N = 1000 reused, seeds 1000-1024): the predicted
-    # fitted edge lies within 3 standard errors of it, the fold far below (docs/theory/two_step.md §9.2)
-    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
-                 eta2=1000**0.4, N=1000)
+    # fitted edge lies within 3 standard errors of it, the fold far below
     assert abs(p.fitted_edge - 13.94) < 3 * 0.60 < abs(p.bulk_edge - 13.94)
     # a bounded target and a saturating sigma: no tail, the fitted edge is the fold to within a Tracy-Widom scale
     q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
