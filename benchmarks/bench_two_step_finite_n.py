@@ -123,14 +123,14 @@ def sample_value_errors(page) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
+def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_samples="single"):
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import two_step
 
     t0 = time.perf_counter()
     p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
-                 phi2=phi if batch == "fresh" else None)
+                 phi2=phi if batch == "fresh" else None, extreme_samples=extreme_samples)
     dt = time.perf_counter() - t0
     S = np.array([r["sv"] for r in rows])
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, N / psi))))        # the rule's J (docs/theory/two_step.md §9.2)
@@ -378,6 +378,9 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
     ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
+    ap.add_argument("--extreme-samples", default="single", choices=("single", "grouped"),
+                    help="how the prediction takes the batch's most extreme samples (rmtfl.theory.two_step; "
+                         "docs/theory/two_step.md §8.3)")
     ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
@@ -413,7 +416,8 @@ def main(argv=None) -> int:
                 json.dump(cache, f)
             os.replace(tmp, a.cache)
         if not a.simulate_only:
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi)
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi,
+                             extreme_samples=a.extreme_samples)
             results.append(r)
             print(json.dumps(r), flush=True)
     if results:

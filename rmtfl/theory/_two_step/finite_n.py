@@ -189,7 +189,7 @@ class FiniteNResult(Result):
     ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it);
     ``spreads``, ``sample_spreads``: the standard deviation over batches of each one's rank
     (docs/theory/two_step.md §8.5); ``count_laws``: the laws the count is read from (:class:`CountLaws`; ``None``
-    without single samples).  Where single-sample outliers are predicted, ``locations`` and the samples'
+    without single samples, and with the extreme samples each on its own).  Where single-sample outliers are predicted, ``locations`` and the samples'
     means and medians are those of their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked
     values").
     """
@@ -269,11 +269,17 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
 
 
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
-                     second_layer="gaussian", spread_detail: list | None = None) -> FiniteNResult:
+                     second_layer="gaussian", extreme_samples="single",
+                     spread_detail: list | None = None) -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2).
 
-    ``spread_detail``: a list that receives the parts of each spike's spread (``detail`` of
-    :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of their locations."""
+    ``extreme_samples``: ``"single"``, each of the batch's most extreme samples a column of its own
+    (docs/theory/two_step.md §8.3), or ``"grouped"``, the most extreme as one coupled group
+    (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`), with the laws the count is then read from
+    (``count_laws``, docs/theory/two_step.md §9.2).  ``spread_detail``: a list that receives the parts of each spike's
+    spread (``detail`` of :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of
+    their locations."""
+    grouped = extreme_samples == "grouped"
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
     G_U, G_V, Mbar, tn, g, wg, _, table = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N,
                                                          second_layer=second_layer, bulk=False)
@@ -301,7 +307,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     h_cache = {}                   # the columns' h moments, shared with the count's laws below
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
-                                                       p_block=(GUw, G_V, g, count), law_fn=grouped_tail_law,
+                                                       p_block=(GUw, G_V, g, count),
+                                                       law_fn=grouped_tail_law if grouped else None,
                                                        h_cache=h_cache)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
@@ -380,7 +387,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
                      "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
     counted = None
-    if law is not None and law.sizes and samples:
+    if grouped and law is not None and law.sizes and samples:
         # the count's laws: the columns with M's whole-law eigenvalue, each on its own (below the fold) and as one
         # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §9.2)
         whole = whole_law_eigenvalues(target, N / psi)
