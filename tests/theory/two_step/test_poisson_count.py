@@ -25,6 +25,15 @@ def test_the_ranks_of_a_process_of_mean_count_lambda_are_poisson():
         assert np.max(np.abs(F[:, k - 1] - ref)) < 1e-6
 
 
+def test_a_spike_at_its_location_takes_the_first_rank():
+    """Spikes of P at their locations and no single sample above the edge: the r-th value lies above s exactly where
+    r spikes do."""
+    grid = np.linspace(2.0, 3.0, 41)
+    g, F = rank_laws(SampleLaw(grid, np.zeros((41, 1)), (1000,)), [5.0, 2.5], 3)
+    assert F[g < 2.5 * (1 - 1e-8), 1].min() == 1.0 and F[g > 2.5 * (1 + 1e-8), 1].max() == 0.0
+    assert F[g < 5.0 * (1 - 1e-8), 0].min() == 1.0 and F[:, 2].max() == 0.0
+
+
 def test_a_rigid_bulk_under_well_separated_spikes_counts_the_spikes():
     """Lambda of a bulk alone (its k-th value where k - 1/2 lie above) with two spikes far above it: every spectrum
     of the lattice but a few (whose bulk top, drawn from the process, rises past the cut) counts 2, as the rule counts
