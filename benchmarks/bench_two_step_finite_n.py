@@ -56,6 +56,8 @@ SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631
 
 #: The words that end the title of a section drawn with seeds of its own at each point (``--own-seeds``).
 OWN_TITLE = "seeds of its own at each point"
+#: The end of the titles of the sections run with ``--extreme-samples grouped`` (docs/theory/two_step.md §8.3).
+GROUPED_TITLE = "extreme samples grouped"
 
 
 def cache_key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False) -> str:
@@ -90,13 +92,14 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
 
 def page_rows(page):
     """``(section title, cells)`` of each table row of a page this benchmark wrote, leaving out the sections drawn
-    with seeds of their own at each point (``--own-seeds``): they measure the same points again."""
+    with seeds of their own at each point (``--own-seeds``), which measure the same points again, and those run with
+    ``--extreme-samples grouped``, another prediction (the default's rows are the ones read here)."""
     title = ""
     for line in open(page, encoding="utf-8"):
         if line.startswith("## "):
             title = line[3:].strip()
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title:
+        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title and GROUPED_TITLE not in title:
             yield title, c
 
 

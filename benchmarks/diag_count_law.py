@@ -35,10 +35,8 @@ import argparse
 import contextlib
 import json
 import sys
-from types import SimpleNamespace
 
 import numpy as np
-from scipy import special
 
 from rmtfl.theory._two_step import poisson_count
 
@@ -46,21 +44,12 @@ from .diag_count_statistic import median_count, rule_window
 
 
 def rank_laws(law, fixed, ranks: int, laws=None, gamma: float = 1.0):
-    """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid`` (from the edge up), ``r = 1..ranks``, for the
+    """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid``, ``r = 1..ranks``, for the
     spikes ``fixed`` of ``P`` (each at its location, or spread by its law ``(x, sf)`` of
     docs/theory/two_step.md §8.5) and the single samples of the
     :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` ``law`` (module docstring; ``gamma`` the rigidity of
-    their ranks): the theory's :func:`rmtfl.theory._two_step.poisson_count.rank_laws`, whose ranks are those of
-    ``gamma = 1``, with the rigid ranks' Gamma law in place of the Poisson one for other ``gamma``."""
-    if gamma == 1.0:
-        return poisson_count.rank_laws(law, fixed, ranks, laws)
-    kept = poisson_count.special
-    # P(at least q samples above s): a Gamma variable of shape q gamma and mean q is at most mu(s)
-    poisson_count.special = SimpleNamespace(gammainc=lambda q, mu: special.gammainc(q * gamma, mu * gamma))
-    try:
-        return poisson_count.rank_laws(law, fixed, ranks, laws)
-    finally:
-        poisson_count.special = kept
+    their ranks): the theory's :func:`rmtfl.theory._two_step.poisson_count.rank_laws`."""
+    return poisson_count.rank_laws(law, fixed, ranks, laws, gamma=gamma)
 
 
 def lattice_count(grid, F, bulk_top, J: int, points: int = poisson_count.LATTICE_POINTS) -> int:

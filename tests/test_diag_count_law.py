@@ -25,22 +25,6 @@ def test_rigid_ranks_spread_less():
     assert iqr(F4[:, 3]) < 0.7 * iqr(F1[:, 3])
 
 
-def test_rigid_ranks_are_gamma_order_statistics():
-    """Samples alone with rigidity gamma = 4: the r-th lies above s when a Gamma variable of shape 4 r and mean r is
-    at most mu(s), and the theory's Poisson ranks are back after the call."""
-    from scipy import special
-
-    from rmtfl.theory._two_step import poisson_count
-
-    grid = np.linspace(2.0, 3.0, 41)
-    tail = 0.008 * np.exp(-6.0 * (grid - 2.0))          # mu(s) = 8 exp(-6 (s - 2)) samples above s
-    g, F = rank_laws(_law(grid, tail), [], 5, gamma=4.0)
-    mu = 1000 * np.interp(g, grid, tail)
-    for r in range(1, 6):
-        assert F[:, r - 1] == pytest.approx(special.gammainc(4.0 * r, 4.0 * mu), abs=1e-12)
-    assert poisson_count.special is special
-
-
 def test_lattice_count_of_sure_ranks_is_the_rules_count():
     J = 26
     bulk = 2.0 - 0.01 * edge_positions(60)

@@ -54,8 +54,8 @@ def test_theory_two_step_prints_both_edges_at_finite_n(capsys):
 
 
 def test_theory_two_step_grouped_extreme_samples(capsys):
-    # the batch's most extreme samples as one group, the count through the Poisson process (docs/theory/two_step.md
-    # §8.3, §9.2): the command prints and records what rmtfl.theory.two_step returns with that option
+    # the batch's most extreme samples as one group, the count through the Poisson process
+    # (docs/theory/two_step.md §8.3): the command prints and records what rmtfl.theory.two_step returns with it
     from rmtfl.theory import two_step
 
     argv = ["theory", "two-step", "--activation", "hermite(0, 1, 0.5)", "--alpha1", "0.4", "--alpha2", "0.4",

@@ -82,10 +82,13 @@ def blended(below, above, fold: float, width: float = BLEND_WIDTH):
     return grid, (1.0 - w) * lo + w * hi
 
 
-def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None):
+def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None, gamma: float = 1.0):
     """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid`` (from the law's edge up), ``r = 1..ranks``, for
     the spikes ``fixed`` of ``P`` (each at its location, or spread by its law ``(x, sf)`` of
-    docs/theory/two_step.md §8.5) over the points of a Poisson process of mean count ``law``'s above each ``s``."""
+    docs/theory/two_step.md §8.5) over the points of a Poisson process of mean count ``law``'s above each ``s``.
+    ``gamma``: the points' rigidity, the ``q``-th point above ``s`` where a Gamma variable of shape ``q gamma`` and
+    mean ``q`` is at most the mean count (1, the prediction's: a Poisson process; larger is more rigid, measured in
+    docs/theory/two_step_attempts.md §29)."""
     fixed = np.asarray(fixed, float)
     laws = [None] * fixed.size if laws is None else list(laws)
     s_e = float(law.grid[0])
@@ -95,7 +98,7 @@ def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None):
     mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
     q = np.arange(ranks + 1)
     # P(at least q points above s): the q-th point of the process lies above s
-    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :], mu[:, None]))
+    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :] * gamma, gamma * mu[:, None]))
     p = np.array([(m > grid).astype(float) if lw is None else np.interp(grid - m, lw[0], lw[1], left=1.0, right=0.0)
                   for m, lw in zip(fixed, laws)]).reshape(fixed.size, grid.size)
     pm = np.zeros((grid.size, fixed.size + 1))     # the law of the number of spikes above s (Poisson binomial)

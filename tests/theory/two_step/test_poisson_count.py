@@ -1,6 +1,7 @@
 """The count read through the Poisson process of Lambda (rmtfl/theory/_two_step/poisson_count.py;
 docs/theory/two_step.md §9.2)."""
 import numpy as np
+import pytest
 from scipy.stats import poisson
 
 from rmtfl.numerics import edge_outlier_count
@@ -93,3 +94,17 @@ def test_the_soft_edge_count_is_the_airy_one_point_integral():
         assert abs(soft_edge_count(x) - (total - semi)) < 2e-3
     assert abs(soft_edge_count(0.0) - 0.17) < 0.005 and abs(soft_edge_count(-30.0) - 0.25) < 0.01
     assert soft_edge_count(9.0) < 1e-6
+
+
+def test_rigid_ranks_are_gamma_order_statistics():
+    """Samples alone with rigidity gamma = 4: the r-th lies above s when a Gamma variable of shape 4 r and mean r is
+    at most mu(s) (gamma = 1, the prediction's, is the Poisson process above)."""
+    from scipy import special
+
+    grid = np.linspace(2.0, 3.0, 41)
+    tail = 0.008 * np.exp(-6.0 * (grid - 2.0))          # mu(s) = 8 exp(-6 (s - 2)) samples above s
+    law = SampleLaw(grid, tail[:, None], (1000,))
+    g, F = rank_laws(law, [], 5, gamma=4.0)
+    mu = 1000 * np.interp(g, grid, tail)
+    for r in range(1, 6):
+        assert F[:, r - 1] == pytest.approx(special.gammainc(4.0 * r, 4.0 * mu), abs=1e-12)
