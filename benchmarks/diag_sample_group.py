@@ -13,7 +13,7 @@ deterministic equivalent of ``D + E`` (the vector Dyson equation ``g_b = E_xi[1 
 log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g_b S_b``: ``#(> 1) = K + Im L / pi``
 (:func:`group_count`, checked against sampled ``D + E`` by ``--part check`` and
 ``tests/theory/two_step/test_sample_group.py``).  The solver is the theory's
-(:mod:`rmtfl.theory._two_step.sample_group`, docs/theory/two_step.md §8.3, "The extreme columns as one group";
+(:mod:`rmtfl.theory._two_step.sample_group`, docs/theory/two_step.md §8.3, "The extreme samples as one group";
 :func:`group_count` and :func:`warm_group_count` here are its functions).  :func:`coupled_group` puts that count into
 the single-sample law in place of the group's columns on their own, each fixed point along the law's grid of ``s``
 started from the one before (:func:`warm_group_count`); unlike the theory's

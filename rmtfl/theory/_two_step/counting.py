@@ -51,7 +51,7 @@ def count_on_prediction(roots, edge: float, *, N, psi, bulk_top=None) -> EdgeCou
 
 def count_through_process(laws, bulk_top, fold: float, *, N, psi):
     """``(count, fitted edge, counts)`` read through the Poisson process of the mean count function below the spikes
-    (docs/theory/two_step.md §9.2, "The count through the Poisson process"): ``Lambda`` of ``laws.below`` up to the
+    (docs/theory/two_step.md §8.3, "The extreme samples as one group"): ``Lambda`` of ``laws.below`` up to the
     bulk's ``fold`` and of ``laws.above`` from 1.05 times it (:func:`~.poisson_count.blended`), each over the bulk's
     top values ``bulk_top``; the count rule's median count over the spectra of that process under the spikes
     ``laws.fixed`` (spread by ``laws.laws``), the mean of the edge it fits there, and each lattice spectrum's count
@@ -62,12 +62,12 @@ def count_through_process(laws, bulk_top, fold: float, *, N, psi):
 
 def process_note(dropped, count: int) -> str:
     """The note on the predicted roots (``(value, outlier)`` pairs) beyond the count read through the Poisson
-    process (docs/theory/two_step.md §9.2)."""
+    process (docs/theory/two_step.md §8.3, "The extreme samples as one group")."""
     one = len(dropped) == 1
     roots = ", ".join(f"{v:#.4g} ({o.kind})" for v, o in dropped)
     return (f"{'a root' if one else 'roots'} at {roots} {'is' if one else 'are'} not counted: over spectra drawn from "
             f"the prediction's laws the count rule's median count is {count}, so a simulation at this N typically "
-            f"does not tell {'it' if one else 'them'} from the bulk (docs/theory/two_step.md §9.2)")
+            f"does not tell {'it' if one else 'them'} from the bulk (docs/theory/two_step.md §8.3)")
 
 
 def uncounted_note(dropped, rule: EdgeCount, fold: float) -> str:

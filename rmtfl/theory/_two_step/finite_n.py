@@ -212,7 +212,7 @@ class FiniteNResult(Result):
 
 
 class CountLaws(NamedTuple):
-    """What the count through the Poisson process reads (docs/theory/two_step.md §9.2): the single samples' law with
+    """What the count through the Poisson process reads (docs/theory/two_step.md §8.3): the single samples' law with
     ``M``'s whole-law eigenvalue, the columns each on their own (``below`` the fold) and the most extreme as one
     group (``above`` it), and the spikes of ``P`` at their locations (``fixed``) with their laws over batches
     (``laws``, ``None`` where none is needed)."""
@@ -276,7 +276,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     ``extreme_samples``: ``"single"``, each of the batch's most extreme samples a column of its own
     (docs/theory/two_step.md §8.3), or ``"grouped"``, the most extreme as one coupled group
     (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`), with the laws the count is then read from
-    (``count_laws``, docs/theory/two_step.md §9.2).  ``spread_detail``: a list that receives the parts of each spike's
+    (``count_laws``, docs/theory/two_step.md §8.3).  ``spread_detail``: a list that receives the parts of each spike's
     spread (``detail`` of :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of
     their locations."""
     grouped = extreme_samples == "grouped"
@@ -389,7 +389,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     counted = None
     if grouped and law is not None and law.sizes and samples:
         # the count's laws: the columns with M's whole-law eigenvalue, each on its own (below the fold) and as one
-        # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §9.2)
+        # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §8.3)
         whole = whole_law_eigenvalues(target, N / psi)
 
         def eig(ys, zs, phi_b, yb, wb):

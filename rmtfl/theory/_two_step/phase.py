@@ -256,7 +256,7 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     extreme_samples : {"single", "grouped"}
         How the batch's most extreme samples enter each point's prediction (:func:`~rmtfl.theory.two_step_finite_n`;
         docs/theory/two_step.md §8.3): each a column of its own (default), or the most extreme as one coupled group
-        with the count read through the Poisson process (docs/theory/two_step.md §9.2; slower).
+        with the count read through the Poisson process (docs/theory/two_step.md §8.3; slower).
 
     Returns
     -------

@@ -1,5 +1,5 @@
 """The count and the fitted edge read through the Poisson process of the mean count function below the spikes
-(docs/theory/two_step.md §9.2, "The count through the Poisson process").
+(docs/theory/two_step.md §8.3, "The extreme samples as one group").
 
 ``Lambda(s)``, the mean number of values above ``s`` below the spikes of ``P``, is the single samples' mean count
 above the bulk's fold (held at its fold value below it) plus the bulk's count from its top values, with a finite real

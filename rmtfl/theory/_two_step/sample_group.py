@@ -1,5 +1,5 @@
 """The batch's extreme columns as one coupled group in the single-sample law (docs/theory/two_step.md §8.3, "The
-extreme columns as one group").
+extreme samples as one group").
 
 The single-sample law (:func:`~rmtfl.theory._two_step.sample_order.tail_law`) treats each column the bulk leaves out
 on its own: sample ``i`` stands out beyond ``x = s^2`` when its strength ``T_ii(x)`` exceeds 1.  In a draw the

@@ -42,7 +42,7 @@ __all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n
 
 #: How the finite-N route takes the batch's most extreme samples (docs/theory/two_step.md §8.3): each a column of its
 #: own, or the most extreme as one coupled group with the count read through the Poisson process
-#: (docs/theory/two_step.md §9.2).
+#: (docs/theory/two_step.md §8.3, "The extreme samples as one group").
 EXTREME_SAMPLES = ("single", "grouped")
 
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
@@ -91,7 +91,7 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     extreme_samples : {"single", "grouped"}
         Finite-``N`` route only: the batch's most extreme samples each a column of its own (the default), or
         ``"grouped"``: the most extreme as one coupled group, and the count read through the Poisson process of
-        their mean count function (docs/theory/two_step.md §8.3 and §9.2; slower, see :func:`two_step_finite_n`).
+        their mean count function (docs/theory/two_step.md §8.3; slower, see :func:`two_step_finite_n`).
 
     Returns
     -------
@@ -194,7 +194,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
         (docs/theory/two_step.md §9.2).  ``"grouped"``: the most extreme as one group of columns coupled through the
         matrix between them, which lifts the values where a dozen columns sit near their threshold; the count, its
         range and the fitted edge are read through the Poisson process of the mean count function below the spikes
-        (docs/theory/two_step.md §9.2, "The count through the Poisson process").  It counts right at more points
+        (docs/theory/two_step.md §8.3, "The extreme samples as one group").  It counts right at more points
         with a reused batch and takes several times longer (docs/theory/two_step.md §9.3).
 
     Returns
@@ -262,7 +262,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     rule = count_on_prediction([v for v, _ in seen], r.edge, N=N, psi=plan.psi, bulk_top=r.bulk_top)
     count, process = rule.count, None
     # grouped extreme samples: the count and the fitted edge are read through the Poisson process of the mean count
-    # function below the spikes (docs/theory/two_step.md §9.2)
+    # function below the spikes (docs/theory/two_step.md §8.3)
     got = None if r.count_laws is None else count_through_process(r.count_laws, r.bulk_top, r.edge, N=N,
                                                                   psi=plan.psi)
     if got is not None:

@@ -1,5 +1,5 @@
 """The eigenvalue of ``M = X^T diag(y) X / n`` along one extreme sample over the whole law of ``y``
-(docs/theory/two_step.md §8.3, "The eigenvalue of M along an extreme sample").
+(docs/theory/two_step.md §8.3, "The extreme samples as one group", where the count takes it).
 
 :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues` puts a sample's eigenvalue at the pole of
 Silverstein's equation over the samples the widened bulk keeps.  In a batch the other extreme samples are there too;
