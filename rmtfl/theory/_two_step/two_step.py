@@ -40,13 +40,13 @@ from .sample_order import BAND
 
 __all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "EXTREME_SAMPLES"]
 
-#: How the finite-N route takes the batch's most extreme samples (docs/theory/two_step.md §8.3): each a column of its
-#: own, or the most extreme as one coupled group with the count read through the Poisson process
-#: (docs/theory/two_step.md §8.3, "The extreme samples as one group").
+#: How the finite-N route takes the batch's most extreme samples: each a column of its own, or the most extreme as
+#: one coupled group with the count read through the Poisson process (docs/theory/two_step.md §8.3).
 EXTREME_SAMPLES = ("single", "grouped")
 
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
 BAND_Z = float(special.ndtri(BAND[1]))
+
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
              K=None, second_layer="gaussian", order=None, extreme_samples="single") -> TwoStepPrediction:
