@@ -150,6 +150,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_sam
     e_pred = p.fitted_edge if p.fitted_edge is not None else p.bulk_edge
     e_ok = e_pred is not None and edge_within(e_pred, e_m, e_se, N)
     return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode,
+                extreme_samples=extreme_samples,
                 reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
                 sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
@@ -327,12 +328,14 @@ def save_grid_figure(results, path):
             else:
                 axes[i, j].set_axis_off()
     r0 = results[0]
-    fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch "
-                 "(count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
+    grouped = ", extreme samples grouped" if r0.get("extreme_samples", "single") == "grouped" else ""
+    fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch"
+                 f"{grouped} (count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
     fig.tight_layout()
     keep = ("act", "tgt", "batch", "N", "a1", "a2", "pred_count", "sim_count", "sim_count_high", "count_p", "values_ok",
             "count_ok", "edge_ok", "worst_rel", "edge_pred", "edge_sim")
     out = save_figure(fig, path, {"criteria": "docs/theory/two_step.md §8.4", "draws": r0["draws"],
+                                  "extreme_samples": r0.get("extreme_samples", "single"),
                                   "rows": [{k: r[k] for k in keep} for r in results]})
     plt.close(fig)
     return out

@@ -49,7 +49,7 @@ run --activations relu --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/re
 # the same twelve grids with the batch's most extreme samples as one group (--extreme-samples grouped,
 # docs/theory/two_step.md §8.3), from the same draws
 GR=(--extreme-samples grouped); GT="extreme samples grouped"
-run "${GR[@]}" --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5, $GT"
+run "${GR[@]}" --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5, $GT" --figure "$FIG/two_step_finite_n_grouped.png"
 run "${GR[@]}" --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --title "N = 1000, fresh second batch, grid $G3, $GT"
 run "${GR[@]}" --own-seeds --N 1000 --batches reused --cache "$C/n1000own.json" --title "N = 1000, reused batch, grid $G5, $OWN, $GT"
 run "${GR[@]}" --own-seeds --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000own.json" --title "N = 1000, fresh second batch, grid $G3, $OWN, $GT"
