@@ -237,7 +237,8 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     first step, neurons integrated over the law of ``a``, locations from the master equation
     above the widened finite-``N`` bulk, whose edge is ``edge``.  Unlike ``1 + Lambda``
     (``N -> infinity``) this is what a simulation at this ``N`` shows (docs/theory/two_step.md §9.1).
-    About 0.15 s per grid point (after a first call per target and ``phi``).
+    About 0.15 s per grid point (after a first call per target and ``phi``), up to a few times that with
+    ``extreme_samples="grouped"``.
 
     Parameters
     ----------
