@@ -251,6 +251,9 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
+    if extreme_samples == "grouped":                   # how it was computed, on the result itself
+        notes.append("extreme_samples='grouped': the batch's most extreme samples as one group, the count read "
+                     "through the Poisson process of the prediction's laws (docs/theory/two_step.md §8.3)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca, spread=float(sd)) for s, th, ct, ca, sd in
             zip(r.locations, r.thetas, r.cos2_target, r.cos2_a, r.spreads, strict=True)]
     # every outlier is reported at the mean of its rank and counted at the median (docs/theory/two_step.md §8.3)

@@ -184,6 +184,7 @@ def test_grouped_extreme_samples_place_and_count_the_quadratic_sigmas_single_sam
         assert abs(o.singular_value - m) <= max(0.03 * m, 3 * e)
     assert [o.kind for o in g.outliers] == ["spike", "spike", "sample", "sample"]
     assert g.count_range[0] <= 4 <= g.count_range[1]
+    assert sum("extreme_samples='grouped'" in n for n in g.notes) == 1 and g.reliable    # says how, not a doubt
     assert two_step(QUAD, QUAD, **kw) == two_step(QUAD, QUAD, **kw, extreme_samples="single")
 
 
