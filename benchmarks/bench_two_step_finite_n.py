@@ -56,6 +56,8 @@ SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631
 
 #: The words that end the title of a section drawn with seeds of its own at each point (``--own-seeds``).
 OWN_TITLE = "seeds of its own at each point"
+#: The end of the titles of the sections run with ``--extreme-samples grouped`` (docs/theory/two_step.md §8.3).
+GROUPED_TITLE = "extreme samples grouped"
 
 
 def cache_key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False) -> str:
@@ -90,13 +92,14 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
 
 def page_rows(page):
     """``(section title, cells)`` of each table row of a page this benchmark wrote, leaving out the sections drawn
-    with seeds of their own at each point (``--own-seeds``): they measure the same points again."""
+    with seeds of their own at each point (``--own-seeds``), which measure the same points again, and those run with
+    ``--extreme-samples grouped``, another prediction (the default's rows are the ones read here)."""
     title = ""
     for line in open(page, encoding="utf-8"):
         if line.startswith("## "):
             title = line[3:].strip()
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title:
+        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title and GROUPED_TITLE not in title:
             yield title, c
 
 
@@ -123,14 +126,14 @@ def sample_value_errors(page) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
+def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_samples="single"):
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import two_step
 
     t0 = time.perf_counter()
     p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
-                 phi2=phi if batch == "fresh" else None)
+                 phi2=phi if batch == "fresh" else None, extreme_samples=extreme_samples)
     dt = time.perf_counter() - t0
     S = np.array([r["sv"] for r in rows])
     window = max(12, math.ceil(0.8 * math.sqrt(min(N, N / psi))))        # the rule's J (docs/theory/two_step.md §9.2)
@@ -147,6 +150,7 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0):
     e_pred = p.fitted_edge if p.fitted_edge is not None else p.bulk_edge
     e_ok = e_pred is not None and edge_within(e_pred, e_m, e_se, N)
     return dict(act=act, tgt=tgt, batch=batch, a1=a1, a2=a2, N=N, psi=psi, phi=phi, mode=p.mode,
+                extreme_samples=extreme_samples,
                 reliable=bool(p.reliable),
                 pred=pred, sim=S[:, :max(len(pred), sim_count, 1)].mean(0).tolist(), pred_count=len(pred),
                 sim_count=sim_count, count_spread=[int(counts.min()), int(counts.max())],
@@ -324,12 +328,14 @@ def save_grid_figure(results, path):
             else:
                 axes[i, j].set_axis_off()
     r0 = results[0]
-    fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch "
-                 "(count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
+    grouped = ", extreme samples grouped" if r0.get("extreme_samples", "single") == "grouped" else ""
+    fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch"
+                 f"{grouped} (count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
     fig.tight_layout()
     keep = ("act", "tgt", "batch", "N", "a1", "a2", "pred_count", "sim_count", "sim_count_high", "count_p", "values_ok",
             "count_ok", "edge_ok", "worst_rel", "edge_pred", "edge_sim")
     out = save_figure(fig, path, {"criteria": "docs/theory/two_step.md §8.4", "draws": r0["draws"],
+                                  "extreme_samples": r0.get("extreme_samples", "single"),
                                   "rows": [{k: r[k] for k in keep} for r in results]})
     plt.close(fig)
     return out
@@ -378,6 +384,9 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
     ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
+    ap.add_argument("--extreme-samples", default="single", choices=("single", "grouped"),
+                    help="how the prediction takes the batch's most extreme samples (rmtfl.theory.two_step; "
+                         "docs/theory/two_step.md §8.3)")
     ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
@@ -413,7 +422,8 @@ def main(argv=None) -> int:
                 json.dump(cache, f)
             os.replace(tmp, a.cache)
         if not a.simulate_only:
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi)
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi,
+                             extreme_samples=a.extreme_samples)
             results.append(r)
             print(json.dumps(r), flush=True)
     if results:

@@ -94,9 +94,9 @@ def block_samples(*, push: bool = True, left: bool = False, rows: float = 4, K: 
 
     base = sample_coupling.sample_outliers
 
-    def outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None):
+    def outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None, **kw):
         kept = base(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=ranks, rho=rho,
-                    coupling=coupling)
+                    coupling=coupling, **kw)         # kw: the law's form and the h-moment cache, passed on
         if (act.name != QUADRATIC or target.name != QUADRATIC or st.batch != "reused" or psi != 1.0
                 or kept[3] is None):
             return kept

@@ -37,66 +37,37 @@ import json
 import sys
 
 import numpy as np
-from scipy import special
-from scipy.stats import qmc
 
-from .diag_count_statistic import edge_weights, fixed_point_events, median_count, rule_window
+from rmtfl.theory._two_step import poisson_count
+
+from .diag_count_statistic import median_count, rule_window
 
 
 def rank_laws(law, fixed, ranks: int, laws=None, gamma: float = 1.0):
-    """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid`` (from the edge up), ``r = 1..ranks``, for the
+    """``(grid, F)``: ``F[:, r - 1] = P(r-th value > s)`` on ``grid``, ``r = 1..ranks``, for the
     spikes ``fixed`` of ``P`` (each at its location, or spread by its law ``(x, sf)`` of
     docs/theory/two_step.md §8.5) and the single samples of the
     :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` ``law`` (module docstring; ``gamma`` the rigidity of
-    their ranks)."""
-    fixed = np.asarray(fixed, float)
-    laws = [None] * fixed.size if laws is None else list(laws)
-    s_e = float(law.grid[0])
-    pieces = [law.grid] + [np.clip(m + lw[0], s_e, None) for m, lw in zip(fixed, laws) if lw is not None]
-    inner = fixed[fixed > s_e]
-    grid = np.unique(np.concatenate(pieces + [inner * (1 - 1e-9), inner * (1 + 1e-9)]))
-    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
-    q = np.arange(ranks + 1)
-    # P(at least q samples above s): the q-th point of the process lies above s
-    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :] * gamma, gamma * mu[:, None]))
-    p = np.array([(m > grid).astype(float) if lw is None else np.interp(grid - m, lw[0], lw[1], left=1.0, right=0.0)
-                  for m, lw in zip(fixed, laws)]).reshape(fixed.size, grid.size)
-    pm = np.zeros((grid.size, fixed.size + 1))     # the law of the number of spikes above s (Poisson binomial)
-    pm[:, 0] = 1.0
-    for pj in p:
-        pm = pm * (1 - pj[:, None]) + np.concatenate([np.zeros((grid.size, 1)), pm[:, :-1]], 1) * pj[:, None]
-    F = np.stack([sum(pm[:, j] * above[:, max(r - j, 0)] for j in range(min(r, fixed.size) + 1))
-                  + (pm[:, r + 1:].sum(1) if r + 1 <= fixed.size else 0.0) for r in range(1, ranks + 1)], 1)
-    return grid, np.minimum.accumulate(F, axis=0)
+    their ranks): the theory's :func:`rmtfl.theory._two_step.poisson_count.rank_laws`."""
+    return poisson_count.rank_laws(law, fixed, ranks, laws, gamma=gamma)
 
 
-def lattice_count(grid, F, bulk_top, J: int, points: int = 2048) -> int:
+def lattice_count(grid, F, bulk_top, J: int, points: int = poisson_count.LATTICE_POINTS) -> int:
     """The rule's median count over spectra whose top ranks are drawn independently from ``F`` (:func:`rank_laws`)
     by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped; above the grid
     its value is the grid's top), the ``bulk_top`` values below them."""
     return lattice_rule(grid, F, bulk_top, J, points)[0]
 
 
-def lattice_rule(grid, F, bulk_top, J: int, points: int = 2048) -> tuple[int, float]:
+def lattice_rule(grid, F, bulk_top, J: int, points: int = poisson_count.LATTICE_POINTS) -> tuple[int, float] | None:
     """:func:`lattice_count` and the mean over the lattice of the edge the rule fits at its count (attempt 20): the
-    prediction of the draws' mean fitted edge from the same laws."""
-    R = F.shape[1]
-    u = (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
-    vals = np.full((points, R), -np.inf)
-    for k in range(R):
-        Fk = F[:, k]
-        ok = u[:, k] < Fk[0]
-        idx = np.clip(np.searchsorted(-Fk, -u[ok, k]), 1, grid.size - 1)     # the first grid point with F <= u
-        f0, f1 = Fk[idx - 1], Fk[idx]
-        w = np.where(f0 > f1, (f0 - u[ok, k]) / np.maximum(f0 - f1, 1e-300), 0.0)
-        vals[ok, k] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
-    S = -np.sort(-np.concatenate([vals, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
-    S = S[:, :R + len(bulk_top)]
-    S = S[:, np.isfinite(S).all(0)]
-    events = np.concatenate([fixed_point_events(S, J, min(40, S.shape[1] - J)), np.ones((points, 1), bool)], 1)
-    counts = np.argmax(events, 1)                            # at most S.shape[1] - J: a full window below
-    windows = S[np.arange(points)[:, None], counts[:, None] + np.arange(J)[None, :]]   # each point's fit window
-    edges = windows @ edge_weights(J)
+    prediction of the draws' mean fitted edge from the same laws (the lattice's spectra and their counts and edges
+    are the theory's :func:`rmtfl.theory._two_step.poisson_count.lattice_rule`); ``None`` where the spectra hold no
+    more than ``J`` values."""
+    got = poisson_count.lattice_rule(grid, F, bulk_top, J, points)
+    if got is None:
+        return None
+    counts, edges = got
     return median_count(counts), float(edges.mean())
 
 

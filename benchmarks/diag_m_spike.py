@@ -7,8 +7,10 @@ Over the whole law of ``y`` -- a principal value where they come near ``y_i`` --
 
     lambda_i = (y_i / phi) (1 + (z_i^2 - 1) / d) + y_i (y_i PV E[1 / (y_i - y)] - 1).
 
-This script plants one sample at ``z* = z_i`` in batches whose other samples are drawn and sets the eigenvalue whose
-eigenvector leans most on it (mean and standard error over the draws) beside both formulas::
+The formula and its principal value are the theory's (:mod:`rmtfl.theory._two_step.whole_law`,
+docs/theory/two_step.md §8.3; :func:`m_spike_whole_law` here).  This script plants one sample at ``z* = z_i`` in
+batches whose other samples are drawn and sets the eigenvalue whose eigenvector leans most on it (mean and standard
+error over the draws) beside both formulas::
 
     python -m benchmarks.diag_m_spike                                   # He1 + He2/2, d = 1000, z = 3.2, 3.6, 4.0
     python -m benchmarks.diag_m_spike --target "hermite(0, 1, 0, 0.4082482904638631)" --z 3.2,3.5,-3.7 --draws 40
@@ -34,73 +36,9 @@ import sys
 
 import numpy as np
 
-
-def m_spike_whole_law(target, ys, zs, phi: float, d: float) -> np.ndarray:
-    """``lambda_i`` of the module docstring at each extreme sample ``(y_i, z*_i)`` (label noise averaged over by
-    Gauss-Hermite nodes); ``NaN`` where ``y_i`` is at an extremum of the link (not resolved)."""
-    from rmtfl.theory._classical.hermite import gauss_hermite_rule
-
-    ys = np.atleast_1d(np.asarray(ys, dtype=float))
-    zs = np.atleast_1d(np.asarray(zs, dtype=float))
-    if target.noise > 0:
-        e, we = gauss_hermite_rule(8)
-        pv = pv_inverse(target, (ys[:, None] - target.noise * e[None, :]).ravel()).reshape(ys.size, e.size) @ we
-    else:
-        pv = pv_inverse(target, ys)
-    return ys / phi * (1.0 + (zs * zs - 1.0) / d) + ys * (ys * pv - 1.0)
-
-
-#: Grid of ``z`` for the principal value of :func:`pv_inverse` (step ``2 PV_Z_MAX / (PV_Z_GRID - 1)``).
-PV_Z_GRID, PV_Z_MAX = 2001, 10.0
-
-#: Width (in ``z``) of the window around each pole whose singular part is subtracted in :func:`pv_inverse`.
-PV_WINDOW = 0.25
-
-
-def pv_inverse(target, vs) -> np.ndarray:
-    """``PV E[1 / (v - g(z))]``, ``z ~ N(0, 1)``, ``g`` the target's link, at each ``v`` of ``vs``.
-
-    Near a root ``z_r`` of ``g(z) = v`` the integrand is ``A_r / (z - z_r)``, ``A_r = -phi(z_r) / g'(z_r)``; the term
-    ``A_r exp(-(z - z_r)^2 / (2 w^2)) / (z - z_r)`` has principal value 0 and is subtracted, which leaves a smooth
-    integrand for the trapezoidal rule on a fine grid (exponentially accurate for it).
-    """
-    g = target.links[0]
-    z = np.linspace(-PV_Z_MAX, PV_Z_MAX, PV_Z_GRID)
-    h = z[1] - z[0]
-    dens = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
-    G = np.asarray(g(z), dtype=float)
-    vs = np.asarray(vs, dtype=float)
-    D = vs[:, None] - G[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        F = dens[None, :] / D
-        row, k = np.nonzero((D[:, :-1] >= 0) != (D[:, 1:] >= 0))      # a root of g(z) = v in [z_k, z_k+1]
-        zr = z[k] + h * D[row, k] / (D[row, k] - D[row, k + 1])
-        for _ in range(3):                                          # Newton's method on the interpolated root
-            eps = 1e-6 * (1.0 + np.abs(zr))
-            gp = (np.asarray(g(zr + eps), dtype=float) - np.asarray(g(zr - eps), dtype=float)) / (2 * eps)
-            zr = np.clip(zr - (np.asarray(g(zr), dtype=float) - vs[row]) / gp, z[k], z[k + 1])
-        A = -np.exp(-0.5 * zr * zr) / math.sqrt(2.0 * math.pi) / gp
-        u = z[None, :] - zr[:, None]
-        sing = A[:, None] * np.exp(-0.5 * (u / PV_WINDOW) ** 2) / u
-        np.add.at(F, row, -sing)
-        # a grid point on a root: the integrand's limit there, phi(z_r) (z_r / g' + g'' / (2 g'^2))
-        kn = np.clip(np.rint((zr - z[0]) / h).astype(int), 0, z.size - 1)
-        on = np.abs(z[kn] - zr) < 1e-3 * h
-        if on.any():
-            e2 = 1e-4 * (1.0 + np.abs(zr[on]))
-            gpp = (np.asarray(g(zr[on] + e2), dtype=float) - 2.0 * np.asarray(g(zr[on]), dtype=float)
-                   + np.asarray(g(zr[on] - e2), dtype=float)) / e2**2
-            F[row[on], kn[on]] = -A[on] * gp[on] * (zr[on] / gp[on] + gpp / (2.0 * gp[on] ** 2))
-    pv = h * F.sum(axis=1)
-    # ``v`` at (or next to) an extremum of the link -- two roots within a few grid steps, or a double one the
-    # sign changes miss -- is not resolved here (NaN)
-    close = (row[1:] == row[:-1]) & (np.diff(zr) < 4 * h)
-    pv[row[1:][close]] = np.nan
-    turn = np.nonzero(np.diff(np.sign(np.diff(G))) != 0)[0] + 1
-    if turn.size:
-        near = np.abs(vs[:, None] - G[turn][None, :]) < 1e-3 * (1.0 + np.abs(vs[:, None]))
-        pv[near.any(axis=1)] = np.nan
-    return pv
+from rmtfl.theory._two_step import whole_law
+# the formula of the module docstring, the theory's (other diagnostics import it from here under this name)
+from rmtfl.theory._two_step.whole_law import whole_law_eigenvalue as m_spike_whole_law
 
 
 def planted(target, zi: float, *, d: int, n: int, draws: int, seed: int = 11):
@@ -122,18 +60,12 @@ def planted(target, zi: float, *, d: int, n: int, draws: int, seed: int = 11):
 @contextlib.contextmanager
 def whole_law_eigenvalues(target, d: float):
     """Within the block, the prediction takes :func:`m_spike_whole_law` as the eigenvalue of ``M`` along each extreme
-    sample beyond the bulk (where it is resolved), in place of the pole over the bulk's samples."""
+    sample beyond the bulk (where it is resolved), in place of the pole over the bulk's samples
+    (:func:`rmtfl.theory._two_step.whole_law.whole_law_eigenvalues`)."""
     from rmtfl.theory._two_step import joint_roots, sample_order, sample_spikes
 
     kept = sample_spikes.extreme_eigenvalues
-
-    def whole(ys, zs, phi, y_bulk, w_bulk, zrange):
-        base = kept(ys, zs, phi, y_bulk, w_bulk, zrange)
-        beyond = float(np.max(np.abs(y_bulk)))
-        lam = m_spike_whole_law(target, np.asarray(ys, float), np.asarray(zs, float), phi, d)
-        return [float(w) if abs(y) > beyond and np.isfinite(w) else b for y, w, b in zip(ys, lam, base)]
-
-    sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = whole
+    sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = whole_law.whole_law_eigenvalues(target, d)
     try:
         yield
     finally:

@@ -153,12 +153,12 @@ def part_grid(path: str, N: int, acts, tgt: str = HE3, Q: int = 4, draws: int = 
     from rmtfl.theory import make_target
 
     from .bench_two_step_finite_n import middle_counts, values_within
-    from .diag_count_law import _grid
+    from .diag_count_law import cache_points
     from .diag_m_spike import whole_law_eigenvalues
     from .diag_sample_coupling import coupled_samples
 
     tot = dict(points=0, population=0, typical=0)
-    for act, t, a1, a2, S, counts in _grid(path, N, "reused", draws):
+    for act, t, a1, a2, S, counts in cache_points(path, N, "reused", draws):
         if act not in acts or t != tgt:
             continue
         with contextlib.ExitStack() as st:

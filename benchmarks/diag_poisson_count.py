@@ -8,7 +8,9 @@ the spikes of ``P``.  The ``k``-th value below the spikes lies above ``s`` when 
 single samples'), for the top ``M`` ranks below the spikes; deeper ranks sit where ``Lambda`` is ``k - 1/2`` (the
 bulk's values are rigid: drawn as a Poisson process too, they spread far wider than a draw's); the spikes at their
 places.  The rule's median count over those spectra on a fixed Sobol lattice
-(:func:`benchmarks.diag_count_law.lattice_rule`) is set against the draws' median count.
+(:func:`benchmarks.diag_count_law.lattice_rule`) is set against the draws' median count.  The prediction has since
+taken this reading up (:mod:`rmtfl.theory._two_step.poisson_count`, docs/theory/two_step.md §9.2): the count, the soft
+edge and the blend here are its functions.
 
 * ``--part draws``: ``Lambda`` from the draws themselves (the top ranks whose 10 % point lies above 1.5 times the
   median ``J``-th value, at most three, taken as spikes), against their own median count and, with ``--other``, the
@@ -19,7 +21,8 @@ places.  The rule's median count over those spectra on a fixed Sobol lattice
   values; ``--mode`` the prediction as it is (``kept``) or with earlier attempts' changes joined by ``+``
   (:func:`variant`: attempt 15's bulk ``without``, attempt 27's pushed block over it ``block``, ``whole``,
   ``coupled``, ``group``, ``pshift``: attempt 28's spectral shift of ``P`` below the fold).
-  ``--airy``: the bulk's count at its fold as a finite real matrix's (:func:`soft_edge_count`).
+  ``--airy``: the bulk's count at its fold as a finite real matrix's
+  (:func:`rmtfl.theory._two_step.poisson_count.soft_edge_count`).
 * ``--part compare``: ``Lambda`` of the draws beside the prediction's at one point; ``--part bias``: the
   prediction's ``Lambda`` less the draws' over the top 12 ranks below the spikes, per activation and target.
 * ``--part accept`` (attempt 31): the acceptance page's three criteria for the prediction in ``--mode``, read on its
@@ -51,31 +54,26 @@ import sys
 
 import numpy as np
 
-from .diag_count_law import cache_points, captured, lattice_rule, rank_laws
-from .diag_count_statistic import median_count, points, rule_window
+from rmtfl.theory._two_step import poisson_count as _theory
+# the theory's pieces of the reading (blended_lambda and TOP_RANKS under this module's names)
+from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, TOP_RANKS, mean_count
+from rmtfl.theory._two_step.poisson_count import blended as blended_lambda
 
-#: Ranks below the spikes drawn from the Poisson process (the rest rigid).
-TOP_RANKS = 12
+from .diag_count_law import cache_points, captured
+from .diag_count_statistic import median_count, points, rule_window
 
 #: The parts a ``--mode`` joins with ``+`` (:func:`variant`).
 MODE_PARTS = ("kept", "without", "block", "whole", "coupled", "group", "pshift", "unified")
 
 
-def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float]:
+def poisson_count(grid, lam, fixed, J: int, M: int = TOP_RANKS, laws=None) -> tuple[int, float] | None:
     """``(median count, mean fitted edge)`` of the rule over spectra whose top ``M`` ranks below the spikes
     ``fixed`` are the points of a Poisson process of mean count ``lam`` above each ``s`` of the ascending
-    ``grid`` (module docstring); ``laws``: the spikes' laws as :func:`benchmarks.diag_count_law.rank_laws` takes
-    them."""
-    from rmtfl.theory._two_step.sample_order import SampleLaw
-
-    lam = np.asarray(lam, float)
-    big = 10**9                                      # one part of 10^9 samples: the Poisson limit of the binomial
-    law = SampleLaw(np.asarray(grid, float), (lam / big)[:, None], (big,))
-    fixed = list(fixed)
-    g, F = rank_laws(law, fixed, M + len(fixed), laws)
-    ks = np.arange(M, M + J + 30) + 0.5
-    deeper = np.interp(ks, lam[::-1], np.asarray(grid, float)[::-1])
-    return lattice_rule(g, F, deeper[deeper > grid[0]], J)
+    ``grid`` (module docstring; the theory's :func:`rmtfl.theory._two_step.poisson_count.poisson_count`);
+    ``laws``: the spikes' laws as :func:`benchmarks.diag_count_law.rank_laws` takes them; ``None`` where the
+    process holds no more than ``J`` values."""
+    got = _theory.poisson_count(grid, lam, fixed, J, laws=laws, ranks=M)
+    return None if got is None else got[:2]
 
 
 def draws_lambda(S, J: int):
@@ -87,46 +85,25 @@ def draws_lambda(S, J: int):
     return med[:r], grid, lam
 
 
-def soft_edge_count(x):
-    """``E[#{t > x}]`` of the real (beta = 1) soft edge in Tracy–Widom units, less its semiclassical part
-    ``(2/3 pi) max(-x, 0)^(3/2)``: the integral of the one-point density
-    ``Ai'(t)^2 - t Ai(t)^2 + Ai(t) (1 - int_t^inf Ai) / 2`` above ``x`` (0.17 at the edge, 1/4 deep below it)."""
-    from scipy import special
-    from scipy.integrate import cumulative_trapezoid
-
-    t = np.linspace(-40.0, 10.0, 40001)
-    ai, aip, _, _ = special.airy(t)
-    tail_ai = -cumulative_trapezoid(ai[::-1], t[::-1], initial=0.0)[::-1]
-    rho = aip**2 - t * ai**2 + 0.5 * ai * (1.0 - tail_ai)
-    count = -cumulative_trapezoid(rho[::-1], t[::-1], initial=0.0)[::-1]
-    excess = count - 2.0 / (3.0 * np.pi) * np.maximum(-t, 0.0) ** 1.5
-    return np.interp(x, t, excess, left=excess[0], right=0.0)
-
-
 def predicted_lambda(seen, airy: bool = False):
     """``(spikes, spikes' laws, grid, Lambda)`` of a captured prediction (module docstring); ``None`` without
     single samples.  ``airy``: the bulk's count near its fold as a finite matrix's mean count, the density's count
-    plus :func:`soft_edge_count` at the edge and scale fitted to its first ten top values."""
+    plus the soft edge's excess at the edge and scale fitted to its first ten top values (the theory's
+    :func:`rmtfl.theory._two_step.poisson_count.mean_count`); without it the density's count alone."""
     if "ranked" not in seen:
         return None
     law, fixed, _, laws = seen["ranked"]
     if law is None or not law.sizes:
         return None
+    if airy:
+        return (list(fixed), laws, *mean_count(law, seen["result"].bulk_top))
     bt = np.asarray(seen["result"].bulk_top, float)
     xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
     ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
-    lo, hi = bt[-1], max(xs[-1], law.grid[-1])
-    if airy:
-        pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)       # where the density counts k - 1/2
-        (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), bt[:10], rcond=None)
-        hi = max(hi, e + 4.0 * sig)
-    grid = np.unique(np.concatenate([np.linspace(lo, hi, 1200), xs, law.grid]))
+    grid = np.unique(np.concatenate([np.linspace(bt[-1], max(xs[-1], law.grid[-1]), 1200), xs, law.grid]))
     mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
              for b, n in enumerate(law.sizes))
-    bulk = np.interp(grid, xs, ns, left=ns[0], right=0.0)
-    if airy:
-        bulk = bulk + soft_edge_count((grid - e) / sig)
-    return list(fixed), laws, grid, mu + bulk
+    return list(fixed), laws, grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0)
 
 
 def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25, M: int = TOP_RANKS) -> None:
@@ -385,21 +362,6 @@ def part_accept(path: str, N: int, batch: str, mode: str, draws: int = 25, airy:
           "edges / all three, read on the predicted spectrum | through the Poisson process of its Lambda")
     total = _print_readings(rows)
     print(f"  all {'/'.join(map(str, total[0]))} | {'/'.join(map(str, total[1]))}")
-
-
-#: Attempt 32's blend runs from the fold to this fraction above it (:func:`blended_lambda`).
-BLEND_WIDTH = 0.05
-
-
-def blended_lambda(below, above, fold: float, width: float = BLEND_WIDTH):
-    """``(grid, Lambda)``: ``below`` (a ``(grid, Lambda)`` pair) up to the ``fold``, ``above`` from ``(1 + width)``
-    times the fold up, and between them the two mixed linearly in ``s / fold``, on the union of their grids (each
-    taken as 0 beyond its own grid's top)."""
-    grid = np.unique(np.concatenate([below[0], above[0]]))
-    lo = np.interp(grid, below[0], below[1], right=0.0)
-    hi = np.interp(grid, above[0], above[1], right=0.0)
-    w = np.clip((grid / fold - 1.0) / width, 0.0, 1.0)
-    return grid, (1.0 - w) * lo + w * hi
 
 
 def part_blend(path: str, N: int, batch: str, mode: str, above: str, width: float = BLEND_WIDTH, draws: int = 25,

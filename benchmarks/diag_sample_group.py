@@ -11,9 +11,15 @@ Gaussian spread, weighted by its expected number of samples), ``E`` a Wigner mat
 deterministic equivalent of ``D + E`` (the vector Dyson equation ``g_b = E_xi[1 / (q_b + sd_b xi - z - S_b)]``,
 ``S_b = sum_k w_k eps^2_bk g_k``, at ``z = 1 + i0``) gives its number of eigenvalues above 1 through the
 log-determinant ``L = sum_b w_b E log(q_b + sd_b xi - z - S_b) + 1/2 sum_b w_b g_b S_b``: ``#(> 1) = K + Im L / pi``
-(:func:`group_count`, checked against sampled ``D + E`` by ``--part check`` and ``tests/test_diag_sample_group.py``).
-:func:`coupled_group` puts that count into the single-sample law in place of the group's columns on their own,
-each fixed point along the law's grid of ``s`` started from the one before (:func:`warm_group_count`).
+(:func:`group_count`, checked against sampled ``D + E`` by ``--part check`` and
+``tests/theory/two_step/test_sample_group.py``).  The solver is the theory's
+(:mod:`rmtfl.theory._two_step.sample_group`, docs/theory/two_step.md §8.3, "The extreme samples as one group";
+:func:`group_count` and :func:`warm_group_count` here are its functions).  :func:`coupled_group` puts that count into
+the single-sample law in place of the group's columns on their own, each fixed point along the law's grid of ``s``
+started from the one before (:func:`warm_group_count`); unlike the theory's
+:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law` it takes another ``count`` and the coupling to ``P``
+on the group as well, solves the group at every ``s`` of the grid, and works over whatever single-sample law is in
+place.
 
     python -m benchmarks.diag_sample_group --part check
     python -m benchmarks.diag_sample_group --part edge --activation gelu --alphas 0.4,0.2
@@ -31,87 +37,8 @@ import sys
 
 import numpy as np
 
-#: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
-_XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
-_WXI = _WXI / _WXI.sum()
-
-
-def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.ndarray:
-    """Expected number of eigenvalues of ``D + E`` above ``z``, per bin (module docstring): ``D`` holds ``w_b``
-    columns of strength ``q_b + sd_b xi`` (``xi ~ N(0, 1)``), ``E`` is symmetric with independent centred entries,
-    ``E[E_bk^2] = e2[b, k]``; a column is not coupled to itself (a bin of ``w_b > 1`` columns couples each to the
-    other ``w_b - 1``; a bin of less than one column, a piece of a continuous tail, not within itself)."""
-    return _solve(q, sd, w, e2, z=z, eta_min=eta_min)[0]
-
-
-def warm_group_count():
-    """:func:`group_count` for a run of neighbouring groups (the same bins, their strengths moving a little from one
-    call to the next, as along the law's grid of ``s``): each call starts the fixed point at ``Im z = eta_min`` from
-    the last call's, and goes back to the continuation in ``Im z`` where that does not converge or leaves the upper
-    half plane.  On one prediction's groups it gives :func:`group_count`'s counts to 5e-13, 3 to 5 times faster
-    (:func:`part_warm`; ``tests/test_diag_sample_group.py``)."""
-    last = {}
-
-    def count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5):
-        got = None
-        start = last.get("g")
-        if start is not None and start.size == np.size(q):
-            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min, start=start)
-        if got is None:
-            got = _solve(q, sd, w, e2, z=z, eta_min=eta_min)
-        last["g"] = got[1]
-        return got[0]
-    return count
-
-
-def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None):
-    """``(counts, g at z + i eta_min)`` of :func:`group_count`; from ``start`` straight at ``eta_min`` (``None``
-    where that does not converge to a ``g`` in the upper half plane), else by continuation in ``Im z`` from 1."""
-    q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
-    e2 = np.array(e2, dtype=float)
-    e2[np.diag_indices_from(e2)] *= np.clip(1.0 - 1.0 / np.maximum(w, 1e-300), 0.0, None)
-    x = q[:, None] + sd[:, None] * _XI[None, :]
-
-    def self_energy(g):                                  # e2 @ (w g) as two real products (no complex copy of e2)
-        v = w * g
-        return e2 @ v.real + 1j * (e2 @ v.imag)
-
-    if start is None:
-        g = np.zeros(q.size, complex)
-        for eta in np.geomspace(1.0, eta_min, 10):          # continuation in Im z down to the real axis
-            zc = z + 1j * eta
-            g, _ = _anderson(lambda g: (_WXI / (x - (zc + self_energy(g))[:, None])).sum(1), g)
-    else:
-        zc = z + 1j * eta_min
-        g, done = _anderson(lambda g: (_WXI / (x - (zc + self_energy(g))[:, None])).sum(1), np.asarray(start))
-        if not done or np.any(g.imag < 0.0):
-            return None
-    S = self_energy(g)
-    L = (_WXI * np.log(x - (z + 1j * eta_min + S)[:, None])).sum(1) + 0.5 * g * S
-    return w + w * L.imag / math.pi, g
-
-
-def _anderson(F, g, *, memory: int = 6, tol: float = 1e-10, iterations: int = 300):
-    """``(g, converged)``: the fixed point ``g = F(g)`` from ``g``, by Anderson mixing of the last ``memory``
-    iterates (type II: the combination of the last maps whose residual is least in the least-squares sense), to a
-    step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite.  On the
-    acceptance grid's groups it takes about half the time of the damped iteration alone, to the same point (within
-    1e-13)."""
-    maps, residuals = [], []
-    for _ in range(iterations):
-        fg = F(g)
-        r = fg - g
-        if np.abs(r).max() < tol * (1.0 + np.abs(fg).max()):
-            return fg, True
-        maps, residuals = (maps + [fg])[-memory:], (residuals + [r])[-memory:]
-        if len(residuals) < 2:
-            g = 0.5 * (g + fg)
-            continue
-        dR = np.stack([b - a for a, b in zip(residuals, residuals[1:])], 1)
-        dG = np.stack([b - a for a, b in zip(maps, maps[1:])], 1)
-        mix = fg - dG @ np.linalg.lstsq(dR, r, rcond=None)[0]
-        g = mix if np.all(np.isfinite(mix)) else 0.5 * (g + fg)
-    return g, False
+# the group's solver, the theory's (other diagnostics and tests import it from here)
+from rmtfl.theory._two_step.sample_group import group_count, warm_group_count
 
 
 def _group_masks(parts, strength_at_edge):

@@ -70,7 +70,7 @@ def grid(path: str, N: int, batch: str, r: float, draws: int = 25) -> None:
     """Points passing all three criteria, the values, counts and edges, and values, edges and the sign test, on a cached
     grid: as it is, coupled on every sample, coupled on the top ``r``."""
     from .bench_two_step_finite_n import compare_cell, sign_test
-    from .diag_count_law import _grid
+    from .diag_count_law import cache_points
     from .diag_count_statistic import median_count
     from .diag_sample_coupling import coupled_samples
 
@@ -78,7 +78,7 @@ def grid(path: str, N: int, batch: str, r: float, draws: int = 25) -> None:
                 f"coupled, top {r:g}": lambda: top_coupling(r)}
     tot = {k: dict(all=0, values=0, counts=0, edges=0, ves=0) for k in variants}
     n = 0
-    for act, tgt, a1, a2, S, counts in _grid(path, N, batch, draws):
+    for act, tgt, a1, a2, S, counts in cache_points(path, N, batch, draws):
         m = median_count(counts)
         n += 1
         for name, ctx in variants.items():

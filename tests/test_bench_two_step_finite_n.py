@@ -156,13 +156,14 @@ def test_points_with_seeds_of_their_own_share_no_batch():
 
 def test_sections_with_seeds_of_their_own_are_not_counted_twice(tmp_path):
     """The edge-gap table and the single-sample errors (both read ``page_rows``) leave out a section drawn again with
-    seeds of its own at each point: it measures the same points (``OWN_TITLE``)."""
-    from benchmarks.bench_two_step_finite_n import OWN_TITLE, page_rows
+    seeds of its own at each point, which measures the same points (``OWN_TITLE``), and one run with the extreme
+    samples grouped, another prediction (``GROUPED_TITLE``)."""
+    from benchmarks.bench_two_step_finite_n import GROUPED_TITLE, OWN_TITLE, page_rows
 
     row = ("| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | "
            "1.900/2.000 (2.000) | yes |")
     page = tmp_path / "page.md"
-    page.write_text(f"## N = 1000, reused batch\n\n{row}\n\n## N = 1000, reused batch, {OWN_TITLE}\n\n{row}\n",
-                    encoding="utf-8")
+    page.write_text(f"## N = 1000, reused batch\n\n{row}\n\n## N = 1000, reused batch, {OWN_TITLE}\n\n{row}\n\n"
+                    f"## N = 1000, reused batch, {GROUPED_TITLE}\n\n{row}\n", encoding="utf-8")
     assert sum(b["rows"] for b in edge_gaps(page)) == 1
     assert [title for title, _ in page_rows(page)] == ["N = 1000, reused batch"]

@@ -1,8 +1,8 @@
-"""The pieces of benchmarks/diag_count_law.py (docs/theory/two_step_attempts.md §18): the ranks' laws, the lattice
-count and the deeper rule, against cases whose answer is known."""
+"""The pieces of benchmarks/diag_count_law.py (docs/theory/two_step_attempts.md §18): the rigid ranks' laws, the
+lattice count and edge and the deeper rule, against cases whose answer is known (the ranks' laws of gamma = 1 are the
+theory's: tests/theory/two_step/test_poisson_count.py)."""
 import numpy as np
 import pytest
-from scipy import stats
 
 from benchmarks.diag_count_law import deep_count, lattice_count, rank_laws
 from rmtfl.numerics import edge_outlier_count
@@ -12,22 +12,6 @@ from rmtfl.theory._two_step.sample_order import SampleLaw
 
 def _law(grid, tail, n=1000):
     return SampleLaw(np.asarray(grid, float), np.asarray(tail, float)[:, None], (n,))
-
-
-def test_ranks_of_samples_alone_are_poisson_order_statistics():
-    grid = np.linspace(2.0, 3.0, 41)
-    tail = 0.008 * np.exp(-6.0 * (grid - 2.0))          # mu(s) = 8 exp(-6 (s - 2)) samples above s
-    g, F = rank_laws(_law(grid, tail), [], 5)
-    mu = 1000 * np.interp(g, grid, tail)
-    for r in range(1, 6):
-        assert F[:, r - 1] == pytest.approx(stats.poisson.sf(r - 1, mu), abs=1e-12)
-
-
-def test_a_spike_at_its_location_takes_the_first_rank():
-    grid = np.linspace(2.0, 3.0, 41)
-    g, F = rank_laws(_law(grid, np.zeros(41)), [5.0, 2.5], 3)
-    assert F[g < 2.5 * (1 - 1e-8), 1].min() == 1.0 and F[g > 2.5 * (1 + 1e-8), 1].max() == 0.0
-    assert F[g < 5.0 * (1 - 1e-8), 0].min() == 1.0 and F[:, 2].max() == 0.0
 
 
 def test_rigid_ranks_spread_less():

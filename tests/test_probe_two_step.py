@@ -27,6 +27,16 @@ def test_a_linear_sigma_with_a_reused_batch_is_answered():
     assert outcome == "ok"
 
 
+def test_the_grouped_option_is_answered():
+    """The same probe with the batch's most extreme samples as one group (docs/theory/two_step.md §8.3): a heavy
+    single-sample point of the quadratic sigma, and a tiny width whose batch keeps its samples in the bulk."""
+    for act, tgt, kw in (("hermite(0, 1, 0.5)", "hermite(0, 0, 0, 0, 1)", dict(N=300, eta1=10.0, eta2=10.0)),
+                         ("tanh", "he2", dict(N=3, eta1=1.0, eta2=1.0))):
+        t, outcome = probe.probe(act, tgt, dict(psi=1.0, phi=2.0, batch="reused", noise=0.0,
+                                                extreme_samples="grouped", **kw), limit=60)
+        assert outcome == "ok"
+
+
 def test_draws_repeat_with_the_seed_and_cover_the_activations():
     a = [probe.draw(random.Random(3)) for _ in range(2)]
     assert a[0] == a[1]

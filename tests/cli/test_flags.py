@@ -122,7 +122,8 @@ CASES = {
     "theory two-step": {"base": TWO_STEP_BASE, "fn": f"{TH}.two_step", "flags": {
         **_model_cases(), **_step_cases(TWO_STEP_BASE), "--psi": C("2", "psi"), "--phi": C("3", "phi"),
         "--batch": C("fresh", "batch"), "--phi2": C("3", "phi2", base=TWO_STEP_BASE + ["--batch", "fresh"]),
-        "--N": C("100", "N"), "--json": JSON}},
+        "--N": C("100", "N"), "--extreme-samples": C("grouped", "extreme_samples", base=TWO_STEP_BASE + ["--N", "100"]),
+        "--json": JSON}},
     "simulate spiked": {"base": ["--N", "40", "--d", "20", "--theta", "3"], "fn": f"{NM}.spiked_matrix", "flags": {
         "--N": C("50", "N"), "--d": C("25", "d"), "--theta": C("4", "theta"), "--var": C("2", "var"),
         "--p": C("0.9", "p", f"{NM}.measure_spiked"), "--seed": C("3", "rng"), "--backend": C("cupy", "backend"),
@@ -189,6 +190,7 @@ CASES = {
         "--psi": C("2", "psi", f"{TH}.finite_n_outlier_map", PD_FINITE),
         "--c1": C("2", "c1", f"{TH}.finite_n_outlier_map", PD_FINITE),
         "--c2": C("2", "c2", f"{TH}.finite_n_outlier_map", PD_FINITE),
+        "--extreme-samples": C("grouped", "extreme_samples", f"{TH}.finite_n_outlier_map", PD_FINITE),
         "--empirical": _pd_empirical(None, CALLS, PD_EMPIRICAL[:PD_EMPIRICAL.index("--empirical")]),
         "--dtype": _pd_empirical("float32", "grid"), "--seeds": _pd_empirical("2", "seeds"),
         "--store": _pd_empirical("{tmp}/other.sqlite", "store"), "--workers": _pd_empirical("1", "workers"),

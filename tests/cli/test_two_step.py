@@ -53,6 +53,21 @@ def test_theory_two_step_prints_both_edges_at_finite_n(capsys):
     assert "count rule fits" not in capsys.readouterr().out
 
 
+def test_theory_two_step_grouped_extreme_samples(capsys):
+    # the batch's most extreme samples as one group, the count through the Poisson process
+    # (docs/theory/two_step.md §8.3): the command prints and records what rmtfl.theory.two_step returns with it
+    from rmtfl.theory import two_step
+
+    argv = ["theory", "two-step", "--activation", "hermite(0, 1, 0.5)", "--alpha1", "0.4", "--alpha2", "0.4",
+            "--N", "1000", "--extreme-samples", "grouped", "--json"]
+    r = _json(capsys, argv)
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.4, N=1000,
+                 extreme_samples="grouped")
+    assert r["extreme_samples"] == "grouped"
+    assert [o["singular_value"] for o in r["outliers"]] == [o.singular_value for o in p.outliers]
+    assert r["count_range"] == list(p.count_range)
+
+
 def test_theory_two_step_header_names_the_truncation_of_its_route(capsys):
     # the finite-N route keeps sigma' exact (K = -1 in the result): the header says so instead of printing K=-1
     argv = ["theory", "two-step", "--activation", "tanh", "--alpha1", "0.3", "--alpha2", "0.3", "--N", "1000"]
@@ -99,6 +114,10 @@ def test_bad_input_exit_2(argv, capsys):
     (["simulate", "two-step", "--N", "50", "--d", "50", "--n", "50", "--eta1", "1", "--eta2", "1", "--n2", "60"],
      "--n2 applies only with --batch fresh"),
     (["theory", "two-step", "--eta1", "1", "--eta2", "1", "--seed", "3"], "unrecognized arguments: --seed"),
+    (["theory", "two-step", "--eta1", "1", "--eta2", "1", "--extreme-samples", "grouped"],
+     "--extreme-samples applies only with --N"),
+    (["phase-diagram", "--alpha1", "0.3", "--alpha2", "0.3", "--extreme-samples", "grouped"],
+     "--extreme-samples applies only with --N"),
     (["theory", "one-step", "--eta", "1", "--out", "x"], "unrecognized arguments: --out"),
 ])
 def test_flags_that_would_change_nothing_are_refused(argv, message, capsys):

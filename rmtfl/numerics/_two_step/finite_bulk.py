@@ -53,7 +53,7 @@ and the cross block is no longer negligible.  Overlaps are not corrected (MP for
 Examples
 --------
 >>> from rmtfl.theory import get_activation, make_target
->>> from rmtfl.theory._two_step.two_step import plan_two_step
+>>> from rmtfl.theory._two_step.plan import plan_two_step
 >>> plan = plan_two_step(get_activation("hermite(0, 1, 0.5)"), make_target([0, 1, 2**-0.5]), psi=1.0, phi=4.0,
 ...                      eta1=4.0, eta2=4.0, N=200, K=1)
 >>> fb = finite_bulk_kernels(plan, rng=0, reps=1)
@@ -72,7 +72,7 @@ from scipy import optimize
 from rmtfl._results import Result
 from rmtfl._validate import check_int, check_rng
 from rmtfl.theory._two_step.spike_vectors import P_k
-from rmtfl.theory._two_step.two_step import TwoStepPlan
+from rmtfl.theory._two_step.plan import TwoStepPlan
 
 __all__ = ["FiniteBulk", "finite_bulk_kernels", "finite_bulk_outliers"]
 
@@ -177,7 +177,7 @@ def _one_sample(plan: TwoStepPlan, N: int, g: np.random.Generator):
 def finite_bulk_kernels(plan: TwoStepPlan, *, rng, reps: int = 1) -> FiniteBulk:
     """Sample ``reps`` own bulks ``H = W_2 - P`` at the plan's width ``N`` and their whitened spike kernels.
 
-    ``plan`` is a :class:`~rmtfl.theory._two_step.two_step.TwoStepPlan` with ``N`` given (an integer
+    ``plan`` is a :class:`~rmtfl.theory._two_step.plan.TwoStepPlan` with ``N`` given (an integer
     ``>= 2``); ``rng`` (seed or Generator) makes ``reps`` children, one per own sample.
     """
     if plan.N is None:

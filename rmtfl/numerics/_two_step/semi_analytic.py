@@ -36,7 +36,7 @@ import numpy as np
 from rmtfl._validate import check_choice, check_in_range, check_int, check_memory, check_positive, check_rng
 from rmtfl.theory import TwoStepPrediction, get_activation, make_target
 from rmtfl.theory._two_step.spike_vectors import P_k
-from rmtfl.theory._two_step.two_step import SpikeGrams, TwoStepPlan, analytic_grams, plan_two_step, predict_from_grams
+from rmtfl.theory._two_step.plan import SpikeGrams, TwoStepPlan, analytic_grams, plan_two_step, predict_from_grams
 from .finite_bulk import finite_bulk_kernels, finite_bulk_outliers
 
 __all__ = ["two_step_semi_analytic", "sampled_grams"]

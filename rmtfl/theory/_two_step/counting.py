@@ -13,8 +13,10 @@ import numpy as np
 
 from .._classical.edge_count import EdgeCount, edge_outlier_count, edge_positions
 from .._classical.tracy_widom import largest_sv_scaling
+from .poisson_count import blended, mean_count, poisson_count
 
-__all__ = ["count_window", "count_on_prediction", "uncounted_note", "low_edge_note", "EDGE_GAP"]
+__all__ = ["count_window", "count_on_prediction", "count_through_process", "uncounted_note", "process_note",
+           "low_edge_note", "EDGE_GAP"]
 
 #: The count rule's edge on the predicted spectrum this far (relative) below the fold of the bulk's density marks a
 #: predicted spectrum whose shape just below its outliers is off (:func:`low_edge_note`).
@@ -45,6 +47,27 @@ def count_on_prediction(roots, edge: float, *, N, psi, bulk_top=None) -> EdgeCou
         bulk = edge - sigma * edge_positions(J + 20)
     rule = edge_outlier_count(np.concatenate([np.asarray(roots, float), bulk]), window=J)
     return replace(rule, count=min(rule.count, len(roots)))
+
+
+def count_through_process(laws, bulk_top, fold: float, *, N, psi):
+    """``(count, fitted edge, counts)`` read through the Poisson process of the mean count function below the spikes
+    (docs/theory/two_step.md §8.3, "The extreme samples as one group"): ``Lambda`` of ``laws.below`` up to the
+    bulk's ``fold`` and of ``laws.above`` from 1.05 times it (:func:`~.poisson_count.blended`), each over the bulk's
+    top values ``bulk_top``; the count rule's median count over the spectra of that process under the spikes
+    ``laws.fixed`` (spread by ``laws.laws``), the mean of the edge it fits there, and each lattice spectrum's count
+    (:func:`~.poisson_count.poisson_count`); ``None`` where those spectra are too short for the rule's window."""
+    grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
+    return poisson_count(grid, lam, laws.fixed, count_window(N, psi), laws=laws.laws)
+
+
+def process_note(dropped, count: int) -> str:
+    """The note on the predicted roots (``(value, outlier)`` pairs) beyond the count read through the Poisson
+    process (docs/theory/two_step.md §8.3, "The extreme samples as one group")."""
+    one = len(dropped) == 1
+    roots = ", ".join(f"{v:#.4g} ({o.kind})" for v, o in dropped)
+    return (f"{'a root' if one else 'roots'} at {roots} {'is' if one else 'are'} not counted: over spectra drawn from "
+            f"the prediction's laws the count rule's median count is {count}, so a simulation at this N typically "
+            f"does not tell {'it' if one else 'them'} from the bulk (docs/theory/two_step.md §8.3)")
 
 
 def uncounted_note(dropped, rule: EdgeCount, fold: float) -> str:

@@ -32,7 +32,9 @@ most extreme samples of a typical batch out; their columns and the spikes of ``P
 from __future__ import annotations
 
 import math
+from functools import partial
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize, special
@@ -47,10 +49,12 @@ from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, s
 from .relu_moments import is_relu
 from .right_gram import basis_gram
 from .sample_coupling import single_samples
-from .sample_order import rank_outliers
+from .sample_group import grouped_tail_law
+from .sample_order import outlier_laws, rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .sigma_table import F_table
 from .spike_spread import spike_spreads
+from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
@@ -61,6 +65,12 @@ __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_T
 MAX_TARGET_DEGREE = 4
 
 _ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
+
+#: The count's law above the fold solves its group at every COUNT_EVERY-th ``s`` of its grid
+#: (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`'s ``every``): the fitted edge moves by at most
+#: 1e-3, the counts not at all (16 heavy N = 1000 points), 185 and 56 of the page's 200 and 72 N = 1000 points pass
+#: against 183 and 56 with every ``s``.
+COUNT_EVERY = 2
 _G_ORDER = 16                                      # law of g = sqrt(N) a
 
 
@@ -178,7 +188,8 @@ class FiniteNResult(Result):
     largest singular values where its density puts them (the count rule's window, docs/theory/two_step.md §9.2);
     ``spike_medians``: the median of each spike's rank (its location unless a single sample can pass it);
     ``spreads``, ``sample_spreads``: the standard deviation over batches of each one's rank
-    (docs/theory/two_step.md §8.5).  Where single-sample outliers are predicted, ``locations`` and the samples'
+    (docs/theory/two_step.md §8.5); ``count_laws``: the laws the count is read from (:class:`CountLaws`; ``None``
+    without single samples, and with the extreme samples each on its own).  Where single-sample outliers are predicted, ``locations`` and the samples'
     means and medians are those of their ranks in the sorted spectrum (docs/theory/two_step.md §8.3, "Ranked
     values").
     """
@@ -197,6 +208,19 @@ class FiniteNResult(Result):
     spike_medians: tuple = ()
     spreads: tuple = ()
     sample_spreads: tuple = ()
+    count_laws: "CountLaws | None" = None
+
+
+class CountLaws(NamedTuple):
+    """What the count through the Poisson process reads (docs/theory/two_step.md §8.3): the single samples' law with
+    ``M``'s whole-law eigenvalue, the columns each on their own (``below`` the fold) and the most extreme as one
+    group (``above`` it), and the spikes of ``P`` at their locations (``fixed``) with their laws over batches
+    (``laws``, ``None`` where none is needed)."""
+
+    below: object
+    above: object
+    fixed: tuple
+    laws: tuple | None
 
 
 def weighted_gram_u(g, wg):
@@ -245,11 +269,17 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
 
 
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
-                     second_layer="gaussian", spread_detail: list | None = None) -> FiniteNResult:
+                     second_layer="gaussian", extreme_samples="single",
+                     spread_detail: list | None = None) -> FiniteNResult:
     """Outliers of ``W_2`` at width ``N`` above the widened bulk (module docstring; docs/theory/two_step.md §8.2).
 
-    ``spread_detail``: a list that receives the parts of each spike's spread (``detail`` of
-    :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of their locations."""
+    ``extreme_samples``: ``"single"``, each of the batch's most extreme samples a column of its own
+    (docs/theory/two_step.md §8.3), or ``"grouped"``, the most extreme as one coupled group
+    (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`), with the laws the count is then read from
+    (``count_laws``, docs/theory/two_step.md §8.3).  ``spread_detail``: a list that receives the parts of each spike's
+    spread (``detail`` of :func:`~rmtfl.theory._two_step.spike_spread.spike_spreads`), the spikes in the order of
+    their locations."""
+    grouped = extreme_samples == "grouped"
     st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
     G_U, G_V, Mbar, tn, g, wg, _, table = finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N,
                                                          second_layer=second_layer, bulk=False)
@@ -274,9 +304,12 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     def components(ys, zs, which):
         return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
+    h_cache = {}                   # the columns' h moments, shared with the count's laws below
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
-                                                       p_block=(GUw, G_V, g, count))
+                                                       p_block=(GUw, G_V, g, count),
+                                                       law_fn=grouped_tail_law if grouped else None,
+                                                       h_cache=h_cache)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
@@ -353,12 +386,24 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         notes.append(f"the spike at {locs[wild[0]]:.4g} spreads by {sds[wild[0]]:.3g} over batches, more than its "
                      "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
+    counted = None
+    if grouped and law is not None and law.sizes and samples:
+        # the count's laws: the columns with M's whole-law eigenvalue, each on its own (below the fold) and as one
+        # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §8.3)
+        whole = whole_law_eigenvalues(target, N / psi)
+
+        def eig(ys, zs, phi_b, yb, wb):
+            return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
+        below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
+                                    eigenvalue=eig, law_fns=(None, partial(grouped_tail_law, every=COUNT_EVERY)),
+                                    h_cache=h_cache)
+        counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),
-                         tuple(spreads), tuple(sample_spreads))
+                         tuple(spreads), tuple(sample_spreads), counted)
 
 
 def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):

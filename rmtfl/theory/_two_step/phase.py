@@ -30,7 +30,8 @@ from .._classical.activations import get_activation
 from .._classical.targets import make_target
 from .outliers import outlier_count, step_size
 from .spike_vectors import limit_stats, spike_setup
-from .two_step import MAX_STEP, MAX_WIDTH, two_step_finite_n
+from .plan import MAX_STEP, MAX_WIDTH
+from .two_step import EXTREME_SAMPLES, two_step_finite_n
 
 __all__ = ["PhaseDiagram", "phase_diagram", "FiniteNMap", "finite_n_outlier_map", "GENERIC"]
 
@@ -227,7 +228,8 @@ def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reu
 
 
 def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1: float = 1.0,
-                         c2: float = 1.0, batch: str = "reused", phi2=None) -> FiniteNMap:
+                         c2: float = 1.0, batch: str = "reused", phi2=None,
+                         extreme_samples: str = "single") -> FiniteNMap:
     """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid, any smooth ``sigma``.
 
     ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5).  At each point the outliers are those of
@@ -235,7 +237,8 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     first step, neurons integrated over the law of ``a``, locations from the master equation
     above the widened finite-``N`` bulk, whose edge is ``edge``.  Unlike ``1 + Lambda``
     (``N -> infinity``) this is what a simulation at this ``N`` shows (docs/theory/two_step.md §9.1).
-    About 0.15 s per grid point (after a first call per target and ``phi``).
+    About 0.15 s per grid point (after a first call per target and ``phi``), up to a few times that with
+    ``extreme_samples="grouped"``.
 
     Parameters
     ----------
@@ -251,6 +254,10 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
         Prefactors of the step sizes.
     batch : {"reused", "fresh"}
     phi2 : float > 0, required for ``batch="fresh"``
+    extreme_samples : {"single", "grouped"}
+        How the batch's most extreme samples enter each point's prediction (:func:`~rmtfl.theory.two_step_finite_n`;
+        docs/theory/two_step.md §8.3): each a column of its own (default), or the most extreme as one coupled group
+        with the count read through the Poisson process (docs/theory/two_step.md §8.3; slower).
 
     Returns
     -------
@@ -276,6 +283,7 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     c2 = check_in_range("c2", c2, 0.0, MAX_STEP, lo_open=True)
     if max(c1 * N ** float(a1.max()), c2 * N ** float(a2.max())) > MAX_STEP:
         raise ValueError(f"c1, c2: the step sizes c_t N^alpha_t must stay below {MAX_STEP:.0e}")
+    check_choice("extreme_samples", extreme_samples, EXTREME_SAMPLES)
     act = get_activation(activation)
     t = make_target(target)
     count = np.zeros((a2.size, a1.size), dtype=int)
@@ -288,7 +296,8 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
         for j, al1 in enumerate(a1):
             e1, e2 = step_size(c1, N=N, alpha=al1), step_size(c2, N=N, alpha=al2)
             try:
-                p = two_step_finite_n(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N, batch=batch, phi2=phi2)
+                p = two_step_finite_n(act, t, psi=psi, phi=phi, eta1=e1, eta2=e2, N=N, batch=batch, phi2=phi2,
+                                      extreme_samples=extreme_samples)
             except RuntimeError as err:
                 raise ValueError(f"c1, c2: no finite-N bulk at (alpha1, alpha2) = ({al1:g}, {al2:g}), eta = ({e1:.3g}, "
                                  f"{e2:.3g}) at N = {N}: steps far beyond the range the finite-N route handles "

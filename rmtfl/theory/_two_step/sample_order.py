@@ -28,7 +28,7 @@ from .bulk_edge import y_law
 from .sample_spikes import extreme_eigenvalues, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike
 
-__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers",
+__all__ = ["SampleLaw", "tail_law", "ranks_of", "order_statistics", "ranked_values", "rank_outliers", "outlier_laws",
            "sample_outliers", "column_parts", "S_GRID", "TAIL_MASS", "TAIL_BINS", "TAIL_SUB", "BAND"]
 
 #: Points of the ``s`` grid between the edge and the largest location that matters.
@@ -275,7 +275,8 @@ def _samples_above(law: SampleLaw, grid, ranks: int):
     return np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
 
 
-def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None):
+def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None, law_fn=None,
+                    h_cache=None):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band, law)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
@@ -292,17 +293,19 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     components of ``P``'s right vectors along samples (:func:`~rmtfl.theory._two_step.finite_n.sample_components`)
     and ``make_shift(us)`` the shift of their strengths (:func:`~rmtfl.theory._two_step.sample_coupling.law_shift`
     with ``us`` per part); the outliers, bands and law are then the coupled ones, ``law.uncoupled`` the columns'
-    own.
+    own; ``law_fn``: the law of the columns' locations (default :func:`tail_law`, the columns each on its own;
+    :func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law` couples the most extreme into one group);
+    ``h_cache``: as :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it.
     """
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
         return (), {w: 0 for w, _ in names}, (), None
     parts, th2s, guess, us = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=k,
-                                          rho=rho, components=None if coupling is None else coupling[0])
-    top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-3)   # only where the s grid starts looking
-    law = tail_law(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts, N=N, psi=psi,
-                   wa=bulk.wa, shift=None if coupling is None else coupling[1](us))
+                                          rho=rho, components=None if coupling is None else coupling[0],
+                                          h_cache=h_cache)
+    law = _columns_law(bulk, parts, guess, N=N, psi=psi, law_fn=law_fn,
+                       shift=None if coupling is None else coupling[1](us))
     per_part, band_part = ranks_of(law, k, with_bands=True)
     found, isolated = [], {}
     for (which, _), (mass, _, _, n_b), th2, stats_k in zip(names, parts, th2s, per_part):
@@ -316,7 +319,26 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     return tuple(sorted(found, reverse=True)), isolated, band, law
 
 
-def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None, components=None):
+def outlier_laws(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None, law_fns=(None,),
+                 h_cache=None):
+    """The :class:`SampleLaw` of :func:`sample_outliers` alone (uncoupled) under each of ``law_fns`` (as
+    :func:`sample_outliers` takes ``law_fn``), with the eigenvalue of ``M`` along each extreme sample from
+    ``eigenvalue`` (as :func:`column_parts` takes it, with ``h_cache``); ``None`` for each when ``ranks`` is 0."""
+    if ranks == 0:
+        return tuple(None for _ in law_fns)
+    parts, _, guess, _ = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=ranks,
+                                      rho=rho, eigenvalue=eigenvalue, h_cache=h_cache)
+    return tuple(_columns_law(bulk, parts, guess, N=N, psi=psi, law_fn=fn) for fn in law_fns)
+
+
+def _columns_law(bulk, parts, guess, *, N, psi, law_fn=None, shift=None) -> SampleLaw:
+    top = column_spike(bulk, bulk.a, bulk.wa, guess[1], rtol=1e-3)   # only where the s grid starts looking
+    return (law_fn or tail_law)(lambda x: bulk.tau_rows(bulk.a, x)[0], bulk.x_edge, (top or bulk.edge) ** 2, parts,
+                                N=N, psi=psi, wa=bulk.wa, shift=shift)
+
+
+def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, eigenvalue=None, components=None,
+                 h_cache=None):
     """The columns of the extreme samples, per batch part (docs/theory/two_step.md §8.3): ``(parts, th2s, guess,
     us)``.
 
@@ -328,7 +350,9 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     eigenvalue of ``M`` along each extreme sample (default
     :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`: the pole over the bulk's samples for those
     beyond the bulk); ``components(ys, zs, which)``: the components of ``P``'s right vectors along samples, given
-    per part at the sub-bins as ``us`` (``None`` without it); the other arguments as :func:`sample_outliers`.
+    per part at the sub-bins as ``us`` (``None`` without it); ``h_cache``: as
+    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it; the other arguments as
+    :func:`sample_outliers`.
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
@@ -350,7 +374,7 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
         ys, zs, lams, (R, mass_f) = tails[n_b, phi_b]
         mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
-                                    which=which, lams=lams, moments=mom, rho=rho)
+                                    which=which, lams=lams, moments=mom, rho=rho, h_cache=h_cache)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
         parts.append((mass_f, R @ vmean, R @ vm2, n_b))

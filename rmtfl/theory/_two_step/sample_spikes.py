@@ -241,7 +241,7 @@ OWN_TERM_EIGENVALUE = False
 
 
 def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, which, lams=None, moments=None,
-                     rho=None):
+                     rho=None, h_cache=None):
     """``theta^2`` of each extreme sample and the row weights of its ``u`` at the nodes ``g``.
 
     ``which``: ``"both"`` (reused batch: both steps see the sample), ``"first"`` or ``"second"`` (fresh
@@ -250,6 +250,8 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     is the ``M`` term of the profile and scales with ``lambda_i`` instead of ``y_i / phi`` (default: ``y_i / phi``).
     ``moments``: a list that receives, per sample, ``(E[A^2], E[A^4])`` at the nodes ``g`` for the column entry
     ``A`` (units of ``1/sqrt(d)``, without the flat noise ``r``), for the spread of its strength.
+    ``h_cache``: a dict in which the moments of ``h`` (which do not depend on ``lams``) are kept for a later call at
+    the same samples, rows and steps (as the count's laws make, with ``M``'s whole-law eigenvalue).
 
     The column entry's base ``W_1 x_i / |x_i|`` holds, besides ``z``, the first step's move ``t tau_h xi`` (the other
     samples' part of ``D``), the same ``xi`` the second step's ``sigma'`` sees; the part of ``h`` along ``xi``
@@ -265,7 +267,15 @@ def sample_strengths(act: Activation, st, *, ys, zs, eta1, eta2, N, d, g, wg, wh
     kw = dict(t=t, ys=ys, zs=zs, eta1=eta1, eta2=eta2, which=which)
     # E[z^k h^m | sample, row], (S, Q) each; relu: a step, in closed form (rmtfl/theory/_two_step/relu_moments.py)
     own = lams if OWN_TERM_EIGENVALUE and which == "both" else None
-    mom = relu_h_moments(st, **kw) if is_relu(act) else _h_moments(act, st, fourth=moments is not None, own=own, **kw)
+    key = None if h_cache is None or own is not None else (
+        which, moments is not None, ys.tobytes(), np.asarray(zs, dtype=float).tobytes(), np.asarray(t).tobytes(),
+        float(eta1), float(eta2))
+    mom = None if key is None else h_cache.get(key)
+    if mom is None:
+        mom = (relu_h_moments(st, **kw) if is_relu(act)
+               else _h_moments(act, st, fourth=moments is not None, own=own, **kw))
+        if key is not None:
+            h_cache[key] = mom
     eh2, ezh = mom[0, 2], mom[1, 1]
     kappa = (ys / (phi_b * math.sqrt(N)))[:, None]
     kap_lin = (lams / math.sqrt(N))[:, None]                        # the linear part sees M's eigenvalue

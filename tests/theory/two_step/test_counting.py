@@ -57,6 +57,23 @@ def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
     assert two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=2.0, eta2=2.0).fitted_edge is None
 
 
+def test_grouped_roots_beyond_the_process_count_are_named_with_it():
+    # the same point with the extreme samples grouped: the count is read through the Poisson process of the mean
+    # count function, and the roots beyond it are named with that count (docs/theory/two_step.md §9.2)
+    p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
+                 eta2=1000**0.4, N=1000, extreme_samples="grouped")
+    note = next(n for n in p.notes if "are not counted" in n)
+    dropped = [float(v) for v in note.split("roots at ")[1].split(" are")[0].replace("(sample)", "").split(",")]
+    assert dropped and max(dropped) < min(o.singular_value for o in p.outliers)
+    assert min(dropped) > p.bulk_edge
+    assert f"median count is {len(p.outliers)}," in note
+    assert not any("below the count rule's cut" in n for n in p.notes)
+    # its fitted edge, the rule's mean edge over the process's spectra, against the 25 draws' 13.94 +- 0.60 (above)
+    assert abs(p.fitted_edge - 13.94) < 3 * 0.60 < abs(p.bulk_edge - 13.94)
+    lo, hi = p.count_range
+    assert lo <= len(p.outliers) <= hi
+
+
 def test_a_fitted_edge_far_below_the_fold_is_noted():
     rule = count_on_prediction([10.0], 2.0, N=1000, psi=1.0)
     assert low_edge_note(rule, rule.edge) is None

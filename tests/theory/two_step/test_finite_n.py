@@ -7,7 +7,7 @@ import pytest
 from rmtfl.theory import get_activation, make_target, two_step, two_step_bulk_edge, two_step_finite_n
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
 from rmtfl.theory._two_step.finite_n import F_table, finite_n_grams, finite_n_setup
-from rmtfl.theory._two_step.two_step import outliers_from_gram
+from rmtfl.theory._two_step.plan import outliers_from_gram
 
 QUAD = "hermite(0, 1, 0.5)"
 HE2 = "hermite(0, 1, 0.7071067811865476)"
@@ -404,7 +404,7 @@ def test_steps_beyond_the_checked_range_say_so(act, tgt, kw):
 
 def test_the_default_taylor_index_is_capped():
     """eta = 100 at N = 2 would ask for Lambda + 2 ~ 190 Taylor terms (Hermite tables overflow): at most 12."""
-    from rmtfl.theory._two_step.two_step import MAX_DEFAULT_K, plan_two_step
+    from rmtfl.theory._two_step.plan import MAX_DEFAULT_K, plan_two_step
 
     plan = plan_two_step(get_activation("softplus"), make_target("hermite(0, 1, 0.5)"), psi=1.0, phi=8.0,
                          eta1=10.0, eta2=100.0, N=2)

@@ -40,6 +40,20 @@ def test_finite_n_outlier_map_any_sigma_and_bad_input():
         finite_n_outlier_map([0.1], [0.1], N=1, **kw)
 
 
+def test_finite_n_outlier_map_with_grouped_extreme_samples():
+    """The map takes each point's prediction with the extreme samples as one group (docs/theory/two_step.md §8.3):
+    its count and range are those of two_step_finite_n with the same option; a bad name is a ValueError."""
+    from rmtfl.theory import finite_n_outlier_map, two_step_finite_n
+
+    kw = dict(activation="gelu", target="hermite(0, 1, 0.5)", psi=1.0, phi=2.0, N=1000)
+    r = finite_n_outlier_map([0.4], [0.4], **kw, extreme_samples="grouped")
+    p = two_step_finite_n("gelu", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.4, N=1000,
+                          extreme_samples="grouped")
+    assert int(r.count[0, 0]) == len(p.outliers) and (int(r.count_low[0, 0]), int(r.count_high[0, 0])) == p.count_range
+    with pytest.raises(ValueError, match="extreme_samples"):
+        finite_n_outlier_map([0.4], [0.4], **kw, extreme_samples="pairs")
+
+
 def test_finite_n_outlier_map_names_the_steps_it_cannot_handle(monkeypatch):
     """Steps far beyond the checked range: a point whose finite-N bulk is found is marked unreliable (here
     eta1 * max|a_j| is about 25, docs/theory/two_step.md §8.2; the edge, at x = 5.4038e4, is the lowest point of the

@@ -1,9 +1,9 @@
-"""The coupled group's count (benchmarks/diag_sample_group.py; docs/theory/two_step_attempts.md §13)."""
+"""The coupled group's count (rmtfl/theory/_two_step/sample_group.py; docs/theory/two_step.md §8.3)."""
 import math
 
 import numpy as np
 
-from benchmarks.diag_sample_group import group_count, warm_group_count
+from rmtfl.theory._two_step.sample_group import group_count, warm_group_count
 
 
 def _drawn(q, sd, eps, draws, seed):
@@ -75,8 +75,8 @@ def test_the_mixed_fixed_point_is_the_damped_one():
 
 def test_the_warm_start_along_s_gives_the_cold_counts():
     """warm_group_count, each solve started from the last one's fixed point, gives group_count's counts along a run
-    of 48 groups whose strengths fall as s rises (as along the law's grid), to 1e-10, and after a far group (a poor
-    start) as well."""
+    of 48 groups whose strengths fall as s rises (as along the law's grid), to 1e-8 (the fixed points' tolerance),
+    and after a far group (a poor start) as well."""
     rng = np.random.default_rng(7)
     B = 40
     q0, sd, w = np.sort(rng.uniform(0.6, 1.6, B))[::-1], rng.uniform(0.01, 0.05, B), rng.uniform(0.05, 1.0, B)
@@ -85,7 +85,7 @@ def test_the_warm_start_along_s_gives_the_cold_counts():
     warm = warm_group_count()
     for f in np.linspace(1.0, 0.6, 48):
         cold = group_count(q0 * f, sd, w, e2 * f)
-        assert np.abs(warm(q0 * f, sd, w, e2 * f) - cold).max() < 1e-10
+        assert np.abs(warm(q0 * f, sd, w, e2 * f) - cold).max() < 1e-8
     wrong = warm_group_count()
     wrong(q0 * 0.2, sd, w, e2 * 0.04)                  # a far group first: its fixed point is a poor start
-    assert np.abs(wrong(q0, sd, w, e2) - group_count(q0, sd, w, e2)).max() < 1e-10
+    assert np.abs(wrong(q0, sd, w, e2) - group_count(q0, sd, w, e2)).max() < 1e-8
