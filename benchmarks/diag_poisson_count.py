@@ -9,8 +9,8 @@ single samples'), for the top ``M`` ranks below the spikes; deeper ranks sit whe
 bulk's values are rigid: drawn as a Poisson process too, they spread far wider than a draw's); the spikes at their
 places.  The rule's median count over those spectra on a fixed Sobol lattice
 (:func:`benchmarks.diag_count_law.lattice_rule`) is set against the draws' median count.  The prediction has since
-taken this reading up (:mod:`rmtfl.theory._two_step.poisson_count`, docs/theory/two_step.md §9.2): the count, the soft
-edge and the blend here are its functions.
+taken this reading up as its option ``extreme_samples="grouped"`` (:mod:`rmtfl.theory._two_step.poisson_count`,
+docs/theory/two_step.md §8.3): the count, the soft edge and the blend here are its functions.
 
 * ``--part draws``: ``Lambda`` from the draws themselves (the top ranks whose 10 % point lies above 1.5 times the
   median ``J``-th value, at most three, taken as spikes), against their own median count and, with ``--other``, the
