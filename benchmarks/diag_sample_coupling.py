@@ -52,6 +52,9 @@ import sys
 import numpy as np
 from scipy import optimize, special
 
+# the tail bins beyond the bulk's cut, the theory's (other diagnostics import it from here)
+from rmtfl.theory._two_step.sample_group import beyond_cut
+
 QUADRATIC = "hermite(0, 1, 0.5)"
 HE3 = "hermite(0, 1, 0, 0.4082482904638631)"
 
@@ -132,17 +135,6 @@ def collective_eigenvalues(target, d: float):
         yield
     finally:
         sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
-
-
-def beyond_cut(mass, order):
-    """The tail bins of the samples beyond the bulk's cut: the first ``order``-ed bins up to the cut's share of the
-    tail's mass (``1 / (2 TAIL_MASS)`` of it; :func:`rmtfl.theory._two_step.sample_order.column_parts`)."""
-    from rmtfl.theory._two_step import sample_order
-
-    mass = np.asarray(mass, dtype=float)
-    m = np.zeros(mass.size, bool)
-    m[order[np.cumsum(mass[order]) <= mass.sum() / (2 * sample_order.TAIL_MASS) + 1e-15]] = True
-    return m
 
 
 @contextlib.contextmanager

@@ -38,14 +38,12 @@ import sys
 import numpy as np
 
 # the group's solver, the theory's (other diagnostics and tests import it from here)
-from rmtfl.theory._two_step.sample_group import group_count, warm_group_count
+from rmtfl.theory._two_step.sample_group import beyond_cut, group_count, warm_group_count
 
 
 def _group_masks(parts, strength_at_edge):
     """Per batch part, the bins of the samples beyond the bulk's cut, the strongest at the edge first
-    (:func:`benchmarks.diag_sample_coupling.beyond_cut`)."""
-    from .diag_sample_coupling import beyond_cut
-
+    (:func:`rmtfl.theory._two_step.sample_group.beyond_cut`)."""
     return [beyond_cut(mass, np.argsort(-st)) for (mass, _, _, _), st in zip(parts, strength_at_edge)]
 
 

@@ -25,7 +25,7 @@ from scipy.linalg import lapack
 
 from .sample_order import TAIL_MASS, SampleLaw, tail_law
 
-__all__ = ["Coupling", "group_count", "warm_group_count", "grouped_tail_law"]
+__all__ = ["Coupling", "group_count", "warm_group_count", "grouped_tail_law", "beyond_cut"]
 
 #: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
 _XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
@@ -178,7 +178,7 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
     return g, False
 
 
-def _beyond_cut(mass, order):
+def beyond_cut(mass, order):
     """The tail bins of the samples beyond the bulk's cut: the first ``order``-ed bins up to the cut's share of the
     tail's mass (``1 / (2 TAIL_MASS)`` of it)."""
     mass = np.asarray(mass, dtype=float)
@@ -233,7 +233,7 @@ def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     t_e = tau_once(x_edge * (1 + 2e-7))
     if t_e is None:
         return tail_law(tau, x_edge, x_guess, parts, N=N, psi=psi, wa=wa, shift=shift)
-    masks = [_beyond_cut(mass, np.argsort(-(psi * (np.asarray(v) @ (wa * t_e))))) for mass, v, _, _ in parts]
+    masks = [beyond_cut(mass, np.argsort(-(psi * (np.asarray(v) @ (wa * t_e))))) for mass, v, _, _ in parts]
     rest = [(np.asarray(mass, dtype=float) * ~m, v, v2, n) for (mass, v, v2, n), m in zip(parts, masks)]
     law = tail_law(tau_once, x_edge, 2.0 * max(x_guess, x_edge), rest, N=N, psi=psi, wa=wa, shift=shift)
     group = np.zeros_like(law.tails)                   # the group's expected number above s, per part's sample
