@@ -56,8 +56,10 @@ SHORT = {"hermite(0, 1, 0.5)": "He1+He2/2", "hermite(0, 1, 0, 0.4082482904638631
 
 #: The words that end the title of a section drawn with seeds of its own at each point (``--own-seeds``).
 OWN_TITLE = "seeds of its own at each point"
-#: The end of the titles of the sections run with ``--extreme-samples grouped`` (docs/theory/two_step.md §8.3).
+#: The end of the titles of the sections run with ``--extreme-samples grouped`` or ``single``, the choice the
+#: default (``auto``) does not make for that batch (docs/theory/two_step.md §8.3).
 GROUPED_TITLE = "extreme samples grouped"
+SINGLE_TITLE = "extreme samples single"
 
 
 def cache_key(act, tgt, batch, a1, a2, N, psi=1.0, phi=2.0, own=False) -> str:
@@ -93,13 +95,14 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
 def page_rows(page):
     """``(section title, cells)`` of each table row of a page this benchmark wrote, leaving out the sections drawn
     with seeds of their own at each point (``--own-seeds``), which measure the same points again, and those run with
-    ``--extreme-samples grouped``, another prediction (the default's rows are the ones read here)."""
+    ``--extreme-samples grouped`` or ``single``, another prediction (the default's rows are the ones read here)."""
     title = ""
     for line in open(page, encoding="utf-8"):
         if line.startswith("## "):
             title = line[3:].strip()
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title and GROUPED_TITLE not in title:
+        if len(c) == 11 and c[0].isdigit() and OWN_TITLE not in title and GROUPED_TITLE not in title \
+                and SINGLE_TITLE not in title:
             yield title, c
 
 
@@ -126,7 +129,7 @@ def sample_value_errors(page) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_samples="single"):
+def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_samples="auto"):
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import two_step
@@ -328,14 +331,15 @@ def save_grid_figure(results, path):
             else:
                 axes[i, j].set_axis_off()
     r0 = results[0]
-    grouped = ", extreme samples grouped" if r0.get("extreme_samples", "single") == "grouped" else ""
+    chosen = r0.get("extreme_samples", "auto")
+    grouped = "" if chosen == "auto" else f", extreme samples {chosen}"
     fig.suptitle(f"Finite-N two steps against {r0['draws']} simulated draws: N = {r0['N']}, {r0['batch']} batch"
                  f"{grouped} (count predicted/simulated; V, C, E: values, count, edge missed)", fontsize=9)
     fig.tight_layout()
     keep = ("act", "tgt", "batch", "N", "a1", "a2", "pred_count", "sim_count", "sim_count_high", "count_p", "values_ok",
             "count_ok", "edge_ok", "worst_rel", "edge_pred", "edge_sim")
     out = save_figure(fig, path, {"criteria": "docs/theory/two_step.md §8.4", "draws": r0["draws"],
-                                  "extreme_samples": r0.get("extreme_samples", "single"),
+                                  "extreme_samples": r0.get("extreme_samples", "auto"),
                                   "rows": [{k: r[k] for k in keep} for r in results]})
     plt.close(fig)
     return out
@@ -384,9 +388,9 @@ def main(argv=None) -> int:
     ap.add_argument("--figure", default=None, help="PNG (with a JSON sidecar) of the grid, one panel per σ and target")
     ap.add_argument("--psi", type=float, default=1.0, help="N/d (default 1)")
     ap.add_argument("--phi", type=float, default=2.0, help="n/d, and n2/d for fresh batches (default 2)")
-    ap.add_argument("--extreme-samples", default="single", choices=("single", "grouped"),
+    ap.add_argument("--extreme-samples", default="auto", choices=("auto", "single", "grouped"),
                     help="how the prediction takes the batch's most extreme samples (rmtfl.theory.two_step; "
-                         "docs/theory/two_step.md §8.3)")
+                         "docs/theory/two_step.md §8.3; default auto, the prediction's default)")
     ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",

@@ -46,31 +46,32 @@ run --own-seeds --N 500 --batches reused --cache "$C/n500own.json" --title "N = 
 run --own-seeds --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500own.json" --title "N = 500, fresh second batch, grid $G3, $OWN"
 run --activations relu --N 500 --batches reused --cache "$C/relu500r.json" --title "relu, N = 500, reused batch, grid $G5"
 run --activations relu --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu500f.json" --title "relu, N = 500, fresh second batch, grid $G3"
-# every grid again with the batch's most extreme samples as one group (--extreme-samples grouped,
-# docs/theory/two_step.md §8.3), from the same draws
-GR=(--extreme-samples grouped); GT="extreme samples grouped"
-run "${GR[@]}" --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5, $GT" --figure "$FIG/two_step_finite_n_grouped.png"
+# every grid again with the other way of taking the batch's most extreme samples (docs/theory/two_step.md §8.3),
+# from the same draws: each a column of its own (--extreme-samples single) where the default groups them (reused
+# batches), as one group (grouped) where it does not (fresh)
+SI=(--extreme-samples single); ST="extreme samples single"; GR=(--extreme-samples grouped); GT="extreme samples grouped"
+run "${SI[@]}" --N 1000 --batches reused --cache "$C/n1000.json" --title "N = 1000, reused batch, grid $G5, $ST" --figure "$FIG/two_step_finite_n_single.png"
 run "${GR[@]}" --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --title "N = 1000, fresh second batch, grid $G3, $GT"
-run "${GR[@]}" --own-seeds --N 1000 --batches reused --cache "$C/n1000own.json" --title "N = 1000, reused batch, grid $G5, $OWN, $GT"
+run "${SI[@]}" --own-seeds --N 1000 --batches reused --cache "$C/n1000own.json" --title "N = 1000, reused batch, grid $G5, $OWN, $ST"
 run "${GR[@]}" --own-seeds --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000own.json" --title "N = 1000, fresh second batch, grid $G3, $OWN, $GT"
-run "${GR[@]}" --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000.json" --title "N = 2000, reused batch, grid $G2, $GT"
+run "${SI[@]}" --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000.json" --title "N = 2000, reused batch, grid $G2, $ST"
 run "${GR[@]}" --seeds 13 --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/n2000.json" --title "N = 2000, fresh second batch, grid $G2, 13 draws, $GT"
-run "${GR[@]}" --own-seeds --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000own.json" --title "N = 2000, reused batch, grid $G2, $OWN, $GT"
+run "${SI[@]}" --own-seeds --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000own.json" --title "N = 2000, reused batch, grid $G2, $OWN, $ST"
 run "${GR[@]}" --own-seeds --seeds 13 --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/n2000own.json" --title "N = 2000, fresh second batch, grid $G2, 13 draws, $OWN, $GT"
-run "${GR[@]}" --N 500 --batches reused --cache "$C/n500r.json" --title "N = 500, reused batch, grid $G5, $GT"
+run "${SI[@]}" --N 500 --batches reused --cache "$C/n500r.json" --title "N = 500, reused batch, grid $G5, $ST"
 run "${GR[@]}" --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500f.json" --title "N = 500, fresh second batch, grid $G3, $GT"
-run "${GR[@]}" --own-seeds --N 500 --batches reused --cache "$C/n500own.json" --title "N = 500, reused batch, grid $G5, $OWN, $GT"
+run "${SI[@]}" --own-seeds --N 500 --batches reused --cache "$C/n500own.json" --title "N = 500, reused batch, grid $G5, $OWN, $ST"
 run "${GR[@]}" --own-seeds --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500own.json" --title "N = 500, fresh second batch, grid $G3, $OWN, $GT"
-GSH=(--extreme-samples grouped --seeds 13 --N 1000 --batches reused --grid 0.2,0.4 --activations "tanh;gelu;relu;hermite(0, 1, 0.5)")
-GSP=(--extreme-samples grouped --seeds 13 --N 1000 --activations "sigmoid;softplus" --cache "$C/sigmoid_softplus.json")
-run "${GR[@]}" --activations relu --N 1000 --batches reused --cache "$C/relu1000r.json" --title "relu, N = 1000, reused batch, grid $G5, $GT"
+SSH=(--extreme-samples single --seeds 13 --N 1000 --batches reused --grid 0.2,0.4 --activations "tanh;gelu;relu;hermite(0, 1, 0.5)")
+SP2=(--seeds 13 --N 1000 --activations "sigmoid;softplus" --cache "$C/sigmoid_softplus.json")
+run "${SI[@]}" --activations relu --N 1000 --batches reused --cache "$C/relu1000r.json" --title "relu, N = 1000, reused batch, grid $G5, $ST"
 run "${GR[@]}" --activations relu --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu1000f.json" --title "relu, N = 1000, fresh second batch, grid $G3, $GT"
-run "${GR[@]}" --seeds 13 --activations relu --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/relu2000.json" --title "relu, N = 2000, reused batch, grid $G2, 13 draws, $GT"
+run "${SI[@]}" --seeds 13 --activations relu --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/relu2000.json" --title "relu, N = 2000, reused batch, grid $G2, 13 draws, $ST"
 run "${GR[@]}" --seeds 13 --activations relu --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/relu2000.json" --title "relu, N = 2000, fresh second batch, grid $G2, 13 draws, $GT"
-run "${GSH[@]}" --psi 0.5 --phi 1.5 --cache "$C/shape_a.json" --title "Other shapes: N = 1000, psi = 0.5, phi = 1.5 (n = phi d), reused batch, grid $G2, 13 draws, $GT"
-run "${GSH[@]}" --psi 2 --phi 4 --cache "$C/shape_b.json" --title "Other shapes: N = 1000, psi = 2, phi = 4 (n = phi d), reused batch, grid $G2, 13 draws, $GT"
-run "${GSP[@]}" --batches reused --grid 0.0,0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, reused batch, grid $G3, 13 draws, $GT"
-run "${GSP[@]}" --batches fresh --grid 0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, fresh second batch, grid $G2, 13 draws, $GT"
-run "${GR[@]}" --activations relu --N 500 --batches reused --cache "$C/relu500r.json" --title "relu, N = 500, reused batch, grid $G5, $GT"
+run "${SSH[@]}" --psi 0.5 --phi 1.5 --cache "$C/shape_a.json" --title "Other shapes: N = 1000, psi = 0.5, phi = 1.5 (n = phi d), reused batch, grid $G2, 13 draws, $ST"
+run "${SSH[@]}" --psi 2 --phi 4 --cache "$C/shape_b.json" --title "Other shapes: N = 1000, psi = 2, phi = 4 (n = phi d), reused batch, grid $G2, 13 draws, $ST"
+run "${SI[@]}" "${SP2[@]}" --batches reused --grid 0.0,0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, reused batch, grid $G3, 13 draws, $ST"
+run "${GR[@]}" "${SP2[@]}" --batches fresh --grid 0.2,0.4 --title "Other activations: sigmoid and softplus, N = 1000, fresh second batch, grid $G2, 13 draws, $GT"
+run "${SI[@]}" --activations relu --N 500 --batches reused --cache "$C/relu500r.json" --title "relu, N = 500, reused batch, grid $G5, $ST"
 run "${GR[@]}" --activations relu --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu500f.json" --title "relu, N = 500, fresh second batch, grid $G3, $GT"
 mv "$PAGE.new" "$PAGE"

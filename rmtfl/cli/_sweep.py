@@ -278,7 +278,7 @@ def _cmd_phase(args) -> int:
 
         try:
             fin = finite_n_outlier_map(a1, a2, activation=args.activation, target=args.target, psi=psi,
-                                       phi=args.phi, N=N, c1=c1, c2=c2, extreme_samples=args.extreme_samples or "single")
+                                       phi=args.phi, N=N, c1=c1, c2=c2, extreme_samples=args.extreme_samples or "auto")
         except ValueError as exc:
             if not empirical:
                 raise
@@ -401,10 +401,10 @@ def register(groups, top) -> None:
     pd.add_argument("--psi", type=float, default=None, help=f"N/d, with --N or --empirical (default {_defaults.PSI})")
     pd.add_argument("--c1", type=float, default=None, help="eta1 = c1 N^alpha1, with --N or --empirical (default 1)")
     pd.add_argument("--c2", type=float, default=None, help="eta2 = c2 N^alpha2, with --N or --empirical (default 1)")
-    pd.add_argument("--extreme-samples", default=None, choices=["single", "grouped"],
+    pd.add_argument("--extreme-samples", default=None, choices=["auto", "single", "grouped"],
                     help="with --N: the finite-N map with the batch's most extreme samples each a column of its own "
-                         "(default), or as one coupled group counted through the Poisson process (slower; "
-                         "docs/theory/two_step.md §8.3)")
+                         "(single), or as one coupled group counted through the Poisson process (grouped, what the "
+                         "default auto does with the reused batch of the map; docs/theory/two_step.md §8.3)")
     pd.add_argument("--empirical", action="store_true", help="also run the two-step sweep at width --N and draw it "
                     "beside the theory")
     pd.add_argument("--count", default=None, choices=["separated", "edge"],

@@ -105,10 +105,10 @@ def _cmd_two_step(args) -> int:
     e1, e2 = step_sizes(args, args.N)
     p = two_step(activation=args.activation, target=target_spec(args), psi=args.psi, phi=args.phi, eta1=e1, eta2=e2,
                  batch=args.batch, phi2=_second(args.phi2, args.phi, args.batch), noise=args.noise, N=args.N,
-                 extreme_samples=args.extreme_samples or "single")
+                 extreme_samples=args.extreme_samples or "auto")
     res = {"activation": args.activation, "target": args.target, "psi": args.psi, "phi": args.phi,
            "phi2": _second(args.phi2, args.phi, args.batch), "eta1": e1, "eta2": e2, "batch": args.batch,
-           "noise": args.noise, "N": args.N, "extreme_samples": args.extreme_samples or "single",
+           "noise": args.noise, "N": args.N, "extreme_samples": args.extreme_samples or "auto",
            **p.to_dict()}
     lines = [f"two steps ({args.batch}): sigma={args.activation}, target={' + '.join(args.target)}, "
              f"eta1={e1:.6g}, eta2={e2:.6g}, N={args.N}, "
@@ -223,10 +223,10 @@ def register(groups, top) -> None:
     p.add_argument("--phi2", type=float, default=None, help="n2/d of the fresh second batch (--batch fresh; "
                    "default phi)")
     p.add_argument("--N", type=int, default=None, help="width: keeps the N^-k/2 terms (default: the limit)")
-    p.add_argument("--extreme-samples", default=None, choices=["single", "grouped"],
-                   help="with --N: the batch's most extreme samples each a column of its own (default), or the most "
-                        "extreme as one coupled group, counted through the Poisson process (slower; "
-                        "docs/theory/two_step.md §8.3)")
+    p.add_argument("--extreme-samples", default=None, choices=["auto", "single", "grouped"],
+                   help="with --N: the batch's most extreme samples each a column of its own, or the most extreme as "
+                        "one coupled group, counted through the Poisson process; auto (default) groups them with a "
+                        "reused batch (docs/theory/two_step.md §8.3)")
     p.set_defaults(func=_cmd_two_step)
 
     p = sim.add_parser("two-step", help="sample two steps and measure the spectrum and alignments of W2",

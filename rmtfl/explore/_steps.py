@@ -1,7 +1,8 @@
 """Page 2, one and two steps: the outliers of W2 beside the (α1, α2) phase map.
 
 Two large gradient steps ``W_t = W_{t-1} + eta_t G`` with ``eta_t = N^{alpha_t}`` (``c_t = 1``,
-docs/conventions.md §5), ``psi = N/d = 1`` and ``phi = n/d = 2``.  Theory: :func:`rmtfl.theory.two_step`
+docs/conventions.md §5), ``psi = N/d = 1`` and ``phi = n/d = 2`` (a fresh second batch of the same size,
+``phi2 = n2/d = 2``).  Theory: :func:`rmtfl.theory.two_step`
 at this ``N`` (the finite-N route where it applies, else N → ∞), the bulk edge, and the Λ map of
 :func:`rmtfl.theory.phase_diagram` with the current point marked.  Simulation:
 :func:`rmtfl.numerics.simulate_two_step` (every singular value of ``W2``).
@@ -61,7 +62,8 @@ def _map(activation, target, batch):
 def _two_step(activation, target, eta1, eta2, batch, N):
     import rmtfl.theory as th
 
-    return th.two_step(activation, target, psi=PSI, phi=PHI, eta1=eta1, eta2=eta2, batch=batch, N=N)
+    return th.two_step(activation, target, psi=PSI, phi=PHI, eta1=eta1, eta2=eta2, batch=batch, N=N,
+                       phi2=PHI if batch == "fresh" else None)
 
 
 def theory(p: dict, cancel=None) -> dict:
@@ -97,7 +99,8 @@ def simulate(p: dict, cancel) -> dict:
 
     checkpoint(cancel)
     r = nm.simulate_two_step(p["activation"], p["target"], N=p["N"], d=p["d"], n=p["n"], eta1=p["eta1"],
-                             eta2=p["eta2"], batch=p["batch"], rng=p["seed"])
+                             eta2=p["eta2"], batch=p["batch"], rng=p["seed"],
+                             n2=p["n"] if p["batch"] == "fresh" else None)
     checkpoint(cancel)
     s = np.sort(np.asarray(r.singular_values))[::-1]
     values = {"outliers": int(r.outlier_count), "edge": float(r.edge)}

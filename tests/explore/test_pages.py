@@ -94,9 +94,22 @@ def test_steps_prediction_is_two_step_at_this_N():
     assert v.get("outliers_over_batches") == (f"{lo}-{hi}" if lo != hi else None)
     assert pred.reliable and "unreliable" not in v
     # a prediction that flags itself says so on the page, with its first reason
-    p = _steps.params("hermite(0, 1, 0.5)", "tanh", 0.45, 0.45, "reused", 200, 0)
+    p = _steps.params("hermite(0, 1, 0.5)", "tanh", 0.45, 0.45, "reused", 500, 0)
     v = _steps.theory(p)["values"]
     assert v["unreliable"].startswith("all 12 most extreme samples of a batch give outliers")
+
+
+def test_steps_page_takes_a_fresh_second_batch():
+    # the page's fresh batch has n2 = n (phi2 = phi): theory and simulation both run, and agree on the top outlier
+    from rmtfl.explore import _steps
+
+    p = _steps.params("tanh", "linear", 0.3, 0.3, "fresh", 200, 0)
+    v = _steps.theory(p)["values"]
+    pred = th.two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=200 ** 0.3, eta2=200 ** 0.3, N=200, batch="fresh",
+                       phi2=2.0)
+    assert v["s1"] == pred.outliers[0].singular_value and v["mode"] == "finite-N"
+    s = _steps.simulate(p, None)["values"]
+    assert s["outliers"] == v["outliers"] == 1 and abs(s["s1"] / v["s1"] - 1) < 0.05    # one draw: ~1 % apart
 
 
 def test_kernel_and_flow_predictions():

@@ -229,7 +229,7 @@ def phase_diagram(alpha1, alpha2, *, activation, target, degree=None, batch="reu
 
 def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1: float = 1.0,
                          c2: float = 1.0, batch: str = "reused", phi2=None,
-                         extreme_samples: str = "single") -> FiniteNMap:
+                         extreme_samples: str = "auto") -> FiniteNMap:
     """Predicted number of outliers of ``W_2`` at width ``N`` over an ``(alpha1, alpha2)`` grid, any smooth ``sigma``.
 
     ``eta_t = c_t N^{alpha_t}`` (docs/conventions.md §5).  At each point the outliers are those of
@@ -237,8 +237,7 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
     first step, neurons integrated over the law of ``a``, locations from the master equation
     above the widened finite-``N`` bulk, whose edge is ``edge``.  Unlike ``1 + Lambda``
     (``N -> infinity``) this is what a simulation at this ``N`` shows (docs/theory/two_step.md §9.1).
-    About 0.15 s per grid point (after a first call per target and ``phi``), up to a few times that with
-    ``extreme_samples="grouped"``.
+    About 0.1 s per grid point (after a first call per target and ``phi``), up to 0.2 s.
 
     Parameters
     ----------
@@ -254,10 +253,10 @@ def finite_n_outlier_map(alpha1, alpha2, *, activation, target, psi, phi, N, c1:
         Prefactors of the step sizes.
     batch : {"reused", "fresh"}
     phi2 : float > 0, required for ``batch="fresh"``
-    extreme_samples : {"single", "grouped"}
+    extreme_samples : {"auto", "single", "grouped"}
         How the batch's most extreme samples enter each point's prediction (:func:`~rmtfl.theory.two_step_finite_n`;
-        docs/theory/two_step.md §8.3): each a column of its own (default), or the most extreme as one coupled group
-        with the count read through the Poisson process (docs/theory/two_step.md §8.3; slower).
+        docs/theory/two_step.md §8.3): each a column of its own, or the most extreme as one coupled group with the
+        count read through the Poisson process; ``"auto"`` (default) groups them with a reused batch.
 
     Returns
     -------

@@ -38,18 +38,36 @@ from .plan import MAX_WIDTH, analytic_grams, plan_two_step, predict_from_grams
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .sample_order import BAND
 
-__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "EXTREME_SAMPLES"]
+__all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "EXTREME_SAMPLES",
+           "extreme_samples_for"]
 
-#: How the finite-N route takes the batch's most extreme samples: each a column of its own, or the most extreme as
-#: one coupled group with the count read through the Poisson process (docs/theory/two_step.md §8.3).
-EXTREME_SAMPLES = ("single", "grouped")
+#: How the finite-N route takes the batch's most extreme samples: ``"single"``, each a column of its own;
+#: ``"grouped"``, the most extreme as one coupled group with the count read through the Poisson process; ``"auto"``
+#: (the default), grouped with a reused batch and single with a fresh one, where each counts right at more of the
+#: checked points (docs/theory/two_step.md §8.3).
+EXTREME_SAMPLES = ("auto", "single", "grouped")
+
+
+def extreme_samples_for(extreme_samples: str, batch: str) -> str:
+    """The way (``"single"`` or ``"grouped"``) an ``extreme_samples`` choice of :data:`EXTREME_SAMPLES` takes with
+    ``batch``: ``"auto"`` groups a reused batch's extreme samples, not a fresh pair's (docs/theory/two_step.md §8.3).
+
+    Examples
+    --------
+    >>> extreme_samples_for("auto", "reused"), extreme_samples_for("auto", "fresh")
+    ('grouped', 'single')
+    """
+    check_choice("extreme_samples", extreme_samples, EXTREME_SAMPLES)
+    if extreme_samples != "auto":
+        return extreme_samples
+    return "grouped" if batch == "reused" else "single"
 
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
 BAND_Z = float(special.ndtri(BAND[1]))
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
-             K=None, second_layer="gaussian", order=None, extreme_samples="single") -> TwoStepPrediction:
+             K=None, second_layer="gaussian", order=None, extreme_samples="auto") -> TwoStepPrediction:
     """Predicted outliers of ``W_2`` after two steps (docs/theory/two_step.md §5–§8); deterministic.
 
     Normalisation: docs/conventions.md §3–§5 (``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
@@ -88,10 +106,11 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         Law of ``a`` (Rademacher collapses the ``u_k`` onto ``span{a, 1}``).
     order : int, optional
         Gauss–Hermite order per dimension of the quadrature of docs/theory/two_step.md §7.2.
-    extreme_samples : {"single", "grouped"}
-        Finite-``N`` route only: the batch's most extreme samples each a column of its own (the default), or
-        ``"grouped"``: the most extreme as one coupled group, and the count read through the Poisson process of
-        their mean count function (docs/theory/two_step.md §8.3; slower, see :func:`two_step_finite_n`).
+    extreme_samples : {"auto", "single", "grouped"}
+        Finite-``N`` route only: the batch's most extreme samples each a column of its own (``"single"``), or the
+        most extreme as one coupled group, and the count read through the Poisson process of their mean count
+        function (``"grouped"``, which the other routes refuse); ``"auto"`` (default) groups them with a reused
+        batch (see :func:`two_step_finite_n`; docs/theory/two_step.md §8.3).
 
     Returns
     -------
@@ -114,12 +133,12 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     # the inputs checked once, without the Taylor tables the finite-N route does not use
     plan = plan_two_step(act, tgt, K=0 if N is not None and K is None else K, **kw)
     notes, failed = [], False
-    if N is None and extreme_samples != "single":
+    if N is None and extreme_samples == "grouped":
         raise ValueError(f"extreme_samples: {extreme_samples!r} needs the finite-N route (give N); the N -> infinity "
                          "prediction has no single-sample outliers")
     if N is not None:
         why = _finite_n_blocker(act, tgt, N, K, order)
-        if why is not None and extreme_samples != "single":
+        if why is not None and extreme_samples == "grouped":
             raise ValueError(f"extreme_samples: {extreme_samples!r} needs the finite-N route, which does not apply "
                              f"here ({why})")
         if why is None:                                  # docs/theory/two_step.md §8.2: non-perturbative in t_j
@@ -163,7 +182,7 @@ def _finite_n_blocker(act: Activation, target: Target, N, K, order):
 
 
 def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reused", phi2=None, noise=0.0,
-                      second_layer="gaussian", extreme_samples="single") -> TwoStepPrediction:
+                      second_layer="gaussian", extreme_samples="auto") -> TwoStepPrediction:
     """Outliers of ``W_2`` at width ``N``, non-perturbative in the first step (docs/theory/two_step.md §8.2); deterministic.
 
     Normalisation: docs/conventions.md §3–§5 (``W_0`` entries ``N(0, 1/d)``, ``a ~ N(0, I/N)``,
@@ -188,14 +207,15 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     noise : float >= 0
         Label-noise standard deviation (combined with the target's own).
     second_layer : {"gaussian", "rademacher"}
-    extreme_samples : {"single", "grouped"}
+    extreme_samples : {"auto", "single", "grouped"}
         How the batch's most extreme samples, whose columns leave the bulk, enter (docs/theory/two_step.md §8.3).
-        ``"single"`` (default): each a column of its own, and the count read on the predicted spectrum
+        ``"single"``: each a column of its own, and the count read on the predicted spectrum
         (docs/theory/two_step.md §9.2).  ``"grouped"``: the most extreme as one group of columns coupled through the
         matrix between them, which lifts the values where a dozen columns sit near their threshold; the count, its
         range and the fitted edge are read through the Poisson process of the mean count function below the spikes
-        (docs/theory/two_step.md §8.3, "The extreme samples as one group").  It counts right at more points
-        with a reused batch and takes several times longer (docs/theory/two_step.md §9.3).
+        (docs/theory/two_step.md §8.3, "The extreme samples as one group"); about 1.5 times as long.  ``"auto"``
+        (default): grouped with a reused batch, single with fresh batches, where each counts right at more of the
+        checked points (docs/theory/two_step.md §9.3).
 
     Returns
     -------
@@ -231,7 +251,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                              f"got N={N}, {name}={ratio!r}")
     r = predict_finite_n(plan.act, plan.target, psi=plan.psi, phi=plan.phi, phi2=plan.phi2, eta1=plan.eta1,
                          eta2=plan.eta2, batch=plan.batch, N=float(N), second_layer=second_layer,
-                         extreme_samples=extreme_samples)
+                         extreme_samples=extreme_samples_for(extreme_samples, plan.batch))
     notes = list(r.notes)
     reasons = list(notes)                               # every note of predict_finite_n is a reason to doubt it
     if r.t_max > T_MAX_CHECKED:
@@ -251,9 +271,9 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
-    if extreme_samples == "grouped":                   # how it was computed, on the result itself
-        notes.append("extreme_samples='grouped': the batch's most extreme samples as one group, the count read "
-                     "through the Poisson process of the prediction's laws (docs/theory/two_step.md §8.3)")
+    if extreme_samples_for(extreme_samples, plan.batch) == "grouped":   # how it was computed, on the result itself
+        notes.append(f"extreme_samples={extreme_samples!r}: the batch's most extreme samples as one group, the count "
+                     "read through the Poisson process of the prediction's laws (docs/theory/two_step.md §8.3)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca, spread=float(sd)) for s, th, ct, ca, sd in
             zip(r.locations, r.thetas, r.cos2_target, r.cos2_a, r.spreads, strict=True)]
     # every outlier is reported at the mean of its rank and counted at the median (docs/theory/two_step.md §8.3)

@@ -30,10 +30,11 @@ def test_count_on_prediction_states_its_cut():
 
 
 def test_uncounted_roots_are_named_with_the_cut():
-    # quadratic sigma, He1 + He3/sqrt6, (0.4, 0.4), N = 1000: single-sample roots well above the density's fold but
-    # below the cut the rule fits to the heavy-tailed predicted spectrum (docs/theory/two_step.md §8.3)
+    # quadratic sigma, He1 + He3/sqrt6, (0.4, 0.4), N = 1000, each extreme sample on its own: single-sample roots well
+    # above the density's fold but below the cut the rule fits to the heavy-tailed predicted spectrum
+    # (docs/theory/two_step.md §8.3)
     p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
-                 eta2=1000**0.4, N=1000)
+                 eta2=1000**0.4, N=1000, extreme_samples="single")
     note = next(n for n in p.notes if "below the count rule's cut" in n)
     cut = float(note.split("cut ")[1].split()[0])
     dropped = [float(v) for v in note.split("roots at ")[1].split(" lie")[0].replace("(sample)", "").split(",")]
@@ -44,7 +45,7 @@ def test_uncounted_roots_are_named_with_the_cut():
 def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
     # the note names the cut and the fitted edge; the result carries the same edge (docs/theory/two_step.md §8.4)
     p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
-                 eta2=1000**0.4, N=1000)
+                 eta2=1000**0.4, N=1000, extreme_samples="single")
     note = next(n for n in p.notes if "below the count rule's cut" in n)
     assert float(note.split("fitted edge ")[1].split()[0].rstrip(")")) == float(f"{p.fitted_edge:#.4g}")
     # the heavy-tailed bulk: the fit sees its descent, not its fold.  The rule's edge on 25 simulated draws at this
@@ -58,8 +59,9 @@ def test_fitted_edge_is_the_rules_edge_on_the_predicted_spectrum():
 
 
 def test_grouped_roots_beyond_the_process_count_are_named_with_it():
-    # the same point with the extreme samples grouped: the count is read through the Poisson process of the mean
-    # count function, and the roots beyond it are named with that count (docs/theory/two_step.md §9.2)
+    # the same point with the extreme samples grouped (the default with a reused batch): the count is read through the
+    # Poisson process of the mean count function, and the roots beyond it are named with that count
+    # (docs/theory/two_step.md §9.2)
     p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", psi=1.0, phi=2.0, eta1=1000**0.4,
                  eta2=1000**0.4, N=1000, extreme_samples="grouped")
     note = next(n for n in p.notes if "are not counted" in n)

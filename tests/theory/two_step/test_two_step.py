@@ -3,6 +3,7 @@
 The theory is deterministic; its sampled (semi-analytic, finite-N bulk) counterpart is tested in
 tests/numerics/two_step/test_semi_analytic.py."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -165,9 +166,25 @@ def test_bad_inputs(kw, name):
 @pytest.mark.parametrize("kw", [dict(extreme_samples="group", N=400), dict(extreme_samples="grouped"),
                                 dict(extreme_samples="grouped", N=400, K=4), dict(extreme_samples=None, N=400)])
 def test_extreme_samples_is_checked(kw):
-    # a name outside {"single", "grouped"}, or "grouped" where the finite-N route does not run, names the parameter
+    # a name outside {"auto", "single", "grouped"}, or "grouped" where the finite-N route does not run, names the
+    # parameter
     with pytest.raises(ValueError, match="extreme_samples"):
         two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=16.0, eta2=16.0, **kw)
+
+
+def test_auto_groups_the_extreme_samples_of_a_reused_batch_only():
+    # docs/theory/two_step.md §8.3: "auto" is "grouped" with a reused batch, "single" with fresh batches, and serves
+    # every route ("single" and "grouped" as well where they mean nothing, N = None, except "grouped")
+    from rmtfl.theory._two_step.two_step import extreme_samples_for
+
+    assert [extreme_samples_for(c, b) for c in ("auto", "single", "grouped") for b in ("reused", "fresh")] == [
+        "grouped", "single", "single", "single", "grouped", "grouped"]
+    kw = dict(psi=1.0, phi=2.0, eta1=1000**0.3, eta2=1000**0.3, N=1000)
+    fresh = two_step("gelu", "he2", batch="fresh", phi2=2.0, **kw)
+    assert fresh == two_step("gelu", "he2", batch="fresh", phi2=2.0, extreme_samples="single", **kw)
+    assert not any("extreme_samples=" in n for n in fresh.notes)
+    assert two_step("tanh", "linear", psi=1.0, phi=2.0, eta1=16.0, eta2=16.0) == two_step(
+        "tanh", "linear", psi=1.0, phi=2.0, eta1=16.0, eta2=16.0, extreme_samples="single")
 
 
 def test_grouped_extreme_samples_place_and_count_the_quadratic_sigmas_single_samples():
@@ -175,7 +192,7 @@ def test_grouped_extreme_samples_place_and_count_the_quadratic_sigmas_single_sam
     docs/benchmarks/two_step_finite_n.md (N = 1000 reused, seeds 1000-1024) count 4 outliers (median) with rank means
     66.547, 22.885, 12.468, 10.276 (standard errors 1.079, 0.360, 0.361, 0.259).  With the extreme samples as one
     group the prediction counts 4 and each value is within 3 % or 3 standard errors (docs/theory/two_step.md §8.3);
-    the default takes each sample on its own and is the same as ``extreme_samples="single"``."""
+    with a reused batch the default (``"auto"``) is the same as ``extreme_samples="grouped"``."""
     kw = dict(psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.4, N=1000)
     g = two_step(QUAD, QUAD, **kw, extreme_samples="grouped")
     sim, se = [66.547, 22.885, 12.468, 10.276], [1.079, 0.360, 0.361, 0.259]
@@ -185,7 +202,8 @@ def test_grouped_extreme_samples_place_and_count_the_quadratic_sigmas_single_sam
     assert [o.kind for o in g.outliers] == ["spike", "spike", "sample", "sample"]
     assert g.count_range[0] <= 4 <= g.count_range[1]
     assert sum("extreme_samples='grouped'" in n for n in g.notes) == 1 and g.reliable    # says how, not a doubt
-    assert two_step(QUAD, QUAD, **kw) == two_step(QUAD, QUAD, **kw, extreme_samples="single")
+    auto = two_step(QUAD, QUAD, **kw)
+    assert auto == replace(g, notes=tuple(n.replace("'grouped'", "'auto'") for n in g.notes))
 
 
 def test_non_smooth_sigma_on_the_taylor_route_is_flagged_and_k_refused():
