@@ -96,29 +96,34 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
     plane); without it from the columns on their own (``S = 0``, unless ``alone`` is false), straight at
     ``eta_min``, and where that does not settle by continuation in ``Im z`` from 1.  The solution in the upper half
     plane is unique (the self-energy maps it into itself), so a start that settles there has found it.  In real
-    arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``."""
+    arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``; the nodes of
+    the spread along the first axis (``16 x B``), so that each operation runs along the bins."""
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
     apply, diag = _products(e2)
     own = diag * np.minimum(1.0, 1.0 / np.maximum(w, 1e-300)) * w   # a column's coupling to itself, taken out
-    x = q[:, None] + sd[:, None] * _XI[None, :]
+    xz = q[None, :] - z + sd[None, :] * _XI[:, None]                 # x - z, nodes by bins
+    u = np.empty_like(xz)
+    inv = np.empty_like(xz)
 
     def self_energy(g):                                  # (Re, Im) of S = e2 (w g), less each column's own part
-        return apply(g * w) - own * g
-
-    out = np.empty((2, q.size))
+        S = apply(g * w)
+        S -= own * g
+        return S
 
     def F(g, eta):                                       # E_xi 1 / (x - z - i eta - S)
         S = self_energy(g)
-        u = x - (z + S[0])[:, None]
-        v = eta + S[1]
-        inv = u * u
-        inv += (v * v)[:, None]
-        np.reciprocal(inv, out=inv)
-        np.dot(inv, _WXI, out=out[1])
+        np.subtract(xz, S[0], out=u)
+        v = S[1]
+        v += eta
+        np.multiply(u, u, out=inv)
+        np.add(inv, v * v, out=inv)
+        np.divide(1.0, inv, out=inv)
+        out = np.empty((2, q.size))
+        np.dot(_WXI, inv, out=out[1])
         out[1] *= v
-        inv *= u
-        np.dot(inv, _WXI, out=out[0])
-        return out.copy()                                # (Re, Im) of g
+        np.multiply(inv, u, out=inv)
+        np.dot(_WXI, inv, out=out[0])
+        return out                                       # (Re, Im) of g
 
     def settled(got):                                    # converged, in the upper half plane
         return got[1] and not np.any(got[0][1] < 0.0)
@@ -130,7 +135,7 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
     else:
         got = (None, False)
         if alone:                                        # from the columns on their own (S = 0)
-            g0 = (_WXI / (x - (z + 1j * eta_min))).sum(1)
+            g0 = _WXI @ (1.0 / (xz - 1j * eta_min))
             got = _anderson(F, np.stack([g0.real, g0.imag]), eta_min, iterations=DIRECT)
         if not settled(got):
             got = (np.zeros((2, q.size)), False)
@@ -138,7 +143,7 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
                 got = _anderson(F, got[0], eta)
     g = got[0]
     S = self_energy(g)
-    im_log = (_WXI * np.arctan2(-(eta_min + S[1])[:, None], x - (z + S[0])[:, None])).sum(1)
+    im_log = _WXI @ np.arctan2(-(eta_min + S[1]), xz - S[0])
     im_L = im_log + 0.5 * (g[0] * S[1] + g[1] * S[0])
     return w + w * im_L / math.pi, g
 
