@@ -156,7 +156,7 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
     shape = g.shape
     n = g.size
     dG = np.empty((memory - 1, n)); dR = np.empty((memory - 1, n))
-    A = np.zeros((memory - 1, memory - 1))
+    A = np.zeros((memory - 1, memory - 1))              # dR's Gram matrix, its diagonal with a touch of ridge
     k = 0
     f_prev = r_prev = None
     for _ in range(iterations):
@@ -174,12 +174,13 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
         m = min(k, memory - 1)
         row = dR[:m] @ dR[j]
         A[j, :m] = row; A[:m, j] = row
+        A[j, j] *= 1.0 + 1e-12                           # the ridge: dR's rows may be nearly dependent
         f_prev, r_prev = fg, r
-        Am = A[:m, :m].copy()
-        Am.flat[::m + 1] *= 1.0 + 1e-12                  # a touch of ridge: dR's rows may be nearly dependent
-        _, c, info = lapack.dposv(Am, dR[:m] @ r)        # Cholesky: the normal equations are positive definite
-        mix = fg - c @ dG[:m] if info == 0 else None
-        g = mix.reshape(shape) if mix is not None and np.isfinite(mix).all() else 0.5 * (g + fg.reshape(shape))
+        _, c, info = lapack.dposv(A[:m, :m], dR[:m] @ r)  # Cholesky: the normal equations are positive definite
+        if info == 0 and np.isfinite(c).all():           # (a finite mix of finite maps)
+            g = (fg - c @ dG[:m]).reshape(shape)
+        else:
+            g = 0.5 * (g + fg.reshape(shape))
     return g, False
 
 
