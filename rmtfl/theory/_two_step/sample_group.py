@@ -75,8 +75,21 @@ def warm_group_count():
     return count
 
 
+class _Scaled(NamedTuple):
+    """The coupling variances ``e2 = V diag(c2) V^T`` of a group whose rows ``V`` (``B x r``) stay while the row
+    weights ``c2`` move along a law's grid (:func:`_group_parts`): no factor to form at each ``s``, and its diagonal
+    from ``VV = V * V``, computed once."""
+    V: np.ndarray
+    VV: np.ndarray
+    c2: np.ndarray
+
+
 def _products(e2):
-    """``(v -> v e2, diag(e2))`` for ``v`` of shape ``(..., B)``, from the matrix or its :class:`Coupling`."""
+    """``(v -> v e2, diag(e2))`` for ``v`` of shape ``(..., B)``, from the matrix, its :class:`Coupling` or
+    :class:`_Scaled`."""
+    if isinstance(e2, _Scaled):
+        V, c2 = e2.V, e2.c2
+        return (lambda v: ((v @ V) * c2) @ V.T), e2.VV @ c2
     if isinstance(e2, Coupling):
         U = np.asarray(e2.U, dtype=float)
         return (lambda v: (v @ U) @ U.T), np.einsum("ij,ij->i", U, U)
@@ -194,23 +207,23 @@ def beyond_cut(mass, order):
 
 
 def _group_rows(parts, masks):
-    """``(V, V2, w, part)`` of the group's bins, which do not depend on ``s``: per bin its column's ``E[v]`` and
-    ``E[v^2]`` in each row, its expected number of samples, and its batch part."""
+    """``(V, V2, w, part, VV)`` of the group's bins, which do not depend on ``s``: per bin its column's ``E[v]`` and
+    ``E[v^2]`` in each row, its expected number of samples, its batch part, and ``V * V``."""
     V = np.vstack([np.asarray(vmean)[m] for (_, vmean, _, _), m in zip(parts, masks)])
     V2 = np.vstack([np.asarray(vm2)[m] for (_, _, vm2, _), m in zip(parts, masks)])
     w = np.concatenate([np.asarray(mass, dtype=float)[m] * n_b for (mass, _, _, n_b), m in zip(parts, masks)])
     part = np.concatenate([np.full(int(m.sum()), ip) for ip, m in enumerate(masks)])
-    return V, V2, w, part
+    return V, V2, w, part, V * V
 
 
 def _group_parts(rows, t, *, N, psi, wa):
     """``(q, sd, w, e2, part)`` of the group at the row kernel ``t`` (module docstring), from its :func:`_group_rows`
     ``rows``; ``part`` the batch part of each bin."""
-    V, V2, w, part = rows
+    V, V2, w, part, VV = rows
     mq = V @ (wa * t)
     sd = psi * np.sqrt(np.clip(V2 @ (wa * t * t) - mq**2, 0.0, None) / N)
-    U = V * (psi * np.abs(t) * np.sqrt(np.asarray(wa) / N))[None, :]     # e2 = U U^T
-    return psi * mq, sd, w, Coupling(U), part
+    c = psi * np.abs(t) * np.sqrt(np.asarray(wa) / N)                   # e2 = U U^T, U = V diag(c)
+    return psi * mq, sd, w, _Scaled(V, VV, c * c), part
 
 
 def _far_below(q, sd, w, e2) -> bool:
