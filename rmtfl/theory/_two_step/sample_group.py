@@ -58,9 +58,10 @@ def group_count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5) -> np.nd
 def warm_group_count():
     """:func:`group_count` for a run of neighbouring groups (the same bins, their strengths moving a little from one
     call to the next, as along the law's grid of ``s``): each call starts the fixed point at ``Im z = eta_min`` from
-    the last call's, and goes back to the continuation in ``Im z`` where that does not converge or leaves the upper
-    half plane.  The same counts as :func:`group_count` to ``1e-8`` (``tests/theory/two_step/test_sample_group.py``),
-    3 to 5 times faster along a law's grid."""
+    the last call's (where that does not settle, through :data:`WARM_LEVELS` from it), and goes back to the
+    continuation in ``Im z`` from 1 where neither converges or stays in the upper half plane.  The same counts as
+    :func:`group_count` to ``1e-8`` (``tests/theory/two_step/test_sample_group.py``), 3 to 5 times faster along a
+    law's grid."""
     last = {}
 
     def count(q, sd, w, e2, *, z: float = 1.0, eta_min: float = 1e-5):
@@ -97,17 +98,24 @@ def _products(e2):
     return (lambda v: v @ e2), np.diagonal(e2).copy()       # e2 is symmetric
 
 
-#: Anderson steps a start straight at ``eta_min`` gets before the continuation in ``Im z`` takes over (those that
+#: Anderson steps a start straight at ``eta_min`` gets before a continuation in ``Im z`` takes over (those that
 #: settle take at most 40 on the acceptance grids; one that does not settle by then runs on to no end).
 DIRECT = 60
+
+
+#: The levels of ``Im z`` a start that does not settle straight at ``eta_min`` is taken through before
+#: ``eta_min`` (from the same start: where a column's strength has just crossed ``z``; half the iterations of
+#: the continuation from 1).
+WARM_LEVELS = (1e-3, 1e-4)
 
 
 def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = True):
     """``(counts, g at z + i eta_min)`` of :func:`group_count`, ``g`` as its real and imaginary parts (``2 x B``).
 
-    From ``start`` straight at ``eta_min`` (``None`` where that does not converge to a ``g`` in the upper half
-    plane); without it from the columns on their own (``S = 0``, unless ``alone`` is false), straight at
-    ``eta_min``, and where that does not settle by continuation in ``Im z`` from 1.  The solution in the upper half
+    From ``start`` straight at ``eta_min``, and where that does not settle from the same start through
+    :data:`WARM_LEVELS` (``None`` where neither converges to a ``g`` in the upper half plane); without it from the
+    columns on their own (``S = 0``, unless ``alone`` is false), straight at ``eta_min``, and where that does not
+    settle by continuation in ``Im z`` from 1.  The solution in the upper half
     plane is unique (the self-energy maps it into itself), so a start that settles there has found it.  In real
     arithmetic: ``1 / (u - i v) = (u + i v) / (u^2 + v^2)`` and ``Im log(u - i v) = atan2(-v, u)``; the nodes of
     the spread along the first axis (``16 x B``), so that each operation runs along the bins."""
@@ -143,8 +151,12 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
 
     if start is not None:
         got = _anderson(F, np.asarray(start, dtype=float), eta_min, iterations=DIRECT)
-        if not settled(got):
-            return None
+        if not settled(got):                             # a short continuation in Im z from the same start
+            got = (np.asarray(start, dtype=float), False)
+            for eta in [*WARM_LEVELS, eta_min]:
+                got = _anderson(F, got[0], max(eta, eta_min))
+            if not settled(got):
+                return None
     else:
         got = (None, False)
         if alone:                                        # from the columns on their own (S = 0)
