@@ -176,8 +176,8 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
 def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int = 300):
     """``(g, converged)``: the fixed point ``g = F(g, eta)`` from ``g``, by Anderson mixing of the last ``memory``
     iterates (type II: the combination of the last maps whose residual is least in the least-squares sense, from
-    the normal equations of the residuals' differences, kept in a ring), to a step below ``tol`` relative to
-    ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
+    the normal equations of the residuals' differences, kept in a ring) after a first plain step (the map itself),
+    to a step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite."""
     shape = g.shape
     n = g.size
     dG = np.empty((memory - 1, n)); dR = np.empty((memory - 1, n))
@@ -191,7 +191,7 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
             return fg.reshape(shape), True
         if r_prev is None:
             f_prev, r_prev = fg, r
-            g = 0.5 * (g + fg.reshape(shape))
+            g = fg.reshape(shape)
             continue
         j = k % (memory - 1)
         np.subtract(r, r_prev, out=dR[j]); np.subtract(fg, f_prev, out=dG[j])
