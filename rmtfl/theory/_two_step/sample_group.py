@@ -190,8 +190,9 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
     """``(g, converged)``: the fixed point ``g = F(g, eta)`` from ``g``, by Anderson mixing of the last ``memory``
     iterates (type II: the combination of the last maps whose residual is least in the least-squares sense, from
     the normal equations of the residuals' differences, kept in a ring) after a first plain step (the map itself),
-    to a step below ``tol`` relative to ``1 + max|g|``; a damped step (half the map) where the mix is not finite.
-    ``stall``: ``(k, level)``, given up (not converged) where the ``k``-th step is still above ``level`` relative to
+    to a step below ``tol`` relative to ``1 + max|g|`` (``max|g|`` read again only where the step is below ``tol``
+    times 4 of its last reading); a damped step (half the map) where the mix is not finite.  ``stall``:
+    ``(k, level)``, given up (not converged) where the ``k``-th step is still above ``level`` relative to
     ``1 + max|g|``."""
     k_stall, level = stall or (-1, 0.0)
     shape = g.shape
@@ -200,14 +201,18 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
     A = np.zeros((memory - 1, memory - 1))              # dR's Gram matrix, its diagonal with a touch of ridge
     k = 0
     f_prev = r_prev = None
+    big = np.inf                                         # 4 (1 + max|g|) at its last reading
     for it in range(iterations):
         fg = F(g, eta).ravel()
         r = fg - g.ravel()
-        step, scale = np.abs(r).max(), 1.0 + np.abs(fg).max()
-        if step < tol * scale:
-            return fg.reshape(shape), True
-        if it == k_stall and step > level * scale:
-            return g, False
+        step = np.abs(r).max()
+        if step < tol * big or it == k_stall or it == 0:  # max|g| read only where the step may be small enough
+            scale = 1.0 + np.abs(fg).max()
+            big = 4.0 * scale
+            if step < tol * scale:
+                return fg.reshape(shape), True
+            if it == k_stall and step > level * scale:
+                return g, False
         if r_prev is None:
             f_prev, r_prev = fg, r
             g = fg.reshape(shape)
@@ -221,7 +226,7 @@ def _anderson(F, g, eta, *, memory: int = 6, tol: float = 1e-8, iterations: int 
         A[j, j] *= 1.0 + 1e-12                           # the ridge: dR's rows may be nearly dependent
         f_prev, r_prev = fg, r
         _, c, info = lapack.dposv(A[:m, :m], dR[:m] @ r)  # Cholesky: the normal equations are positive definite
-        if info == 0 and np.isfinite(c).all():           # (a finite mix of finite maps)
+        if info == 0 and math.isfinite(c.sum()):         # (a finite mix of finite maps)
             g = (fg - c @ dG[:m]).reshape(shape)
         else:
             g = 0.5 * (g + fg.reshape(shape))
