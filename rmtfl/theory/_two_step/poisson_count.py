@@ -125,6 +125,13 @@ def _lattice(R: int, points: int):
     return (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
 
 
+@functools.lru_cache(maxsize=8)
+def _lattice_order(R: int, points: int):
+    """Per rank, the points of :func:`_lattice` by their coordinate, largest first (``R x points``): searched for
+    in that order, each search starts where the last one ended."""
+    return np.argsort(-_lattice(R, points).T, axis=1, kind="stable")
+
+
 def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     """``(counts, edges)`` of the count rule over spectra whose top ranks are drawn independently from ``F``
     (:func:`rank_laws`) by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped;
@@ -132,16 +139,19 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     first fixed point of the rule) and the edge the rule fits there; ``None`` where the spectra hold no more than
     ``J`` values."""
     R = F.shape[1]
-    u = _lattice(R, points)
-    vals = np.full((points, R), -np.inf)
+    u, order = _lattice(R, points), _lattice_order(R, points)
+    negF = np.ascontiguousarray(-F.T)                       # per rank, -F ascending
+    vals = np.full((R, points), -np.inf)
     for k in range(R):
-        Fk = F[:, k]
-        ok = u[:, k] < Fk[0]
-        idx = np.clip(np.searchsorted(-Fk, -u[ok, k]), 1, grid.size - 1)     # the first grid point with F <= u
+        Fk, at = F[:, k], order[k]
+        uk = u[at, k]                                       # descending
+        ok = uk < Fk[0]
+        uk, at = uk[ok], at[ok]
+        idx = np.clip(np.searchsorted(negF[k], -uk), 1, grid.size - 1)     # the first grid point with F <= u
         f0, f1 = Fk[idx - 1], Fk[idx]
-        w = np.where(f0 > f1, (f0 - u[ok, k]) / np.maximum(f0 - f1, 1e-300), 0.0)
-        vals[ok, k] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
-    S = -np.sort(-np.concatenate([vals, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
+        w = np.where(f0 > f1, (f0 - uk) / np.maximum(f0 - f1, 1e-300), 0.0)
+        vals[k, at] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
+    S = -np.sort(-np.concatenate([vals.T, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
     S = S[:, :R + len(bulk_top)]
     S = S[:, np.isfinite(S).all(0)]
     if S.shape[1] <= J:
