@@ -98,15 +98,20 @@ def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None, gamma: float = 1.0):
     mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
     q = np.arange(ranks + 1)
     # P(at least q points above s): the q-th point of the process lies above s
-    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :] * gamma, gamma * mu[:, None]))
+    above = np.ones((grid.size, ranks + 1))
+    above[:, 1:] = special.gammainc(q[None, 1:] * gamma, gamma * mu[:, None])
     p = np.array([(m > grid).astype(float) if lw is None else np.interp(grid - m, lw[0], lw[1], left=1.0, right=0.0)
                   for m, lw in zip(fixed, laws)]).reshape(fixed.size, grid.size)
     pm = np.zeros((grid.size, fixed.size + 1))     # the law of the number of spikes above s (Poisson binomial)
     pm[:, 0] = 1.0
     for pj in p:
         pm = pm * (1 - pj[:, None]) + np.concatenate([np.zeros((grid.size, 1)), pm[:, :-1]], 1) * pj[:, None]
-    F = np.stack([sum(pm[:, j] * above[:, max(r - j, 0)] for j in range(min(r, fixed.size) + 1))
-                  + (pm[:, r + 1:].sum(1) if r + 1 <= fixed.size else 0.0) for r in range(1, ranks + 1)], 1)
+    # F[:, r - 1] = sum_{j <= r} P(j spikes) P(r - j points or more) + P(more than r spikes), the terms in that order
+    F = pm[:, :1] * above[:, 1:]
+    for j in range(1, min(ranks, fixed.size) + 1):
+        F[:, j - 1:] += pm[:, j:j + 1] * above[:, :ranks + 1 - j]
+    for r in range(1, min(ranks, fixed.size - 1) + 1):
+        F[:, r - 1] += pm[:, r + 1:].sum(1)
     return grid, np.minimum.accumulate(F, axis=0)
 
 
