@@ -163,10 +163,10 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
 
     if start is not None:
         S0, d0 = start
-        g0 = columns(S0 * np.divide(diag, d0, out=np.ones_like(diag), where=d0 > 0.0), eta_min)
-        got = _anderson(F, g0, eta_min, iterations=DIRECT, stall=STALL)
+        S0 = S0 * np.divide(diag, d0, out=np.ones_like(diag), where=d0 > 0.0)
+        got = _anderson(F, columns(S0, eta_min), eta_min, iterations=DIRECT, stall=STALL)
         if not settled(got):                             # a short continuation in Im z from the same start
-            got = (g0, False)
+            got = (columns(S0, max(WARM_LEVELS[0], eta_min)), False)
             for eta in [*WARM_LEVELS, eta_min]:
                 got = _anderson(F, got[0], max(eta, eta_min))
             if not settled(got):
