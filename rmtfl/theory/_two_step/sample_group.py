@@ -133,7 +133,8 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
     q, sd, w = (np.asarray(v, dtype=float) for v in (q, sd, w))
     apply, diag = _products(e2)
     own = diag * np.minimum(1.0, 1.0 / np.maximum(w, 1e-300)) * w   # a column's coupling to itself, taken out
-    xz = q[None, :] - z + sd[None, :] * _XI[:, None]                 # x - z, nodes by bins
+    xz = np.multiply.outer(_XI, sd)                                  # x - z, nodes by bins
+    xz += q - z
     u = np.empty_like(xz)
     inv = np.empty_like(xz)
 
@@ -159,7 +160,7 @@ def _solve(q, sd, w, e2, *, z: float, eta_min: float, start=None, alone: bool = 
         return columns(self_energy(g), eta)
 
     def settled(got):                                    # converged, in the upper half plane
-        return got[1] and not np.any(got[0][1] < 0.0)
+        return got[1] and not got[0][1].min() < 0.0
 
     if start is not None:
         S0, d0 = start
@@ -266,8 +267,11 @@ def _group_parts(rows, t, *, N, psi, wa):
 def _far_below(q, sd, w, e2) -> bool:
     """Whether every eigenvalue of the group ``D + E`` lies far below 1 in every batch that matters: each strength six
     spreads below it less three times the largest row's coupling scale (the Wigner part's edge is at twice it)."""
-    apply, _ = _products(e2)
-    return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(max(float(np.max(apply(w))), 0.0)) < 1.0
+    if isinstance(e2, _Scaled):                         # e2 w, the diagonal not formed
+        ew = ((w @ e2.V) * e2.c2) @ e2.V.T
+    else:
+        ew = _products(e2)[0](w)
+    return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(max(float(np.max(ew)), 0.0)) < 1.0
 
 
 def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None,
