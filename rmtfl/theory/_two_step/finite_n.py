@@ -304,7 +304,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     def components(ys, zs, which):
         return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
-    h_cache = {}                   # the columns' h moments, shared with the count's laws below
+    h_cache = {}                   # the columns' h moments and tail bins, shared with the count's laws below
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
                                                        p_block=(GUw, G_V, g, count),

@@ -98,15 +98,20 @@ def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None, gamma: float = 1.0):
     mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
     q = np.arange(ranks + 1)
     # P(at least q points above s): the q-th point of the process lies above s
-    above = np.where(q[None, :] == 0, 1.0, special.gammainc(np.maximum(q, 1)[None, :] * gamma, gamma * mu[:, None]))
+    above = np.ones((grid.size, ranks + 1))
+    above[:, 1:] = special.gammainc(q[None, 1:] * gamma, gamma * mu[:, None])
     p = np.array([(m > grid).astype(float) if lw is None else np.interp(grid - m, lw[0], lw[1], left=1.0, right=0.0)
                   for m, lw in zip(fixed, laws)]).reshape(fixed.size, grid.size)
     pm = np.zeros((grid.size, fixed.size + 1))     # the law of the number of spikes above s (Poisson binomial)
     pm[:, 0] = 1.0
     for pj in p:
         pm = pm * (1 - pj[:, None]) + np.concatenate([np.zeros((grid.size, 1)), pm[:, :-1]], 1) * pj[:, None]
-    F = np.stack([sum(pm[:, j] * above[:, max(r - j, 0)] for j in range(min(r, fixed.size) + 1))
-                  + (pm[:, r + 1:].sum(1) if r + 1 <= fixed.size else 0.0) for r in range(1, ranks + 1)], 1)
+    # F[:, r - 1] = sum_{j <= r} P(j spikes) P(r - j points or more) + P(more than r spikes), the terms in that order
+    F = pm[:, :1] * above[:, 1:]
+    for j in range(1, min(ranks, fixed.size) + 1):
+        F[:, j - 1:] += pm[:, j:j + 1] * above[:, :ranks + 1 - j]
+    for r in range(1, min(ranks, fixed.size - 1) + 1):
+        F[:, r - 1] += pm[:, r + 1:].sum(1)
     return grid, np.minimum.accumulate(F, axis=0)
 
 
@@ -125,6 +130,13 @@ def _lattice(R: int, points: int):
     return (qmc.Sobol(d=R, scramble=False).random(points) + 0.5 / points) % 1.0
 
 
+@functools.lru_cache(maxsize=8)
+def _lattice_order(R: int, points: int):
+    """Per rank, the points of :func:`_lattice` by their coordinate, largest first (``R x points``): searched for
+    in that order, each search starts where the last one ended."""
+    return np.argsort(-_lattice(R, points).T, axis=1, kind="stable")
+
+
 def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     """``(counts, edges)`` of the count rule over spectra whose top ranks are drawn independently from ``F``
     (:func:`rank_laws`) by inversion at the points of a fixed Sobol lattice (a rank's mass below ``grid[0]`` dropped;
@@ -132,16 +144,19 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     first fixed point of the rule) and the edge the rule fits there; ``None`` where the spectra hold no more than
     ``J`` values."""
     R = F.shape[1]
-    u = _lattice(R, points)
-    vals = np.full((points, R), -np.inf)
+    u, order = _lattice(R, points), _lattice_order(R, points)
+    negF = np.ascontiguousarray(-F.T)                       # per rank, -F ascending
+    vals = np.full((R, points), -np.inf)
     for k in range(R):
-        Fk = F[:, k]
-        ok = u[:, k] < Fk[0]
-        idx = np.clip(np.searchsorted(-Fk, -u[ok, k]), 1, grid.size - 1)     # the first grid point with F <= u
+        Fk, at = F[:, k], order[k]
+        uk = u[at, k]                                       # descending
+        ok = uk < Fk[0]
+        uk, at = uk[ok], at[ok]
+        idx = np.clip(np.searchsorted(negF[k], -uk), 1, grid.size - 1)     # the first grid point with F <= u
         f0, f1 = Fk[idx - 1], Fk[idx]
-        w = np.where(f0 > f1, (f0 - u[ok, k]) / np.maximum(f0 - f1, 1e-300), 0.0)
-        vals[ok, k] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
-    S = -np.sort(-np.concatenate([vals, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
+        w = np.where(f0 > f1, (f0 - uk) / np.maximum(f0 - f1, 1e-300), 0.0)
+        vals[k, at] = grid[idx - 1] + w * (grid[idx] - grid[idx - 1])
+    S = -np.sort(-np.concatenate([vals.T, np.tile(np.asarray(bulk_top, float), (points, 1))], 1), axis=1)
     S = S[:, :R + len(bulk_top)]
     S = S[:, np.isfinite(S).all(0)]
     if S.shape[1] <= J:

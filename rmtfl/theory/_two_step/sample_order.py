@@ -351,8 +351,8 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
     :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`: the pole over the bulk's samples for those
     beyond the bulk); ``components(ys, zs, which)``: the components of ``P``'s right vectors along samples, given
     per part at the sub-bins as ``us`` (``None`` without it); ``h_cache``: as
-    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it; the other arguments as
-    :func:`sample_outliers`.
+    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it (the tail's bins and sub-bins are kept
+    there as well); the other arguments as :func:`sample_outliers`.
     """
     d = N / psi
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
@@ -365,12 +365,12 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
         n_b = max(int(round(phi_b * d)), 1)
         p_tail = min(0.25, TAIL_MASS * ranks / n_b)
         if (n_b, phi_b) not in tails:
-            ys, zs, _ = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
+            ys, zs, refined = _tail_bins(target, n_b, p_tail, h_cache)
             if eigenvalue is None:
                 lams = extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
             else:
                 lams = list(eigenvalue(ys, zs, phi_b, yb, wb))
-            tails[n_b, phi_b] = ys, zs, lams, tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB)
+            tails[n_b, phi_b] = ys, zs, lams, refined
         ys, zs, lams, (R, mass_f) = tails[n_b, phi_b]
         mom = []
         th2, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=gq, wg=bulk.wa,
@@ -383,6 +383,20 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
     return parts, th2s, guess, (us if components is not None else None)
+
+
+def _tail_bins(target, n_b: int, p_tail: float, cache=None):
+    """``(ys, zs, (R, mass))``: the tail's bins (:func:`~rmtfl.theory._two_step.sample_spikes.tail_bins`) and their
+    sub-bins (:func:`~rmtfl.theory._two_step.sample_spikes.tail_refinement`), kept in ``cache`` (a dict, or ``None``)
+    for a later call with the same target and batch (as the count's laws make)."""
+    key = ("tail bins", id(target), n_b, p_tail)
+    got = None if cache is None else cache.get(key)
+    if got is None or got[0] is not target:
+        ys, zs, _ = tail_bins(target, n_b, p_tail, bins=TAIL_BINS)
+        got = target, (ys, zs, tail_refinement(n_b, p_tail, bins=TAIL_BINS, sub=TAIL_SUB))
+        if cache is not None:
+            cache[key] = got
+    return got[1]
 
 
 #: The tails binned for single-sample outliers hold this many times ``SAMPLE_RANKS`` samples per side.

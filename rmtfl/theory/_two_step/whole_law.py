@@ -67,7 +67,12 @@ def pv_inverse(target, vs) -> np.ndarray:
         A = -np.exp(-0.5 * zr * zr) / math.sqrt(2.0 * math.pi) / gp
         u = z[None, :] - zr[:, None]
         sing = A[:, None] * np.exp(-0.5 * (u / PV_WINDOW) ** 2) / u
-        np.add.at(F, row, -sing)
+        # as np.add.at(F, row, -sing): the roots of one v (row is sorted) taken off in their order, the first of
+        # each row at once, then the second, ...
+        nth = np.arange(row.size) - np.searchsorted(row, row)
+        for j in range(int(nth.max(initial=-1)) + 1):
+            at = nth == j
+            F[row[at]] -= sing[at]
         # a grid point on a root: the integrand's limit there, phi(z_r) (z_r / g' + g'' / (2 g'^2))
         kn = np.clip(np.rint((zr - z[0]) / h).astype(int), 0, z.size - 1)
         on = np.abs(z[kn] - zr) < 1e-3 * h
