@@ -122,9 +122,10 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
 
     Examples
     --------
-    >>> p = two_step("hermite(0, 1, 0.5)", [0, 1, 1 / 2**0.5], psi=1.0, phi=4.0, eta1=5.0, eta2=5.0, N=1500)
-    >>> len(p.outliers), p.mode
-    (2, 'finite-N')
+    >>> p = two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.4,
+    ...              N=1000)
+    >>> len(p.outliers), p.mode       # 25 simulated draws: 4 (docs/benchmarks/two_step_finite_n.md)
+    (4, 'finite-N')
     """
     act, tgt = get_activation(activation), make_target(target)
     check_choice("extreme_samples", extreme_samples, EXTREME_SAMPLES)
