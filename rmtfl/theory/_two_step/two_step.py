@@ -62,6 +62,7 @@ def extreme_samples_for(extreme_samples: str, batch: str) -> str:
         return extreme_samples
     return "grouped" if batch == "reused" else "single"
 
+
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
 BAND_Z = float(special.ndtri(BAND[1]))
 
