@@ -24,6 +24,8 @@ place.
     python -m benchmarks.diag_sample_group --part check
     python -m benchmarks.diag_sample_group --part edge --activation gelu --alphas 0.4,0.2
     python -m benchmarks.diag_sample_group --part warm --activation "hermite(0, 1, 0.5)" --alphas 0.4,0.2
+    python -m benchmarks.diag_sample_group --part batches --activation "gelu;hermite(0, 1, 0.5)" \
+        --target "hermite(0, 1, 0, 0.4082482904638631);hermite(0, 1, 0.5)" --alphas "0.4,0.4;0.4,0.2"
     python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json     # about 5 minutes
     python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json --lift whole
     python -m benchmarks.diag_sample_group --grid two_step_finite_n_cache/n1000.json --lift whole --ranks 24
@@ -38,7 +40,8 @@ import sys
 import numpy as np
 
 # the group's solver, the theory's (other diagnostics and tests import it from here)
-from rmtfl.theory._two_step.sample_group import beyond_cut, group_count, warm_group_count
+from rmtfl.theory._two_step import sample_group
+from rmtfl.theory._two_step.sample_group import Coupling, beyond_cut, group_count, warm_group_count
 
 
 def _group_masks(parts, strength_at_edge):
@@ -190,14 +193,146 @@ def part_warm(act: str, tgt: str, *, N: int, alphas):
           f"by at most {diff:.1e}")
 
 
+@contextlib.contextmanager
+def spied_groups():
+    """The groups the theory's :func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law` solves, as
+    :func:`part_edge` spies on its counts: a list that receives, per law (each its own :func:`warm_group_count`), a
+    list of ``(q, sd, w, e2, count)``, ``e2`` the ``B x B`` matrix and ``count`` the group's total above 1."""
+    runs, kept = [], sample_group.warm_group_count
+
+    def spy():
+        count, seen = kept(), []
+        runs.append(seen)
+
+        def spied(q, sd, w, e2, **kw):
+            got = count(q, sd, w, e2, **kw)
+            seen.append((np.array(q, float), np.array(sd, float), np.array(w, float), dense_coupling(e2),
+                         float(np.sum(got))))
+            return got
+        return spied
+    sample_group.warm_group_count = spy
+    try:
+        yield runs
+    finally:
+        sample_group.warm_group_count = kept
+
+
+def dense_coupling(e2) -> np.ndarray:
+    """The ``B x B`` coupling variances from the matrix, its :class:`Coupling` ``U U^T``, or the rows ``V`` and row
+    weights ``c2`` of ``V diag(c2) V^T`` the theory holds along a law's grid."""
+    if isinstance(e2, Coupling):
+        return np.asarray(e2.U, float) @ np.asarray(e2.U, float).T
+    if hasattr(e2, "c2"):
+        return (np.asarray(e2.V) * e2.c2) @ np.asarray(e2.V).T
+    return np.array(e2, dtype=float)
+
+
+def pick_groups(totals, k: int, lo: float = 0.3, hi: float = 4.0):
+    """Indices of up to ``k`` of a law's groups, the one nearest (within a factor 1.4) each of ``k`` counts spread
+    evenly in log from ``lo`` to ``hi``."""
+    totals = np.log(np.maximum(np.asarray(totals, float), 1e-9))
+    out = []
+    for t in np.log(np.geomspace(lo, hi, k)):
+        j = int(np.argmin(np.abs(totals - t)))
+        if abs(totals[j] - t) < 0.35 and j not in out:
+            out.append(j)
+    return out
+
+
+def batch_counts(q, sd, w, e2, *, draws: int, rng, dyson_draws: int = 0):
+    """``(counts, dyson)``: over ``draws`` simulated batches of the group, the number of eigenvalues of ``D + E``
+    above 1 (``n_b ~ Poisson(w_b)`` columns of bin ``b``, each of strength ``q_b + sd_b xi``; off-diagonal entries
+    Gaussian with variance ``e2[b, k]``, columns of the same bin coupled with ``e2[b, b]``, none to itself), and over
+    the first ``dyson_draws`` of them :func:`group_count` at the drawn integer weights ``n_b``."""
+    q, sd, w, e2 = (np.asarray(v, float) for v in (q, sd, w, e2))
+    E = np.sqrt(np.clip(e2, 0.0, None))
+    counts, dyson = np.zeros(draws), np.zeros(min(dyson_draws, draws))
+    for k in range(draws):
+        n = rng.poisson(w)
+        idx = np.repeat(np.arange(q.size), n)
+        if idx.size == 0:
+            continue
+        M = np.triu(rng.standard_normal((idx.size, idx.size)) * E[np.ix_(idx, idx)], 1)
+        M += M.T
+        M[np.diag_indices(idx.size)] = q[idx] + sd[idx] * rng.standard_normal(idx.size)
+        counts[k] = int((np.linalg.eigvalsh(M) > 1.0).sum())
+        if k < dyson.size:
+            b = np.flatnonzero(n)
+            dyson[k] = group_count(q[b], sd[b], n[b].astype(float), e2[np.ix_(b, b)]).sum()
+    return counts, dyson
+
+
+def coupling_lift(q, sd, w, e2, scales=(0.5, 1.0, 2.0)) -> np.ndarray:
+    """The group's count above 1 at each of ``scales`` times the couplings ``e2`` less its count without them."""
+    e2 = np.asarray(e2, float)
+    alone = group_count(q, sd, w, 0.0 * e2).sum()
+    return np.array([group_count(q, sd, w, c * e2).sum() - alone for c in scales])
+
+
+#: The count ranges the part's averages are taken over (Dyson count at the mean weights).
+RANGES = ((0.2, 1.0), (1.0, 2.2), (2.2, 5.0))
+
+
+def part_batches(acts, tgts, *, N: int, alphas, draws: int = 4000, groups: int = 6, seed: int = 0):
+    """The groups one prediction solves against simulated batches (:func:`batch_counts`): per law (the samples' law,
+    then the count's law above the fold, docs/theory/two_step.md §8.3) ``groups`` of them over counts 0.3 to 4, the
+    Dyson count at the bins' mean weights against the batches' mean and the Dyson count averaged over the drawn
+    integer weights (paired with the batches), then how much the couplings lift the count (:func:`coupling_lift`),
+    averaged by target and count range."""
+    from rmtfl.theory import two_step
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    print(f"per group: the law, Dyson count at the mean weights (D), {draws} batches' mean (MC), Dyson count over the "
+          "drawn weights (D(n)), differences (D(n) - MC paired)")
+    for act in acts:
+        for tgt in tgts:
+            for a1, a2 in alphas:
+                with spied_groups() as runs:
+                    two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch="reused")
+                print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}: {len(runs)} laws, groups of {runs[0][0][0].size} bins, "
+                      f"{runs[0][0][2].sum():.2f} columns")
+                for name, seen in zip(("law", "count"), runs):
+                    for j in pick_groups([r[4] for r in seen], groups):
+                        q, sd, w, e2, tot = seen[j]
+                        mc, dy = batch_counts(q, sd, w, e2, draws=draws, rng=rng, dyson_draws=draws)
+                        se, pair = mc.std() / math.sqrt(draws), dy - mc
+                        rows.append((tgt, tot, tot - mc.mean(), se, pair.mean(), pair.std() / math.sqrt(draws),
+                                     *coupling_lift(q, sd, w, e2)))
+                        print(f"  {name:<5}  D {tot:6.3f}   MC {mc.mean():6.3f} ± {se:.3f}   D(n) {dy.mean():6.3f} ± "
+                              f"{dy.std() / math.sqrt(draws):.3f}   D - MC {tot - mc.mean():+.3f}   D(n) - MC "
+                              f"{rows[-1][4]:+.3f} ± {rows[-1][5]:.3f}", flush=True)
+    print(f"\n{'target':<40} {'counts':<10} {'groups':>6} {'mean D - MC':>15} {'max |D - MC|':>12} "
+          f"{'mean D(n) - MC':>16}")
+    for tgt in tgts:
+        for lo, hi in RANGES:
+            r = np.array([x[1:6] for x in rows if x[0] == tgt and lo <= x[1] < hi]).reshape(-1, 5)
+            if len(r):
+                se, pair_se = (math.sqrt((r[:, i] ** 2).sum()) / len(r) for i in (2, 4))
+                print(f"{tgt:<40} [{lo}, {hi}) {len(r):>6} {r[:, 1].mean():+8.4f} ± {se:.4f} "
+                      f"{np.abs(r[:, 1]).max():12.3f} {r[:, 3].mean():+8.4f} ± {pair_se:.4f}")
+    print(f"\nthe couplings' lift (count at c e2 less at 0), mean over groups\n{'target':<40} {'counts':<10} "
+          f"{'groups':>6} {'count at 0':>10} {'c = 0.5':>8} {'c = 1':>8} {'c = 2':>8}")
+    for tgt in tgts:
+        for lo, hi in RANGES:
+            r = np.array([(x[1], *x[6:]) for x in rows if x[0] == tgt and lo <= x[1] < hi]).reshape(-1, 4)
+            if len(r):
+                print(f"{tgt:<40} [{lo}, {hi}) {len(r):>6} {(r[:, 0] - r[:, 2]).mean():10.3f} "
+                      + " ".join(f"{v:8.3f}" for v in r[:, 1:].mean(axis=0)))
+
+
 def main(argv=None) -> int:
     from .diag_m_spike import add_grid_arguments
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("check", "edge", "warm"), default="check")
+    ap.add_argument("--part", choices=("check", "edge", "warm", "batches"), default="check")
     ap.add_argument("--activation", default="gelu")
     ap.add_argument("--target", default="hermite(0, 1, 0.5)")
-    ap.add_argument("--alphas", default="0.4,0.2", help="alpha1,alpha2")
+    ap.add_argument("--alphas", default="0.4,0.2", help="alpha1,alpha2 (--part batches: ';' between points; "
+                    "';' between activations and targets as well)")
+    ap.add_argument("--draws", type=int, default=4000, help="--part batches: batches per group")
+    ap.add_argument("--groups", type=int, default=6, help="--part batches: groups per law, over counts 0.3 to 4")
+    ap.add_argument("--seed", type=int, default=0, help="--part batches")
     ap.add_argument("--N", type=int, default=1000)
     add_grid_arguments(ap)
     ap.add_argument("--lift", choices=("whole", "collective"), default=None,
@@ -223,6 +358,9 @@ def main(argv=None) -> int:
         run_grid(a.grid, N=a.N, batch=a.batch, own=a.own_seeds, variant=(name, variant))
     elif a.part == "check":
         part_check()
+    elif a.part == "batches":
+        part_batches(a.activation.split(";"), a.target.split(";"), N=a.N, draws=a.draws, groups=a.groups, seed=a.seed,
+                     alphas=[tuple(float(v) for v in p.split(",")) for p in a.alphas.split(";")])
     elif a.part == "warm":
         part_warm(a.activation, a.target, N=a.N, alphas=tuple(float(v) for v in a.alphas.split(",")))
     else:
