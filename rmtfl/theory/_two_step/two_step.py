@@ -247,13 +247,14 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     check_choice("extreme_samples", extreme_samples, EXTREME_SAMPLES)
     plan = plan_two_step(act, t0, psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise,
                          N=N, K=0, second_layer=second_layer)
+    way = extreme_samples_for(extreme_samples, plan.batch)        # "single" or "grouped", resolved once
     for name, ratio in (("psi", plan.psi), ("phi", plan.phi), ("phi2", plan.phi2)):
         if ratio is not None and not 2 <= (N / plan.psi) * (ratio if name != "psi" else 1.0) <= MAX_WIDTH:
             raise ValueError(f"{name}: the sizes d = N/psi, n = phi d, n2 = phi2 d must lie in [2, {MAX_WIDTH:.0e}], "
                              f"got N={N}, {name}={ratio!r}")
     r = predict_finite_n(plan.act, plan.target, psi=plan.psi, phi=plan.phi, phi2=plan.phi2, eta1=plan.eta1,
                          eta2=plan.eta2, batch=plan.batch, N=float(N), second_layer=second_layer,
-                         extreme_samples=extreme_samples_for(extreme_samples, plan.batch))
+                         extreme_samples=way)
     notes = list(r.notes)
     reasons = list(notes)                               # every note of predict_finite_n is a reason to doubt it
     if r.t_max > T_MAX_CHECKED:
@@ -273,7 +274,7 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
     if second_layer == "rademacher" or batch == "fresh":
         notes.append("the widened bulk treats M_1 and M_2 (fresh) or the two-point law of a (Rademacher) "
                      "approximately (docs/theory/two_step.md §8.2)")
-    if extreme_samples_for(extreme_samples, plan.batch) == "grouped":   # how it was computed, on the result itself
+    if way == "grouped":                               # how it was computed, on the result itself
         notes.append(f"extreme_samples={extreme_samples!r}: the batch's most extreme samples as one group, the count "
                      "read through the Poisson process of the prediction's laws (docs/theory/two_step.md §8.3)")
     outs = [TwoStepOutlier(s, th, ct, (ct,), ca, spread=float(sd)) for s, th, ct, ca, sd in
