@@ -23,7 +23,8 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
 
 Every point draws seeds 1000, 1001, ..., so the points of a grid share their batches and one fluctuation of them;
 ``--own-seeds`` draws each point's batches from seeds of its own (:func:`point_seed`; docs/theory/two_step.md §8.4,
-"Seeds of their own at each point").  Simulations are cached in a JSON file (``--cache``), so an interrupted run
+"Seeds of their own at each point"); ``--pool OWN_CACHE`` follows the draws of ``--cache`` with each point's own
+from a cache written with ``--own-seeds``, up to ``--seeds`` in all (docs/theory/two_step.md §8.4, "49 draws").  Simulations are cached in a JSON file (``--cache``), so an interrupted run
 resumes; ``--out`` writes the Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000``
 (4 activations x 2 targets x (25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process
 (0.40 s a draw on a 2-core AMD EPYC; 0.60 s before a square float32 spectrum went to its float64 Gram matrix at
@@ -391,6 +392,9 @@ def main(argv=None) -> int:
     ap.add_argument("--extreme-samples", default="auto", choices=("auto", "single", "grouped"),
                     help="how the prediction takes the batch's most extreme samples (rmtfl.theory.two_step; "
                          "docs/theory/two_step.md §8.3; default auto, the prediction's default)")
+    ap.add_argument("--pool", default=None, metavar="CACHE",
+                    help="the draws of each point after those of --cache: its draws with seeds of its own from CACHE "
+                         "(a cache written with --own-seeds), up to --seeds in all; nothing is simulated")
     ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
@@ -410,13 +414,27 @@ def main(argv=None) -> int:
             print(f"gap in [{b['gap'][0]:+.2f}, {b['gap'][1]:+.2f}): {b['rows']} points, fitted edge >3 % off at "
                   f"{b['edge_off']}, count too high at {b['count_over']}, too low at {b['count_under']}")
         return 0
+    if a.pool and (a.own_seeds or a.simulate_only):
+        ap.error("--pool adds each point's own draws to the shared ones of --cache: it takes neither --own-seeds nor "
+                 "--simulate-only")
     grid = [float(v) for v in a.grid.split(",")]
     cache = json.load(open(a.cache)) if os.path.exists(a.cache) else {}
+    pool = json.load(open(a.pool)) if a.pool else None
     cells = list(itertools.product(a.batches.split(","), a.activations.split(";"), a.targets.split(";"), grid, grid))
     results = []
     for batch, act, tgt, a1, a2 in cells:
         k = cache_key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=a.own_seeds)
         have = len(cache.get(k, []))
+        if pool is not None:
+            rows = cache.get(k, []) + pool.get(cache_key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=True), [])
+            if len(rows) < a.seeds:
+                ap.error(f"--pool: the point {k} has {len(rows)} draws in --cache and --pool, fewer than --seeds "
+                         f"{a.seeds}")
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, rows[:a.seeds], psi=a.psi, phi=a.phi,
+                             extreme_samples=a.extreme_samples)
+            results.append(r)
+            print(json.dumps(r), flush=True)
+            continue
         if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
             cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,
                                                         seed0=point_seed(k) if a.own_seeds else 1000,

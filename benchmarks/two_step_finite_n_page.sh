@@ -46,6 +46,14 @@ run --own-seeds --N 500 --batches reused --cache "$C/n500own.json" --title "N = 
 run --own-seeds --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500own.json" --title "N = 500, fresh second batch, grid $G3, $OWN"
 run --activations relu --N 500 --batches reused --cache "$C/relu500r.json" --title "relu, N = 500, reused batch, grid $G5"
 run --activations relu --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/relu500f.json" --title "relu, N = 500, fresh second batch, grid $G3"
+# the grids of N = 1000, 2000 and 500 with the shared draws and each point's own together (--pool; nothing simulated)
+PL="seeds 1000–1024 and $OWN"
+run --seeds 49 --N 1000 --batches reused --cache "$C/n1000.json" --pool "$C/n1000own.json" --title "N = 1000, reused batch, grid $G5, 49 draws: $PL"
+run --seeds 49 --N 1000 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n1000.json" --pool "$C/n1000own.json" --title "N = 1000, fresh second batch, grid $G3, 49 draws: $PL"
+run --seeds 49 --N 2000 --batches reused --grid 0.2,0.4 --cache "$C/n2000.json" --pool "$C/n2000own.json" --title "N = 2000, reused batch, grid $G2, 49 draws: $PL"
+run --seeds 25 --N 2000 --batches fresh --grid 0.2,0.4 --cache "$C/n2000.json" --pool "$C/n2000own.json" --title "N = 2000, fresh second batch, grid $G2, 25 draws: seeds 1000–1012 and $OWN"
+run --seeds 49 --N 500 --batches reused --cache "$C/n500r.json" --pool "$C/n500own.json" --title "N = 500, reused batch, grid $G5, 49 draws: $PL"
+run --seeds 49 --N 500 --batches fresh --grid 0.0,0.2,0.4 --cache "$C/n500f.json" --pool "$C/n500own.json" --title "N = 500, fresh second batch, grid $G3, 49 draws: $PL"
 # every grid again with the other way of taking the batch's most extreme samples (docs/theory/two_step.md §8.3),
 # from the same draws: each a column of its own (--extreme-samples single) where the default groups them (reused
 # batches), as one group (grouped) where it does not (fresh)

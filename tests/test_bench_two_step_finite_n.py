@@ -1,4 +1,6 @@
 """The count criterion of the finite-N acceptance grid (benchmarks/bench_two_step_finite_n.py)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,29 @@ def test_sections_with_seeds_of_their_own_are_not_counted_twice(tmp_path):
                     f"## N = 1000, reused batch, {GROUPED_TITLE}\n\n{row}\n", encoding="utf-8")
     assert sum(b["rows"] for b in edge_gaps(page)) == 1
     assert [title for title, _ in page_rows(page)] == ["N = 1000, reused batch"]
+
+
+def test_pool_follows_the_shared_draws_with_each_points_own(tmp_path, capsys):
+    """``--pool``: a point's draws are those of ``--cache`` and then its own from the pooled cache, ``--seeds`` in
+    all, nothing simulated; too few draws, or ``--own-seeds`` beside it, is a usage error (exit 2)."""
+    from benchmarks.bench_two_step_finite_n import cache_key, main
+    from rmtfl.theory._classical.edge_count import edge_positions
+
+    act, tgt, N = "tanh", "hermite(0, 1, 0.5)", 200
+
+    def draw(top):
+        return {"sv": [top] + list(2.0 - 0.02 * edge_positions(60))}
+    shared, own = tmp_path / "shared.json", tmp_path / "own.json"
+    shared.write_text(json.dumps({cache_key(act, tgt, "reused", 0.0, 0.0, N): [draw(3.0), draw(3.1), draw(3.2)]}))
+    own.write_text(json.dumps({cache_key(act, tgt, "reused", 0.0, 0.0, N, own=True): [draw(4.0), draw(4.1)]}))
+    args = ["--N", str(N), "--grid", "0.0", "--batches", "reused", "--activations", act, "--targets", tgt,
+            "--cache", str(shared), "--pool", str(own)]
+    out = tmp_path / "rows.json"
+    assert main(args + ["--seeds", "4", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["draws"] == 4 and abs(row["sim"][0] - (3.0 + 3.1 + 3.2 + 4.0) / 4) < 1e-12
+    for bad in (["--seeds", "6"], ["--seeds", "4", "--own-seeds"]):
+        with pytest.raises(SystemExit) as e:
+            main(args + bad)
+        assert e.value.code == 2
+    assert "--pool" in capsys.readouterr().err
