@@ -41,7 +41,7 @@ import numpy as np
 
 # the group's solver, the theory's (other diagnostics and tests import it from here)
 from rmtfl.theory._two_step import sample_group
-from rmtfl.theory._two_step.sample_group import Coupling, beyond_cut, group_count, warm_group_count
+from rmtfl.theory._two_step.sample_group import beyond_cut, coupling_matrix, group_count, warm_group_count
 
 
 def _group_masks(parts, strength_at_edge):
@@ -206,7 +206,7 @@ def spied_groups():
 
         def spied(q, sd, w, e2, **kw):
             got = count(q, sd, w, e2, **kw)
-            seen.append((np.array(q, float), np.array(sd, float), np.array(w, float), dense_coupling(e2),
+            seen.append((np.array(q, float), np.array(sd, float), np.array(w, float), coupling_matrix(e2),
                          float(np.sum(got))))
             return got
         return spied
@@ -215,16 +215,6 @@ def spied_groups():
         yield runs
     finally:
         sample_group.warm_group_count = kept
-
-
-def dense_coupling(e2) -> np.ndarray:
-    """The ``B x B`` coupling variances from the matrix, its :class:`Coupling` ``U U^T``, or the rows ``V`` and row
-    weights ``c2`` of ``V diag(c2) V^T`` the theory holds along a law's grid."""
-    if isinstance(e2, Coupling):
-        return np.asarray(e2.U, float) @ np.asarray(e2.U, float).T
-    if hasattr(e2, "c2"):
-        return (np.asarray(e2.V) * e2.c2) @ np.asarray(e2.V).T
-    return np.array(e2, dtype=float)
 
 
 def pick_groups(totals, k: int, lo: float = 0.3, hi: float = 4.0):

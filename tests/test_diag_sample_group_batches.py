@@ -7,11 +7,10 @@ import math
 
 import numpy as np
 
-from benchmarks.diag_sample_group import (batch_counts, coupling_lift, dense_coupling, pick_groups,
-                                          spied_groups)
+from benchmarks.diag_sample_group import batch_counts, coupling_lift, pick_groups, spied_groups
 from rmtfl.theory import two_step
 from rmtfl.theory._two_step import sample_group
-from rmtfl.theory._two_step.sample_group import Coupling, group_count
+from rmtfl.theory._two_step.sample_group import Coupling, coupling_matrix, group_count
 
 
 def _toy():
@@ -61,7 +60,7 @@ def test_the_lift_vanishes_without_couplings_and_grows_with_them():
 
 def test_the_spied_groups_are_the_theorys():
     U = np.random.default_rng(0).normal(size=(5, 2))
-    assert np.allclose(dense_coupling(Coupling(U)), U @ U.T)
+    assert np.allclose(coupling_matrix(Coupling(U)), U @ U.T)
     assert pick_groups([5.0, 3.9, 2.0, 1.1, 0.6, 0.31, 0.1], 3) == [5, 3, 1]
     kept = sample_group.warm_group_count
     with spied_groups() as runs:

@@ -25,7 +25,8 @@ from scipy.linalg import lapack
 
 from .sample_order import TAIL_MASS, SampleLaw, tail_law
 
-__all__ = ["Coupling", "group_count", "warm_group_count", "grouped_tail_law", "beyond_cut"]
+__all__ = ["Coupling", "ScaledCoupling", "coupling_matrix", "group_count", "warm_group_count", "grouped_tail_law",
+           "beyond_cut"]
 
 #: Nodes of the Gaussian spread of a column's strength (probabilists' Gauss-Hermite).
 _XI, _WXI = np.polynomial.hermite_e.hermegauss(16)
@@ -76,7 +77,7 @@ def warm_group_count():
     return count
 
 
-class _Scaled(NamedTuple):
+class ScaledCoupling(NamedTuple):
     """The coupling variances ``e2 = V diag(c2) V^T`` of a group whose rows ``V`` (``B x r``) stay while the row
     weights ``c2`` move along a law's grid (:func:`_group_parts`): no factor to form at each ``s``, and its diagonal
     from ``VV = V * V``, computed once."""
@@ -85,10 +86,22 @@ class _Scaled(NamedTuple):
     c2: np.ndarray
 
 
+def coupling_matrix(e2) -> np.ndarray:
+    """The ``B x B`` coupling variances ``e2`` as a matrix, from the matrix itself, its :class:`Coupling` (``U U^T``)
+    or its :class:`ScaledCoupling` (``V diag(c2) V^T``)."""
+    if isinstance(e2, ScaledCoupling):
+        V = np.asarray(e2.V, dtype=float)
+        return (V * e2.c2) @ V.T
+    if isinstance(e2, Coupling):
+        U = np.asarray(e2.U, dtype=float)
+        return U @ U.T
+    return np.array(e2, dtype=float)
+
+
 def _products(e2):
     """``(v -> v e2, diag(e2))`` for ``v`` of shape ``(..., B)``, from the matrix, its :class:`Coupling` or
-    :class:`_Scaled`."""
-    if isinstance(e2, _Scaled):
+    :class:`ScaledCoupling`."""
+    if isinstance(e2, ScaledCoupling):
         V, c2 = e2.V, e2.c2
         return (lambda v: ((v @ V) * c2) @ V.T), e2.VV @ c2
     if isinstance(e2, Coupling):
@@ -261,13 +274,13 @@ def _group_parts(rows, t, *, N, psi, wa):
     mq = V @ (wa * t)
     sd = psi * np.sqrt(np.clip(V2 @ (wa * t * t) - mq**2, 0.0, None) / N)
     c = psi * np.abs(t) * np.sqrt(np.asarray(wa) / N)                   # e2 = U U^T, U = V diag(c)
-    return psi * mq, sd, w, _Scaled(V, VV, c * c), part
+    return psi * mq, sd, w, ScaledCoupling(V, VV, c * c), part
 
 
 def _far_below(q, sd, w, e2) -> bool:
     """Whether every eigenvalue of the group ``D + E`` lies far below 1 in every batch that matters: each strength six
     spreads below it less three times the largest row's coupling scale (the Wigner part's edge is at twice it)."""
-    if isinstance(e2, _Scaled):                         # e2 w, the diagonal not formed
+    if isinstance(e2, ScaledCoupling):                  # e2 w, the diagonal not formed
         ew = ((w @ e2.V) * e2.c2) @ e2.V.T
     else:
         ew = _products(e2)[0](w)

@@ -3,7 +3,8 @@ import math
 
 import numpy as np
 
-from rmtfl.theory._two_step.sample_group import group_count, warm_group_count
+from rmtfl.theory._two_step.sample_group import (Coupling, ScaledCoupling, coupling_matrix, group_count,
+                                                 warm_group_count)
 
 
 def _drawn(q, sd, eps, draws, seed):
@@ -29,6 +30,20 @@ def test_the_deterministic_equivalent_counts_the_eigenvalues_of_d_plus_e_above_o
     q2 = np.array([3.0, 2.0, 1.5, 1.2, 1.05, 0.9, 0.8, 0.7, 0.6, 0.5, 0.5, 0.4])
     mean, se = _drawn(q2, sd, 0.088, 2000, 2)
     assert abs(group_count(q2, sd, w, 4 * e2).sum() - mean) < 4 * se + 0.01
+
+
+def test_the_three_forms_of_the_coupling_hold_one_matrix_and_count_alike():
+    """The coupling variances as a matrix, as their factor ``U`` (``U U^T``) and as rows and row weights
+    (``V diag(c2) V^T``, the form held along a law's grid): one matrix, and the same count from each."""
+    rng = np.random.default_rng(5)
+    V, c2 = rng.normal(0.0, 0.03, (9, 4)), rng.uniform(0.5, 2.0, 4)
+    e2 = (V * c2) @ V.T
+    forms = [e2, Coupling(V * np.sqrt(c2)), ScaledCoupling(V, V * V, c2)]
+    for form in forms:
+        assert np.allclose(coupling_matrix(form), e2, rtol=1e-13, atol=1e-16)
+    q, sd, w = np.linspace(1.3, 0.6, 9), np.full(9, 0.03), np.ones(9)
+    counts = [group_count(q, sd, w, form) for form in forms]
+    assert all(np.allclose(c, counts[0], rtol=0, atol=1e-9) for c in counts[1:])
 
 
 def test_weights_count_columns():
