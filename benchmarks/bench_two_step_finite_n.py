@@ -24,8 +24,9 @@ For each activation, target, batch and grid point ``(alpha1, alpha2)`` (``eta_t 
 Every point draws seeds 1000, 1001, ..., so the points of a grid share their batches and one fluctuation of them;
 ``--own-seeds`` draws each point's batches from seeds of its own (:func:`point_seed`; docs/theory/two_step.md §8.4,
 "Seeds of their own at each point"); ``--pool OWN_CACHE`` follows the draws of ``--cache`` with each point's own
-from a cache written with ``--own-seeds``, up to ``--seeds`` in all (docs/theory/two_step.md §8.4, "49 draws").  Simulations are cached in a JSON file (``--cache``), so an interrupted run
-resumes; ``--out`` writes the Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000``
+from a cache written with ``--own-seeds``, up to ``--seeds`` in all (docs/theory/two_step.md §8.4, "49 draws a
+point").  Simulations are cached in a JSON file (``--cache``), so an interrupted run resumes; ``--out`` writes the
+Markdown table; a cache of fewer seeds is extended.  The whole grid at ``N = 1000``
 (4 activations x 2 targets x (25 reused + 9 fresh) points x 25 seeds) takes about 50 minutes in one process
 (0.40 s a draw on a 2-core AMD EPYC; 0.60 s before a square float32 spectrum went to its float64 Gram matrix at
 once)::
@@ -425,26 +426,23 @@ def main(argv=None) -> int:
     for batch, act, tgt, a1, a2 in cells:
         k = cache_key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=a.own_seeds)
         have = len(cache.get(k, []))
-        if pool is not None:
+        if pool is not None:      # the shared draws, then the point's own: nothing simulated
             rows = cache.get(k, []) + pool.get(cache_key(act, tgt, batch, a1, a2, a.N, a.psi, a.phi, own=True), [])
             if len(rows) < a.seeds:
                 ap.error(f"--pool: the point {k} has {len(rows)} draws in --cache and --pool, fewer than --seeds "
                          f"{a.seeds}")
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, rows[:a.seeds], psi=a.psi, phi=a.phi,
-                             extreme_samples=a.extreme_samples)
-            results.append(r)
-            print(json.dumps(r), flush=True)
-            continue
-        if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
-            cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have, psi=a.psi,
-                                                        seed0=point_seed(k) if a.own_seeds else 1000,
-                                                        phi=a.phi, backend=a.backend)
-            tmp = a.cache + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(cache, f)
-            os.replace(tmp, a.cache)
+        else:
+            if have < a.seeds:   # a cache of fewer seeds is extended, the seeds it holds are kept
+                cache[k] = cache.get(k, []) + simulate_cell(act, tgt, batch, a1, a2, a.N, a.seeds, start=have,
+                                                            psi=a.psi, seed0=point_seed(k) if a.own_seeds else 1000,
+                                                            phi=a.phi, backend=a.backend)
+                tmp = a.cache + ".tmp"
+                with open(tmp, "w") as f:
+                    json.dump(cache, f)
+                os.replace(tmp, a.cache)
+            rows = cache[k]
         if not a.simulate_only:
-            r = compare_cell(act, tgt, batch, a1, a2, a.N, cache[k][:a.seeds], psi=a.psi, phi=a.phi,
+            r = compare_cell(act, tgt, batch, a1, a2, a.N, rows[:a.seeds], psi=a.psi, phi=a.phi,
                              extreme_samples=a.extreme_samples)
             results.append(r)
             print(json.dumps(r), flush=True)
