@@ -1,0 +1,97 @@
+"""A spike just past its threshold at finite N: how many values it adds above ``s`` near the bulk's edge
+(docs/theory/two_step.md §9.3; measured, not in the prediction).
+
+The count through the Poisson process (docs/theory/two_step.md §8.3) adds one value above ``s`` for each single
+sample whose outlier lies above ``s`` (its strength spread over batches).  At finite ``N`` an outlier within a few
+Tracy–Widom scales of the edge does not stand apart from the bulk: in the critical window of the BBP transition
+(Baik, Ben Arous, Péché) the top of the spectrum takes the spike in, and the values it adds above ``s`` fall short
+of one.  This diagnostic measures that on the simplest real model, a sample covariance with one spike:
+``W = Z diag(sqrt(1 + tau), 1, ..., 1)``, ``Z`` of ``N x d`` independent ``N(0, 1/d)`` entries, the singular values
+of ``W`` against those of ``Z``.  With ``gamma = N / d`` and ``ell = 1 + tau`` the spike's outlier lies at
+``sqrt(ell (1 + gamma / (ell - 1)))`` above the threshold ``ell = 1 + sqrt(gamma)`` (the edge ``1 + sqrt(gamma)``).
+Each spike strength is set by where its outlier would lie, ``x`` Tracy–Widom scales of the top singular value above
+the edge (:func:`rmtfl.theory.largest_sv_scaling`); for each ``s = edge + y scale`` the table gives the draws' mean
+number of singular values above ``s`` with the spike less that without it, beside the one value above ``s`` that a
+count of outliers at their locations adds where ``x > y``.
+
+    python -m benchmarks.diag_critical_window --N 500 --draws 400
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+from rmtfl.theory import largest_sv_scaling
+
+X_GRID = (-2.0, 0.0, 1.0, 2.0, 4.0, 8.0)
+Y_GRID = (-16.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
+
+
+def spike_strength(x: float, N: int, d: int) -> float:
+    """``ell``: the spike whose outlier (the top singular value) lies ``x`` Tracy–Widom scales above the edge
+    ``1 + sqrt(N / d)`` (below the threshold ``1 + sqrt(gamma)`` for ``x <= 0``: the threshold less ``|x|`` times its
+    own distance to ``ell`` of an outlier ``|x|`` scales up)."""
+    g = N / d
+    edge, scale = 1.0 + math.sqrt(g), largest_sv_scaling(N, d).scale
+    crit = 1.0 + math.sqrt(g)
+
+    def location(ell):
+        return math.sqrt(ell * (1.0 + g / (ell - 1.0)))
+    target = edge + abs(x) * scale
+    lo, hi = crit, crit + 10.0
+    for _ in range(200):                       # location is increasing in ell above the threshold
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if location(mid) < target else (lo, mid)
+    ell = 0.5 * (lo + hi)
+    return ell if x > 0 else crit - (ell - crit)
+
+
+def extra_counts(x_grid, y_grid, *, N: int, d: int, draws: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``(extra, se)`` of shape ``(len(x_grid), len(y_grid))``: the mean number of singular values above
+    ``edge + y scale`` with the spike of :func:`spike_strength` ``x`` less the same matrix's without it (the same
+    ``Z``), and its standard error over ``draws``."""
+    edge, scale = 1.0 + math.sqrt(N / d), largest_sv_scaling(N, d).scale
+    s = edge + scale * np.asarray(y_grid, float)
+    ells = [spike_strength(x, N, d) for x in x_grid]
+    diff = np.zeros((draws, len(x_grid), len(y_grid)))
+    for k in range(draws):
+        Z = rng.standard_normal((N, d)) / math.sqrt(d)
+        G = Z.T @ Z                                          # d x d Gram: singular values of Z squared
+        base = np.sqrt(np.clip(np.linalg.eigvalsh(G), 0.0, None))
+        n0 = (base[:, None] > s[None, :]).sum(0)
+        for i, ell in enumerate(ells):
+            c = math.sqrt(ell)
+            Gs = G.copy()                                    # column 0 of Z scaled by sqrt(ell)
+            Gs[0, :] *= c
+            Gs[:, 0] *= c
+            sv = np.sqrt(np.clip(np.linalg.eigvalsh(Gs), 0.0, None))
+            diff[k, i] = (sv[:, None] > s[None, :]).sum(0) - n0
+    return diff.mean(0), diff.std(0, ddof=1) / math.sqrt(draws)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--N", type=int, default=500)
+    ap.add_argument("--d", type=int, default=None, help="columns (default N)")
+    ap.add_argument("--draws", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    if args.N < 10 or args.draws < 2:
+        ap.error("--N must be at least 10 and --draws at least 2")
+    d = args.d or args.N
+    extra, se = extra_counts(X_GRID, Y_GRID, N=args.N, d=d, draws=args.draws, rng=np.random.default_rng(args.seed))
+    print(f"N = {args.N}, d = {d}, {args.draws} draws: values the spike adds above edge + y scale (Tracy–Widom scale "
+          f"{largest_sv_scaling(args.N, d).scale:.4g}), its outlier x scales above the edge; in brackets what a count "
+          "of outliers at their locations adds")
+    print("  x \\ y   " + " ".join(f"{y:>13.0f}" for y in Y_GRID))
+    for i, x in enumerate(X_GRID):
+        cells = [f"{extra[i, j]:5.2f}±{se[i, j]:.2f} ({int(x > y)})" for j, y in enumerate(Y_GRID)]
+        print(f"  {x:5.1f}   " + " ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
