@@ -6,9 +6,9 @@ sample whose outlier lies above ``s`` (its strength spread over batches).  At fi
 Tracy–Widom scales of the edge does not stand apart from the bulk: in the critical window of the BBP transition
 (Baik, Ben Arous, Péché) the top of the spectrum takes the spike in, and the values it adds above ``s`` fall short
 of one.  This diagnostic measures that on the simplest real model, a sample covariance with one spike:
-``W = Z diag(sqrt(1 + tau), 1, ..., 1)``, ``Z`` of ``N x d`` independent ``N(0, 1/d)`` entries, the singular values
-of ``W`` against those of ``Z``.  With ``gamma = N / d`` and ``ell = 1 + tau`` the spike's outlier lies at
-``sqrt(ell (1 + gamma / (ell - 1)))`` above the threshold ``ell = 1 + sqrt(gamma)`` (the edge ``1 + sqrt(gamma)``).
+``W = Z diag(sqrt(ell), 1, ..., 1)``, ``Z`` of ``N x d`` independent ``N(0, 1/d)`` entries, the singular values
+of ``W`` against those of ``Z``.  With ``gamma = N / d`` the spike's outlier lies at ``sqrt(ell (gamma + 1 / (ell -
+1)))`` above the threshold ``ell = 1 + 1 / sqrt(gamma)`` (the edge ``1 + sqrt(gamma)``).
 Each spike strength is set by where its outlier would lie, ``x`` Tracy–Widom scales of the top singular value above
 the edge (:func:`rmtfl.theory.largest_sv_scaling`); for each ``s = edge + y scale`` the table gives the draws' mean
 number of singular values above ``s`` with the spike less that without it, beside the one value above ``s`` that a
@@ -32,21 +32,51 @@ Y_GRID = (-16.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
 
 def spike_strength(x: float, N: int, d: int) -> float:
     """``ell``: the spike whose outlier (the top singular value) lies ``x`` Tracy–Widom scales above the edge
-    ``1 + sqrt(N / d)`` (below the threshold ``1 + sqrt(gamma)`` for ``x <= 0``: the threshold less ``|x|`` times its
-    own distance to ``ell`` of an outlier ``|x|`` scales up)."""
+    ``1 + sqrt(N / d)`` (below the threshold ``1 + 1 / sqrt(N / d)`` for ``x <= 0``: the threshold less the distance
+    from it to the spike of an outlier ``|x|`` scales up)."""
     g = N / d
     edge, scale = 1.0 + math.sqrt(g), largest_sv_scaling(N, d).scale
-    crit = 1.0 + math.sqrt(g)
+    crit = 1.0 + 1.0 / math.sqrt(g)
 
     def location(ell):
-        return math.sqrt(ell * (1.0 + g / (ell - 1.0)))
+        return math.sqrt(ell * (g + 1.0 / (ell - 1.0)))
     target = edge + abs(x) * scale
-    lo, hi = crit, crit + 10.0
+    lo, hi = crit, crit + 1.0
+    while location(hi) < target:
+        hi = crit + 2.0 * (hi - crit)
     for _ in range(200):                       # location is increasing in ell above the threshold
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if location(mid) < target else (lo, mid)
     ell = 0.5 * (lo + hi)
     return ell if x > 0 else crit - (ell - crit)
+
+
+def mp_stieltjes(z, c: float) -> complex:
+    """``m(z) = tr (A - z)^(-1) / N`` of the Marchenko–Pastur law of ratio ``c = N / d`` (unit variance) at ``z``
+    with ``Im z > 0``, the branch with ``Im m > 0``."""
+    z = complex(z)
+    r = np.sqrt((z - 1 - c) ** 2 - 4 * c)
+    m = (1 - c - z + r) / (2 * c * z)
+    return m if m.imag > 0 else (1 - c - z - r) / (2 * c * z)
+
+
+def shift_extra(x_grid, y_grid, *, N: int, d: int) -> np.ndarray:
+    """The same as :func:`extra_counts` as ``N -> infinity`` at fixed Tracy–Widom units: the spectral shift of the
+    spike, ``(arg(1 + ell c m) - arg(1 + c m)) / pi`` at ``lambda = s^2`` (``c = N / d``, ``m`` the Marchenko–Pastur
+    Stieltjes transform just above the real axis; the Gram matrix is the one without the spiked column plus
+    ``ell z_0 z_0^T``, ``1 + ell c m = 0`` at the outlier), one between the edge and the outlier."""
+    c = N / d
+    edge, scale = 1.0 + math.sqrt(c), largest_sv_scaling(N, d).scale
+    out = np.zeros((len(x_grid), len(y_grid)))
+    for i, x in enumerate(x_grid):
+        ell = spike_strength(x, N, d)
+        for j, y in enumerate(y_grid):
+            if y >= 0:
+                out[i, j] = float(0 <= y < x)
+                continue
+            m = mp_stieltjes((edge + y * scale) ** 2 + 1e-14j, c)
+            out[i, j] = (np.angle(1 + ell * c * m) - np.angle(1 + c * m)) / math.pi
+    return out
 
 
 def extra_counts(x_grid, y_grid, *, N: int, d: int, draws: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -86,10 +116,15 @@ def main(argv=None) -> int:
     print(f"N = {args.N}, d = {d}, {args.draws} draws: values the spike adds above edge + y scale (Tracy–Widom scale "
           f"{largest_sv_scaling(args.N, d).scale:.4g}), its outlier x scales above the edge; in brackets what a count "
           "of outliers at their locations adds")
+    shift = shift_extra(X_GRID, Y_GRID, N=args.N, d=d)
     print("  x \\ y   " + " ".join(f"{y:>13.0f}" for y in Y_GRID))
     for i, x in enumerate(X_GRID):
         cells = [f"{extra[i, j]:5.2f}±{se[i, j]:.2f} ({int(x > y)})" for j, y in enumerate(Y_GRID)]
         print(f"  {x:5.1f}   " + " ".join(cells))
+    print("the spectral shift as N -> infinity at the same x and y (below the edge the arg of 1 + ell c m less the "
+          "null's, over pi):")
+    for i, x in enumerate(X_GRID):
+        print(f"  {x:5.1f}   " + " ".join(f"{v:13.2f}" for v in shift[i]))
     return 0
 
 
