@@ -12,7 +12,8 @@ of ``W`` against those of ``Z``.  With ``gamma = N / d`` the spike's outlier lie
 Each spike strength is set by where its outlier would lie, ``x`` Tracy–Widom scales of the top singular value above
 the edge (:func:`rmtfl.theory.largest_sv_scaling`); for each ``s = edge + y scale`` the table gives the draws' mean
 number of singular values above ``s`` with the spike less that without it, beside the one value above ``s`` that a
-count of outliers at their locations adds where ``x > y``.
+count of outliers at their locations adds where ``x > y``, and then the spike's spectral shift as ``N -> infinity``
+at the same ``x`` and ``y`` (:func:`shift_extra`).
 
     python -m benchmarks.diag_critical_window --N 500 --draws 400
 """
@@ -23,6 +24,7 @@ import math
 import sys
 
 import numpy as np
+from scipy import optimize
 
 from rmtfl.theory import largest_sv_scaling
 
@@ -40,14 +42,15 @@ def spike_strength(x: float, N: int, d: int) -> float:
 
     def location(ell):
         return math.sqrt(ell * (g + 1.0 / (ell - 1.0)))
+    if x == 0:
+        return crit
     target = edge + abs(x) * scale
-    lo, hi = crit, crit + 1.0
+    hi = crit + 1.0
     while location(hi) < target:
         hi = crit + 2.0 * (hi - crit)
-    for _ in range(200):                       # location is increasing in ell above the threshold
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if location(mid) < target else (lo, mid)
-    ell = 0.5 * (lo + hi)
+    # the location rises from the edge at the threshold; the edge itself is a root there (no sign change), so the
+    # bracket starts just above it
+    ell = optimize.brentq(lambda e: location(e) - target, crit * (1.0 + 1e-12), hi, xtol=1e-15, rtol=1e-15)
     return ell if x > 0 else crit - (ell - crit)
 
 
