@@ -13,7 +13,8 @@ Each spike strength is set by where its outlier would lie, ``x`` Tracy–Widom s
 the edge (:func:`rmtfl.theory.largest_sv_scaling`); for each ``s = edge + y scale`` the table gives the draws' mean
 number of singular values above ``s`` with the spike less that without it, beside the one value above ``s`` that a
 count of outliers at their locations adds where ``x > y``, and then the spike's spectral shift as ``N -> infinity``
-at the same ``x`` and ``y`` (:func:`shift_extra`).
+at the same ``x`` and ``y`` (:func:`shift_extra`) and a deterministic model of the finite-``N`` window
+(:func:`window_model`).
 
     python -m benchmarks.diag_critical_window --N 500 --draws 400
 """
@@ -24,9 +25,9 @@ import math
 import sys
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
-from rmtfl.theory import largest_sv_scaling
+from rmtfl.theory import largest_sv_scaling, spiked_covariance_sd, tracy_widom_pdf
 
 X_GRID = (-2.0, 0.0, 1.0, 2.0, 4.0, 8.0)
 Y_GRID = (-16.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
@@ -82,6 +83,38 @@ def shift_extra(x_grid, y_grid, *, N: int, d: int) -> np.ndarray:
     return out
 
 
+def window_model(x_grid, y_grid, *, N: int, d: int, points: int = 281) -> np.ndarray:
+    """A deterministic model of :func:`extra_counts`: the spectral shift of :func:`shift_extra` read from an edge that
+    moves by the largest eigenvalue's Tracy–Widom fluctuation (``beta = 1``, centred), with the outlier above the
+    edge at its place spread by its own Gaussian standard deviation (Paul 2007,
+    :func:`rmtfl.theory.spiked_covariance_sd`; none at or below the threshold)::
+
+        extra(y) = E_delta[ shift(y - delta) if y - delta < 0 else P(outlier > y - delta) ]
+
+    in Tracy–Widom units of the top singular value; ``points`` nodes of the Tracy–Widom density on ``[-8, 6]`` (the
+    printed values move by less than 0.005 from 281 to 1401)."""
+    c = N / d
+    edge, scale = 1.0 + math.sqrt(c), largest_sv_scaling(N, d).scale
+    t = np.linspace(-8.0, 6.0, points)
+    w = np.array([tracy_widom_pdf(v, beta=1) for v in t])
+    w /= w.sum()
+    delta = t - float(t @ w)
+    out = np.zeros((len(x_grid), len(y_grid)))
+    for i, x in enumerate(x_grid):
+        fine = np.linspace(min(y_grid) - 10.0, 0.0, 400)
+        shift = shift_extra([x], list(fine[:-1]), N=N, d=d)[0]
+        sd = 0.0
+        if x > 0:
+            ell = spike_strength(x, N, d)
+            sd = c * spiked_covariance_sd(ell, c, n=N) / (2.0 * (edge + x * scale)) / scale
+        for j, y in enumerate(y_grid):
+            v = y - delta
+            inside = np.interp(np.minimum(v, fine[-2]), fine[:-1], shift)
+            above = special.ndtr((x - v) / sd) if sd > 0 else np.zeros_like(v)
+            out[i, j] = float(w @ np.where(v < 0, inside, above))
+    return out
+
+
 def extra_counts(x_grid, y_grid, *, N: int, d: int, draws: int, rng) -> tuple[np.ndarray, np.ndarray]:
     """``(extra, se)`` of shape ``(len(x_grid), len(y_grid))``: the mean number of singular values above
     ``edge + y scale`` with the spike of :func:`spike_strength` ``x`` less the same matrix's without it (the same
@@ -128,6 +161,11 @@ def main(argv=None) -> int:
           "null's, over pi):")
     for i, x in enumerate(X_GRID):
         print(f"  {x:5.1f}   " + " ".join(f"{v:13.2f}" for v in shift[i]))
+    model = window_model(X_GRID, Y_GRID, N=args.N, d=d)
+    print("a model of the window (window_model): that shift read from an edge moved by the Tracy–Widom fluctuation, "
+          "the outlier spread by its own Gaussian standard deviation:")
+    for i, x in enumerate(X_GRID):
+        print(f"  {x:5.1f}   " + " ".join(f"{v:13.2f}" for v in model[i]))
     return 0
 
 

@@ -54,3 +54,16 @@ def test_the_spectral_shift_is_the_marchenko_pastur_one_and_vanishes_at_the_outl
     shift = shift_extra((1.0, 4.0), (-8.0, -1.0, 0.0, 2.0, 5.0), N=N, d=d)
     assert np.all((shift[:, :2] > 0) & (shift[:, :2] < 1)) and np.all(shift[1, :2] > shift[0, :2])
     assert shift[:, 2].tolist() == [1.0, 1.0] and shift[:, 3].tolist() == [0.0, 1.0] and shift[:, 4].tolist() == [0, 0]
+
+
+def test_the_window_model_is_the_shift_deep_below_and_the_outliers_spread_above():
+    """The model of the window: the spectral shift far below the edge (where the edge's jitter moves it little), a
+    probability in [0, 1] everywhere, and about one half at the outlier's own place (its spread about it)."""
+    from benchmarks.diag_critical_window import shift_extra, window_model
+
+    N = d = 500
+    xs, ys = (1.0, 8.0), (-30.0, -2.0, 0.0, 8.0, 20.0)
+    model, shift = window_model(xs, ys, N=N, d=d), shift_extra(xs, ys, N=N, d=d)
+    assert np.all((model >= 0) & (model <= 1))
+    assert np.allclose(model[:, 0], shift[:, 0], atol=0.01)
+    assert 0.4 < model[1, 3] < 0.6 and model[1, 4] < 0.01 and model[0, 3] < 0.05
