@@ -129,10 +129,10 @@ def extra_counts(x_grid, y_grid, *, N: int, d: int, draws: int, rng) -> tuple[np
         base = np.sqrt(np.clip(np.linalg.eigvalsh(G), 0.0, None))
         n0 = (base[:, None] > s[None, :]).sum(0)
         for i, ell in enumerate(ells):
-            c = math.sqrt(ell)
+            root = math.sqrt(ell)
             Gs = G.copy()                                    # column 0 of Z scaled by sqrt(ell)
-            Gs[0, :] *= c
-            Gs[:, 0] *= c
+            Gs[0, :] *= root
+            Gs[:, 0] *= root
             sv = np.sqrt(np.clip(np.linalg.eigvalsh(Gs), 0.0, None))
             diff[k, i] = (sv[:, None] > s[None, :]).sum(0) - n0
     return diff.mean(0), diff.std(0, ddof=1) / math.sqrt(draws)
