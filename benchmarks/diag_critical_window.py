@@ -27,7 +27,7 @@ import sys
 import numpy as np
 from scipy import optimize, special
 
-from rmtfl.theory import largest_sv_scaling, spiked_covariance_sd, tracy_widom_pdf
+from rmtfl.theory import largest_sv_scaling, mp_stieltjes, spiked_covariance_sd, tracy_widom_pdf
 
 X_GRID = (-2.0, 0.0, 1.0, 2.0, 4.0, 8.0)
 Y_GRID = (-16.0, -8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0)
@@ -55,19 +55,11 @@ def spike_strength(x: float, N: int, d: int) -> float:
     return ell if x > 0 else crit - (ell - crit)
 
 
-def mp_stieltjes(z, c: float) -> complex:
-    """``m(z) = tr (A - z)^(-1) / N`` of the Marchenko–Pastur law of ratio ``c = N / d`` (unit variance) at ``z``
-    with ``Im z > 0``, the branch with ``Im m > 0``."""
-    z = complex(z)
-    r = np.sqrt((z - 1 - c) ** 2 - 4 * c)
-    m = (1 - c - z + r) / (2 * c * z)
-    return m if m.imag > 0 else (1 - c - z - r) / (2 * c * z)
-
-
 def shift_extra(x_grid, y_grid, *, N: int, d: int) -> np.ndarray:
     """The same as :func:`extra_counts` as ``N -> infinity`` at fixed Tracy–Widom units: the spectral shift of the
-    spike, ``(arg(1 + ell c m) - arg(1 + c m)) / pi`` at ``lambda = s^2`` (``c = N / d``, ``m`` the Marchenko–Pastur
-    Stieltjes transform just above the real axis; the Gram matrix is the one without the spiked column plus
+    spike, ``(arg(1 + ell c m) - arg(1 + c m)) / pi`` at ``lambda = s^2`` (``c = N / d``, ``m = tr (A - z)^(-1) / N``
+    just above the real axis, ``-``:func:`rmtfl.theory.mp_stieltjes`; the Gram matrix is the one without the spiked
+    column plus
     ``ell z_0 z_0^T``, ``1 + ell c m = 0`` at the outlier), one between the edge and the outlier."""
     c = N / d
     edge, scale = 1.0 + math.sqrt(c), largest_sv_scaling(N, d).scale
@@ -78,7 +70,7 @@ def shift_extra(x_grid, y_grid, *, N: int, d: int) -> np.ndarray:
             if y >= 0:
                 out[i, j] = float(0 <= y < x)
                 continue
-            m = mp_stieltjes((edge + y * scale) ** 2 + 1e-14j, c)
+            m = -mp_stieltjes((edge + y * scale) ** 2 + 1e-14j, c)
             out[i, j] = (np.angle(1 + ell * c * m) - np.angle(1 + c * m)) / math.pi
     return out
 

@@ -37,19 +37,20 @@ def test_a_rank_one_lift_adds_at_most_one_value_and_a_strong_spike_adds_one():
 
 
 def test_the_spectral_shift_is_the_marchenko_pastur_one_and_vanishes_at_the_outlier():
-    """The Stieltjes transform solves c z m^2 + (z + c - 1) m + 1 = 0 with Im m > 0; 1 + ell c m vanishes at the
-    spike's outlier (so the shift steps from 1 to 0 there); below the edge the shift lies in (0, 1) and grows with the
-    spike."""
-    from benchmarks.diag_critical_window import mp_stieltjes, shift_extra
+    """m = tr (A - z)^(-1) / N (minus the theory's mp_stieltjes) solves c z m^2 + (z + c - 1) m + 1 = 0 with
+    Im m > 0; 1 + ell c m vanishes at the spike's outlier (so the shift steps from 1 to 0 there); below the edge the
+    shift lies in (0, 1) and grows with the spike."""
+    from benchmarks.diag_critical_window import shift_extra
+    from rmtfl.theory import mp_stieltjes
 
     for c in (0.5, 1.0, 2.0):
         for z in (0.7 + 0.01j, 2.5 + 1e-9j, 6.0 + 0.5j):
-            m = mp_stieltjes(z, c)
+            m = -mp_stieltjes(z, c)
             assert m.imag > 0 and abs(c * z * m * m + (z + c - 1) * m + 1) < 1e-10
     N, d = 400, 800
     c, scale = N / d, largest_sv_scaling(N, d).scale
     ell = spike_strength(3.0, N, d)
-    m = mp_stieltjes((1 + math.sqrt(c) + 3.0 * scale) ** 2 + 1e-13j, c)
+    m = -mp_stieltjes((1 + math.sqrt(c) + 3.0 * scale) ** 2 + 1e-13j, c)
     assert abs(1 + ell * c * m) < 1e-6
     shift = shift_extra((1.0, 4.0), (-8.0, -1.0, 0.0, 2.0, 5.0), N=N, d=d)
     assert np.all((shift[:, :2] > 0) & (shift[:, :2] < 1)) and np.all(shift[1, :2] > shift[0, :2])
