@@ -40,6 +40,7 @@ from scipy import stats
 from rmtfl.theory import edge_outlier_count
 from rmtfl.theory._two_step import finite_n, two_step
 from rmtfl.theory._two_step.counting import count_window
+from rmtfl.theory._two_step.joint_roots import top_sample_places
 from rmtfl.theory._two_step.poisson_count import blended, mean_count, poisson_count
 
 from .diag_count_law import cache_points
@@ -62,9 +63,7 @@ def joint_taken_up(jp, edge: float, top: float, shift, column: int, law, spikes,
     joint problem ``jp`` above ``s`` (its negative eigenvalues), on ``points`` values of ``s`` from the ``edge`` up,
     averaged over the most extreme ``column`` at ``quantiles`` quantiles of its outlier's law ``law`` (the others
     where ``shift`` puts them)."""
-    below = np.prod((1.0 - np.clip(law.tails, 0.0, 1.0)) ** np.asarray(law.sizes, float)[None, :], axis=1)
-    q = (np.arange(quantiles) + 0.5) / quantiles
-    locs = np.maximum(np.where(q > below[0], np.interp(q, below, law.grid), edge), edge)
+    locs = top_sample_places(law, edge, quantiles)
     grid = edge * np.geomspace(1.0 + 1e-6, max(top, 1.5 * float(locs.max())) / edge, points)
     A = np.zeros(points)
     for s_q in locs:

@@ -31,7 +31,8 @@ from scipy import optimize
 from .sample_spikes import extreme_eigenvalues, sample_strengths, typical_extremes, y_law_truncated
 from .widened_bulk import psd_sqrt
 
-__all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample", "TOP_QUANTILES"]
+__all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample",
+           "top_sample_places", "TOP_QUANTILES"]
 
 #: Quantiles of the most extreme sample's outlier location averaged over by :func:`ranks_over_top_sample` (the
 #: ranks' means move by at most 0.2 % from 6 to 16 of them, docs/theory/two_step.md §8.3).
@@ -220,6 +221,15 @@ def spike_roots(jp: JointProblem, s_lo: float, s_hi: float, shift, n_uncoupled: 
     return [roots[i] for i in pick(roots)]
 
 
+def top_sample_places(law, s_lo: float, quantiles: int = TOP_QUANTILES) -> np.ndarray:
+    """Where a batch's most extreme sample puts its outlier, at ``quantiles`` equally spaced quantiles of its law
+    (``prod_b (1 - P_b(S > s))^(n_b)`` below ``s``, ``law`` a
+    :class:`~rmtfl.theory._two_step.sample_order.SampleLaw`); a quantile below the edge ``s_lo`` at the edge."""
+    below = np.prod((1.0 - np.clip(law.tails, 0.0, 1.0)) ** np.asarray(law.sizes, dtype=float)[None, :], axis=1)
+    q = (np.arange(quantiles) + 0.5) / quantiles
+    return np.maximum(np.where(q > below[0], np.interp(q, below, law.grid), s_lo), s_lo)
+
+
 def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, column: int, law, ranks: int, *,
                           quantiles: int = TOP_QUANTILES):
     """The mean over batches of the ``r``-th largest root of ``J``, ``r = 1..ranks``, with the batch's most extreme
@@ -233,12 +243,10 @@ def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, col
     single-sample outliers; the most extreme sample of a batch lies below ``s`` with probability
     ``prod_b (1 - P_b(S > s))^(n_b)``.
     """
-    below = np.prod((1.0 - np.clip(law.tails, 0.0, 1.0)) ** np.asarray(law.sizes, dtype=float)[None, :], axis=1)
-    q = (np.arange(quantiles) + 0.5) / quantiles
-    locs = np.where(q > below[0], np.interp(q, below, law.grid), s_lo)
+    locs = top_sample_places(law, s_lo, quantiles)
     hi = max(s_hi, 1.2 * float(locs.max()))
     runs, done = [], {}
-    for s_q in np.maximum(locs, s_lo):
+    for s_q in locs:
         if s_q not in done:          # quantiles below the edge all put the column at the edge: solved once
             sh = np.array(shift, dtype=float)
             sh[column] = jp.denominators(float(s_q))[column]
