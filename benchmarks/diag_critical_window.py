@@ -21,6 +21,7 @@ at the same ``x`` and ``y`` (:func:`shift_extra`) and a deterministic model of t
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 
@@ -61,18 +62,33 @@ def shift_extra(x_grid, y_grid, *, N: int, d: int) -> np.ndarray:
     just above the real axis, ``-``:func:`rmtfl.theory.mp_stieltjes`; the Gram matrix is the one without the spiked
     column plus
     ``ell z_0 z_0^T``, ``1 + ell c m = 0`` at the outlier), one between the edge and the outlier."""
+    y = np.asarray(y_grid, float)
+    out = np.zeros((len(x_grid), y.size))
+    for i, x in enumerate(x_grid):
+        out[i] = np.where(y >= 0, (0 <= y) & (y < x), mp_shift(spike_strength(x, N, d), y, N=N, d=d))
+    return out
+
+
+def mp_shift(ell: float, y, *, N: int, d: int) -> np.ndarray:
+    """``(arg(1 + ell c m) - arg(1 + c m)) / pi`` at ``lambda = s^2``, ``s = edge + y scale`` for each ``y < 0``
+    (below the edge; :func:`shift_extra`): the number of values a spike ``ell`` adds above ``s`` as ``N -> infinity``
+    (``c = N / d``, ``m = -``:func:`rmtfl.theory.mp_stieltjes` just above the real axis); 0 where ``y >= 0``."""
     c = N / d
     edge, scale = 1.0 + math.sqrt(c), largest_sv_scaling(N, d).scale
-    out = np.zeros((len(x_grid), len(y_grid)))
-    for i, x in enumerate(x_grid):
-        ell = spike_strength(x, N, d)
-        for j, y in enumerate(y_grid):
-            if y >= 0:
-                out[i, j] = float(0 <= y < x)
-                continue
-            m = -mp_stieltjes((edge + y * scale) ** 2 + 1e-14j, c)
-            out[i, j] = (np.angle(1 + ell * c * m) - np.angle(1 + c * m)) / math.pi
-    return out
+    y = np.asarray(y, float)
+    m = -mp_stieltjes((edge + np.minimum(y, 0.0) * scale) ** 2 + 1e-14j, c)
+    return np.where(y < 0, (np.angle(1 + ell * c * m) - np.angle(1 + c * m)) / math.pi, 0.0)
+
+
+@functools.lru_cache(maxsize=4)
+def tw_jitter(points: int = 281) -> tuple[np.ndarray, np.ndarray]:
+    """``(delta, weight)``: ``points`` nodes of the centred Tracy–Widom law (``beta = 1``) on ``[-8, 6]`` less its
+    mean, with their weights (the density normalised over the nodes): how far the edge a finite matrix's spectrum
+    ends at moves, in Tracy–Widom units (:func:`window_model`)."""
+    t = np.linspace(-8.0, 6.0, points)
+    w = np.array([tracy_widom_pdf(v, beta=1) for v in t])
+    w /= w.sum()
+    return t - float(t @ w), w
 
 
 def window_model(x_grid, y_grid, *, N: int, d: int, points: int = 281) -> np.ndarray:
@@ -87,10 +103,7 @@ def window_model(x_grid, y_grid, *, N: int, d: int, points: int = 281) -> np.nda
     printed values move by less than 0.005 from 281 to 1401)."""
     c = N / d
     edge, scale = 1.0 + math.sqrt(c), largest_sv_scaling(N, d).scale
-    t = np.linspace(-8.0, 6.0, points)
-    w = np.array([tracy_widom_pdf(v, beta=1) for v in t])
-    w /= w.sum()
-    delta = t - float(t @ w)
+    delta, w = tw_jitter(points)
     out = np.zeros((len(x_grid), len(y_grid)))
     for i, x in enumerate(x_grid):
         fine = np.linspace(min(y_grid) - 10.0, 0.0, 400)
