@@ -1,0 +1,295 @@
+"""The single samples' count read through a spike's finite-N window (docs/theory/two_step_attempts.md §35; measured
+on the acceptance page's cached draws, not kept).
+
+The count through the Poisson process (docs/theory/two_step.md §8.3) adds, for each single sample whose outlier
+lies above the fold, one value above every ``s`` below the fold.  One spiked column of a sample covariance adds
+fewer (:mod:`benchmarks.diag_critical_window`): deep below the edge its spectral shift, about one half, and within a
+few Tracy–Widom scales of the edge a window that :func:`~benchmarks.diag_critical_window.window_model` describes.
+Here that window replaces the samples' part of ``Lambda`` (the values the bulk's own count leaves):
+
+* each point of the samples' location measure above the fold (``-dmu``, ``mu(s) = sum_b n_b P_b(S > s)`` as the
+  prediction blends it through the fold) at ``x`` Tracy–Widom scales above the fold adds
+  ``K(y; x) = E_delta[1{0 <= y - delta < x} + 1{y - delta < 0} shift_x(y - delta)]`` values above ``s = fold +
+  y scale`` (:func:`location_kernel`; ``shift_x`` the Marchenko–Pastur spike's shift at the strength whose outlier
+  lies ``x`` scales up, ``delta`` the centred Tracy–Widom jitter of the edge, ``scale`` the bulk's own, fitted to its
+  top values);
+* with ``subcritical`` (the default), each sample the bulk leaves out whose column lies below its threshold, of
+  strength ``q = Q_b(edge)`` (:func:`benchmarks.diag_column_shift.left_out_columns`), adds the shift of the
+  Marchenko–Pastur spike ``q`` times the threshold's, read the same way (:func:`subcritical_kernel`).
+
+* ``--part lambda``: at one point, the draws' mean number of values above ``s`` beside the prediction's ``Lambda``
+  plus the spikes of ``P``, as it is and windowed, from 30 scales below the fold to 20 above.
+* ``--part grid``: per point of a page cache (reused), the count and fitted edge as it is and windowed, the root mean
+  square of each ``Lambda`` against the draws' mean count at 15 to 2 scales around the fold; then per activation
+  and target the points passing the count and all three criteria.
+
+    python -m benchmarks.diag_window_count --part lambda --cache CACHE/n1000.json --N 1000 --act gelu \\
+        --target "hermite(0, 1, 0, 0.4082482904638631)" --alphas 0.2,0.4
+    python -m benchmarks.diag_window_count --part grid --cache CACHE/n1000.json --N 1000
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import sys
+
+import numpy as np
+
+from rmtfl.theory._two_step import finite_n, two_step
+from rmtfl.theory._two_step.counting import count_window
+from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
+from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, blended, mean_count, poisson_count
+
+from .diag_column_shift import left_out_columns
+from .diag_count_law import cache_points
+from .diag_critical_window import mp_shift, spike_strength, tw_jitter
+
+#: Nodes of the Tracy–Widom jitter (the kernels move by less than 0.005 from 121 to 281).
+JITTER_POINTS = 121
+
+#: The outliers' places of :func:`location_kernel`'s table, in Tracy–Widom scales above the fold (beyond its top
+#: the shift below the edge is the top's).
+X_TABLE = np.linspace(0.0, 60.0, 241)
+
+#: Where :func:`grid`'s root mean square compares each ``Lambda`` with the draws, in scales from the fold.
+Y_COMPARE = np.array([-15.0, -10.0, -6.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0])
+
+
+@functools.lru_cache(maxsize=4)
+def _shift_table(N: int, d: int, depth: float = 80.0, points: int = 1601):
+    """``(v, shifts)``: ``v`` from ``-depth`` to just below 0 and the shift below the edge of each spike of
+    :data:`X_TABLE`."""
+    v = np.linspace(-depth, 0.0, points)
+    v[-1] = -1e-9
+    return v, np.array([mp_shift(spike_strength(x, N, d), v, N=N, d=d) for x in X_TABLE])
+
+
+@functools.lru_cache(maxsize=4)
+def _jitter(points: int):
+    """``(delta, density, cdf)`` of the centred Tracy–Widom jitter on its nodes (:func:`tw_jitter`)."""
+    delta, w = tw_jitter(points)
+    dens = w / (delta[1] - delta[0])
+    cdf = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(delta))])
+    return delta, dens, cdf / cdf[-1]
+
+
+def _below(y, v, rows, points: int) -> np.ndarray:
+    """``E_delta[1{y - delta < 0} row(y - delta)]`` for each ``y`` and row (``rows``: ``k x len(v)`` on the grid
+    ``v`` below the edge), the jitter's density interpolated between its nodes (``len(y) x k``)."""
+    delta, dens, _ = _jitter(points)
+    dv = np.gradient(v)
+    dv[[0, -1]] *= 0.5                                          # the trapezoid's end weights
+    P = np.interp(np.subtract.outer(np.asarray(y, float), v), delta, dens, left=0.0, right=0.0) * dv
+    return P @ rows.T
+
+
+def location_kernel(y, x, *, N: int, d: int, points: int = JITTER_POINTS) -> np.ndarray:
+    """``K[i, k]``: the values a spike whose outlier lies ``x[k] >= 0`` Tracy–Widom scales above the edge adds above
+    ``y[i]`` scales from it (module docstring), the Marchenko–Pastur spike at ``c = N / d``: below the edge the shift
+    read through the jitter's density, above it ``P(y - x < delta <= y)``."""
+    v_tab, tab = _shift_table(N, d)
+    x = np.maximum(np.asarray(x, float), 0.0)
+    xt = np.minimum(x, X_TABLE[-1])                  # beyond the table the shift below the edge is its top's
+    j = np.clip(np.searchsorted(X_TABLE, xt) - 1, 0, X_TABLE.size - 2)
+    f = ((xt - X_TABLE[j]) / (X_TABLE[j + 1] - X_TABLE[j]))[:, None]
+    rows = tab[j] * (1 - f) + tab[j + 1] * f
+    y = np.asarray(y, float)
+    delta, _, cdf = _jitter(points)
+    above = np.interp(y, delta, cdf, left=0.0, right=1.0)[:, None] \
+        - np.interp(np.subtract.outer(y, x), delta, cdf, left=0.0, right=1.0)
+    return _below(y, v_tab, rows, points) + above
+
+
+def subcritical_kernel(y, q, *, N: int, d: int, points: int = JITTER_POINTS) -> np.ndarray:
+    """``S[i, k]``: the values a spike of ``q[k] <= 1`` times the threshold's strength adds above ``y[i]`` scales
+    from the edge: its shift below the edge read through the jitter's density (none above it)."""
+    v_tab, _ = _shift_table(N, d)
+    crit = 1.0 + (d / N) ** 0.5
+    rows = np.array([mp_shift(qk * crit, v_tab, N=N, d=d) for qk in np.asarray(q, float)]).reshape(-1, v_tab.size)
+    return _below(y, v_tab, rows, points)
+
+
+def bulk_scale(bulk_top) -> tuple[float, float]:
+    """``(edge, scale)`` fitted to the bulk's first ten top values as the prediction's soft edge fits them
+    (:func:`rmtfl.theory._two_step.poisson_count.mean_count`)."""
+    bt = np.asarray(bulk_top, float)
+    pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)
+    (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), bt[:10], rcond=None)
+    return float(e), float(sig)
+
+
+def sample_count(law, grid):
+    """``sum_b n_b P_b(S > s)`` on ``grid``, held at its value at the law's first point below it."""
+    return sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
+               for b, n in enumerate(law.sizes))
+
+
+def windowed_lambda(laws, bulk_top, fold: float, *, N, psi, subcritical=None):
+    """``(grid, Lambda windowed, Lambda as it is, samples' part as it is, windowed, scale)`` (module docstring);
+    ``subcritical``: ``(q, counts)`` of the samples left out below their threshold, or ``None``."""
+    grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
+    w = np.clip((grid / fold - 1.0) / BLEND_WIDTH, 0.0, 1.0)
+    mu = (1 - w) * sample_count(laws.below, grid) + w * sample_count(laws.above, grid)
+    _, sig = bulk_scale(bulk_top)
+    n, d = int(round(N)), int(round(N / psi))
+    up = grid >= fold
+    s_up, mu_up = grid[up], mu[up]
+    mass = np.maximum(mu_up[:-1] - mu_up[1:], 0.0)                   # the location measure above the fold
+    x = (0.5 * (s_up[:-1] + s_up[1:]) - fold) / sig
+    y = (grid - fold) / sig
+    win = location_kernel(y, x, N=n, d=d) @ mass
+    if subcritical is not None and len(subcritical[0]):
+        win = win + subcritical_kernel(y, subcritical[0], N=n, d=d) @ subcritical[1]
+    return grid, lam - mu + win, lam, mu, win, sig
+
+
+@contextlib.contextmanager
+def windowing(subcritical: bool = True, seen: dict | None = None):
+    """Within the block the prediction's count reads the windowed ``Lambda`` (module docstring); ``seen`` (a dict)
+    receives each count's :func:`windowed_lambda` (``"lambda"``, with the spikes of ``P`` as a seventh entry)."""
+    seen = {} if seen is None else seen
+    count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
+
+    def spy_bulk(*args, **kwargs):
+        seen["bulk"] = bulk_without(*args, **kwargs)
+        return seen["bulk"]
+
+    def spy_predict(act, target, **kwargs):
+        seen.clear()
+        seen["point"] = (act, target, kwargs)
+        return predict(act, target, **kwargs)
+
+    def counted(laws, bulk_top, fold, *, N, psi):
+        sub = None
+        if subcritical:
+            act, target, kw = seen["point"]
+            bulk = seen["bulk"]
+            st = finite_n_setup(act, target, phi=kw["phi"], batch=kw["batch"], phi2=kw["phi2"])
+            K = extreme_ranks(N=N, psi=psi, phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
+            V, c = left_out_columns(act, target, st, bulk, eta1=kw["eta1"], eta2=kw["eta2"], N=N, psi=psi, K=K)
+            q = psi * (V @ (bulk.wa * bulk.tau_rows(bulk.a, bulk.x_edge * (1 + 1e-7))[0]))
+            keep = (q <= 1.0) & (c > 0)
+            sub = (q[keep], c[keep])
+        got = windowed_lambda(laws, bulk_top, fold, N=N, psi=psi, subcritical=sub)
+        seen["lambda"] = got + (laws.fixed,)
+        return poisson_count(got[0], got[1], laws.fixed, count_window(N, psi), laws=laws.laws)
+
+    two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = counted, spy_bulk, spy_predict
+    try:
+        yield seen
+    finally:
+        two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
+
+
+def _draws_above(S, s):
+    """The draws' mean number of values above each ``s``."""
+    return (np.asarray(S)[:, :, None] > np.asarray(s)[None, None, :]).sum(1).mean(0)
+
+
+def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, subcritical: bool,
+                draws: int = 25) -> None:
+    from rmtfl.theory import two_step as predict
+
+    from .bench_two_step_finite_n import cache_key
+
+    with open(path) as f:
+        rows = json.load(f)[cache_key(act, tgt, "reused", a1, a2, N, own=path.endswith("own.json"))][:draws]
+    S = np.array([r["sv"] for r in rows])
+    with windowing(subcritical) as seen:
+        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
+    if "lambda" not in seen:
+        print("  the count is not read through the process here (no single samples)")
+        return
+    grid, lam, as_is, mu, win, sig, fixed = seen["lambda"]
+    ys = np.array([-30, -20, -15, -10, -6, -4, -2, -1, 0, 1, 2, 4, 8, 12, 20])
+    s = p.bulk_edge + ys * sig
+    spikes = np.array([sum(v > x for v in fixed) for x in s])
+    drawn = (S[:, :, None] > s[None, None, :]).sum(1)
+    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {len(S)} draws: mean number of values above s = fold + y scale "
+          f"(fold {p.bulk_edge:.4f}, scale {sig:.4g}); Lambda plus the spikes of P as it is and windowed"
+          f"{'' if subcritical else ' (no subcritical samples)'}; the samples' part of each")
+    print("      y        s   draws (s.e.)   as it is   windowed   samples as it is / windowed")
+    for k, yk in enumerate(ys):
+        a, b = np.interp(s[k], grid, as_is) + spikes[k], np.interp(s[k], grid, lam) + spikes[k]
+        print(f"  {yk:5.0f} {s[k]:8.4f} {drawn[:, k].mean():7.2f} ({drawn[:, k].std(ddof=1) / np.sqrt(len(S)):.2f}) "
+              f"{a:10.2f} {b:10.2f}   {np.interp(s[k], grid, mu):6.2f} / {np.interp(s[k], grid, win):.2f}")
+
+
+def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
+    """Per point of the cache (reused): ``(act, tgt, a1, a2, as it is, windowed)``, each the page's comparison
+    (:func:`benchmarks.bench_two_step_finite_n.compare_cell`) with ``"lambda_rms"``, the root mean square of its
+    ``Lambda`` plus the spikes against the draws' mean count at :data:`Y_COMPARE` (``None`` without single
+    samples)."""
+    from .bench_two_step_finite_n import compare_cell
+
+    for act, tgt, a1, a2, S, _ in cache_points(path, N, "reused", draws):
+        if acts and act not in acts:
+            continue
+        cells = []
+        with windowing(subcritical) as seen:
+            cells.append(compare_cell(act, tgt, "reused", a1, a2, N, [{"sv": v} for v in S]))
+        cells.append(compare_cell(act, tgt, "reused", a1, a2, N, [{"sv": v} for v in S]))   # as it is
+        gaps = [None, None]
+        if "lambda" in seen:
+            g, lam, as_is, _, _, sig, fixed = seen["lambda"]
+            s = cells[0]["edge_fold"] + Y_COMPARE * sig
+            spikes = np.array([sum(v > x for v in fixed) for x in s])
+            drawn = _draws_above(S, s)
+            gaps = [float(np.sqrt(np.mean((np.interp(s, g, f) + spikes - drawn) ** 2))) for f in (as_is, lam)]
+        yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
+
+
+def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) -> None:
+    rows, gained, lost = {}, 0, 0
+
+    def ok(c):
+        return c["values_ok"] and c["count_ok"] and c["edge_ok"]
+    print(f"N = {N}, reused: count / fitted edge as it is | windowed{'' if subcritical else ' (no subcritical)'}, "
+          "the draws' median count and mean fitted edge; root mean square of Lambda against the draws near the fold")
+    for act, tgt, a1, a2, old, new in grid(path, N, subcritical, acts, draws):
+        t = rows.setdefault((act, tgt), [np.zeros(3, int), np.zeros(3, int), [], []])
+        for k, c in enumerate((old, new)):
+            t[k] += [c["count_ok"], c["edge_ok"], ok(c)]
+            if c["lambda_rms"] is not None:
+                t[2 + k].append(c["lambda_rms"])
+        gained, lost = gained + (ok(new) and not ok(old)), lost + (ok(old) and not ok(new))
+        rms = "" if old["lambda_rms"] is None else f"; Lambda {old['lambda_rms']:.2f} | {new['lambda_rms']:.2f}"
+        print(f"  {act:20s} {tgt:38s} ({a1}, {a2}) draws {old['sim_count']}, {old['edge_sim']:.4f}: "
+              f"{old['pred_count']}, {old['edge_pred']:.4f} | {new['pred_count']}, {new['edge_pred']:.4f}{rms}",
+              flush=True)
+    print("points passing the count / the edge / all three, as it is | windowed; mean root mean square of Lambda")
+    for (act, tgt), (a, b, ra, rb) in rows.items():
+        r = f"; {np.mean(ra):.2f} | {np.mean(rb):.2f}" if ra else ""
+        print(f"  {act:20s} {tgt:38s} {a[0]}/{a[1]}/{a[2]} | {b[0]}/{b[1]}/{b[2]}{r}")
+    total = [sum(t[k] for t in rows.values()) for k in (0, 1)]
+    print(f"  all {total[0][0]}/{total[0][1]}/{total[0][2]} | {total[1][0]}/{total[1][1]}/{total[1][2]}; "
+          f"gained {gained}, lost {lost}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("lambda", "grid"), required=True)
+    ap.add_argument("--cache", required=True, help="a page cache of reused draws")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--act", default="gelu", help="with --part lambda")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help="with --part lambda")
+    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda: alpha1,alpha2")
+    ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
+    ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
+    a = ap.parse_args(argv)
+    sub = not a.no_subcritical
+    if a.part == "lambda":
+        try:
+            a1, a2 = (float(v) for v in a.alphas.split(","))
+        except ValueError:
+            ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
+        part_lambda(a.cache, a.N, a.act, a.target, a1, a2, sub)
+    else:
+        part_grid(a.cache, a.N, sub, a.acts.split(";") if a.acts else None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
