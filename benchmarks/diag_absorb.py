@@ -43,7 +43,7 @@ from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.joint_roots import top_sample_places
 from rmtfl.theory._two_step.poisson_count import blended, mean_count, poisson_count
 
-from .diag_count_law import cache_points
+from .diag_count_law import cache_points, point_draws
 
 MODES = ("weights", "joint")
 
@@ -178,15 +178,9 @@ def part_grid(path: str, N: int, mode: str, draws: int = 25) -> None:
 
 
 def part_lambda(path: str, N: int, a1: float, a2: float, act: str, tgt: str, mode: str, draws: int = 25) -> None:
-    import json
-
     from rmtfl.theory import two_step as predict
 
-    from .bench_two_step_finite_n import cache_key
-
-    with open(path) as f:
-        rows = json.load(f)[cache_key(act, tgt, "reused", a1, a2, N, own=path.endswith("own.json"))][:draws]
-    S = np.array([r["sv"] for r in rows])
+    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
     with absorbing(mode) as seen:
         p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
     if "lambda" not in seen:

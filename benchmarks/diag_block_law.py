@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import sys
 
@@ -168,11 +167,10 @@ def print_spectra(path: str, N: int, a1: float, a2: float, ranks: int = 20) -> N
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step import two_step as two_step_module
 
-    from . import bench_two_step_finite_n as bench
+    from .diag_count_law import point_draws
 
-    with open(path) as f:
-        rows = json.load(f)[bench.cache_key(QUADRATIC, QUADRATIC, "reused", a1, a2, N, own=path.endswith("own.json"))]
-    cols = {"draws' median": np.median(np.array([r["sv"] for r in rows]), axis=0)[:ranks]}
+    S = point_draws(path, QUADRATIC, QUADRATIC, a1, a2, N)
+    cols = {"draws' median": np.median(S, axis=0)[:ranks]}
     for name, ctx in variants().items():
         with ctx():
             r = two_step_module.predict_finite_n(get_activation(QUADRATIC), make_target(QUADRATIC), psi=1.0, phi=2.0,
@@ -182,7 +180,7 @@ def print_spectra(path: str, N: int, a1: float, a2: float, ranks: int = 20) -> N
     print("  rank  " + "  ".join(cols))
     for k in range(ranks):
         print(f"  {k + 1:4d}  " + "  ".join(f"{v[k]:8.3f}" for v in cols.values()))
-    print_rank_quantiles(np.array([r["sv"][:8] for r in rows]), N, a1, a2)
+    print_rank_quantiles(S[:, :8], N, a1, a2)
 
 
 def print_rank_quantiles(S, N: int, a1: float, a2: float, ranks=range(2, 8)) -> None:

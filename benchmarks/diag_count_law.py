@@ -126,6 +126,16 @@ def deep_count(v, J: int, K0: int) -> int:
         r = rn
 
 
+def point_draws(path: str, act: str, tgt: str, a1: float, a2: float, N: int, batch: str = "reused", draws=None):
+    """The draws' top values at one point of a page cache (rows, as simulated), the first ``draws`` of them (all
+    without it); a cache whose name ends in ``own.json`` holds draws with seeds of each point's own."""
+    from .bench_two_step_finite_n import cache_key
+
+    with open(path) as f:
+        rows = json.load(f)[cache_key(act, tgt, batch, a1, a2, N, own=path.endswith("own.json"))]
+    return np.array([r["sv"] for r in rows[:draws]])
+
+
 def cache_points(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
     top values and the rule's count on each."""

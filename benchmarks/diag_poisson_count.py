@@ -59,7 +59,7 @@ from rmtfl.theory._two_step import poisson_count as _theory
 from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, TOP_RANKS, mean_count
 from rmtfl.theory._two_step.poisson_count import blended as blended_lambda
 
-from .diag_count_law import cache_points, captured
+from .diag_count_law import cache_points, captured, point_draws
 from .diag_count_statistic import median_count, points, rule_window
 
 #: The parts a ``--mode`` joins with ``+`` (:func:`variant`).
@@ -232,12 +232,8 @@ def part_compare(path: str, N: int, a1: float, a2: float, mode: str, act: str, t
                  airy: bool = False) -> None:
     from rmtfl.theory import two_step
 
-    from . import bench_two_step_finite_n as bench
-
     J = rule_window(N)
-    with open(path) as f:
-        rows = json.load(f)[bench.cache_key(act, tgt, batch, a1, a2, N, own=path.endswith("own.json"))]
-    S = -np.sort(-np.array([r["sv"] for r in rows]), axis=1)
+    S = -np.sort(-point_draws(path, act, tgt, a1, a2, N, batch), axis=1)
     spikes, _, _ = draws_lambda(S, J)
     with variant(mode, act, tgt, N) or contextlib.nullcontext(), captured() as seen:
         two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,

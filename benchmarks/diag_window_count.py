@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import sys
 
 import numpy as np
@@ -43,8 +42,9 @@ from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, blended, mean_count, poisson_count
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import cache_points
+from .diag_count_law import cache_points, point_draws
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
+from .diag_poisson_count import drawn_total
 
 #: Nodes of the Tracy–Widom jitter (the kernels move by less than 0.005 from 121 to 281).
 JITTER_POINTS = 121
@@ -183,20 +183,11 @@ def windowing(subcritical: bool = True, seen: dict | None = None):
         two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
 
 
-def _draws_above(S, s):
-    """The draws' mean number of values above each ``s``."""
-    return (np.asarray(S)[:, :, None] > np.asarray(s)[None, None, :]).sum(1).mean(0)
-
-
 def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, subcritical: bool,
                 draws: int = 25) -> None:
     from rmtfl.theory import two_step as predict
 
-    from .bench_two_step_finite_n import cache_key
-
-    with open(path) as f:
-        rows = json.load(f)[cache_key(act, tgt, "reused", a1, a2, N, own=path.endswith("own.json"))][:draws]
-    S = np.array([r["sv"] for r in rows])
+    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
     with windowing(subcritical) as seen:
         p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
     if "lambda" not in seen:
@@ -206,7 +197,7 @@ def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, sub
     ys = np.array([-30, -20, -15, -10, -6, -4, -2, -1, 0, 1, 2, 4, 8, 12, 20])
     s = p.bulk_edge + ys * sig
     spikes = np.array([sum(v > x for v in fixed) for x in s])
-    drawn = (S[:, :, None] > s[None, None, :]).sum(1)
+    drawn = (S[:, :, None] > s[None, None, :]).sum(1)           # per draw, for the standard error
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {len(S)} draws: mean number of values above s = fold + y scale "
           f"(fold {p.bulk_edge:.4f}, scale {sig:.4g}); Lambda plus the spikes of P as it is and windowed"
           f"{'' if subcritical else ' (no subcritical samples)'}; the samples' part of each")
@@ -236,7 +227,7 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
             g, lam, as_is, _, _, sig, fixed = seen["lambda"]
             s = cells[0]["edge_fold"] + Y_COMPARE * sig
             spikes = np.array([sum(v > x for v in fixed) for x in s])
-            drawn = _draws_above(S, s)
+            drawn = drawn_total(S, s)
             gaps = [float(np.sqrt(np.mean((np.interp(s, g, f) + spikes - drawn) ** 2))) for f in (as_is, lam)]
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
