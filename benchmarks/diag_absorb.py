@@ -43,7 +43,7 @@ from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.joint_roots import top_sample_places
 from rmtfl.theory._two_step.poisson_count import blended, mean_count, poisson_count
 
-from .diag_count_law import cache_points, point_draws
+from .diag_count_law import cache_points, lambda_at_point
 
 MODES = ("weights", "joint")
 
@@ -178,14 +178,10 @@ def part_grid(path: str, N: int, mode: str, draws: int = 25) -> None:
 
 
 def part_lambda(path: str, N: int, a1: float, a2: float, act: str, tgt: str, mode: str, draws: int = 25) -> None:
-    from rmtfl.theory import two_step as predict
-
-    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
-    with absorbing(mode) as seen:
-        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
-    if "lambda" not in seen:
-        print("  the count is not read through the process here (no single samples)")
+    got = lambda_at_point(absorbing(mode), path, act, tgt, a1, a2, N, draws)
+    if got is None:
         return
+    S, p, seen = got
     grid, lam, fixed, *as_is = seen["lambda"]
     ratios = np.array([0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.15, 1.2, 1.3, 1.5])
     s = p.bulk_edge * ratios

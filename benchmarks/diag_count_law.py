@@ -136,6 +136,22 @@ def point_draws(path: str, act: str, tgt: str, a1: float, a2: float, N: int, bat
     return np.array([r["sv"] for r in rows[:draws]])
 
 
+def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float, N: int, draws: int = 25):
+    """``(draws, prediction, seen)`` at one reused point of a page cache: its first ``draws`` draws
+    (:func:`point_draws`) and the prediction made within ``context`` (a context manager that yields the dict it
+    fills, with ``"lambda"`` where the count is read through the Poisson process); ``None`` (said so) where it is
+    not read there."""
+    from rmtfl.theory import two_step
+
+    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
+    with context as seen:
+        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
+    if "lambda" not in seen:
+        print("  the count is not read through the process here (no single samples)")
+        return None
+    return S, p, seen
+
+
 def cache_points(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
     top values and the rule's count on each."""

@@ -42,7 +42,7 @@ from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, blended, mean_count, poisson_count
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import cache_points, point_draws
+from .diag_count_law import cache_points, lambda_at_point
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
 from .diag_poisson_count import drawn_total
 
@@ -185,14 +185,10 @@ def windowing(subcritical: bool = True, seen: dict | None = None):
 
 def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, subcritical: bool,
                 draws: int = 25) -> None:
-    from rmtfl.theory import two_step as predict
-
-    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
-    with windowing(subcritical) as seen:
-        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
-    if "lambda" not in seen:
-        print("  the count is not read through the process here (no single samples)")
+    got = lambda_at_point(windowing(subcritical), path, act, tgt, a1, a2, N, draws)
+    if got is None:
         return
+    S, p, seen = got
     grid, lam, as_is, mu, win, sig, fixed = seen["lambda"]
     ys = np.array([-30, -20, -15, -10, -6, -4, -2, -1, 0, 1, 2, 4, 8, 12, 20])
     s = p.bulk_edge + ys * sig
