@@ -22,10 +22,14 @@ Here that window replaces the samples' part of ``Lambda`` (the values the bulk's
 * ``--part grid``: per point of a page cache (reused), the count and fitted edge as it is and windowed, the root mean
   square of each ``Lambda`` against the draws' mean count at 15 to 2 scales around the fold; then per activation
   and target the points passing the count and all three criteria.
+* ``--part remove``: at one point, what the batch's ``K`` most extreme samples (by ``|y|``) add above each ``s``,
+  measured: the same draw's two steps with and without them (their targets set to zero, so their terms leave the
+  gradients exactly and ``n`` is kept), beside the samples' part of ``Lambda`` as it is and windowed.
 
     python -m benchmarks.diag_window_count --part lambda --cache CACHE/n1000.json --N 1000 --act gelu \\
         --target "hermite(0, 1, 0, 0.4082482904638631)" --alphas 0.2,0.4
     python -m benchmarks.diag_window_count --part grid --cache CACHE/n1000.json --N 1000
+    python -m benchmarks.diag_window_count --part remove --N 1000 --act gelu --alphas 0.2,0.4 --draws 12
 """
 from __future__ import annotations
 
@@ -228,6 +232,60 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
 
+def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, ks, *, draws: int, seed: int = 777):
+    """``(mean, se)``, each ``len(ks) x len(s)``: the number of singular values of ``W_2`` above each ``s`` less the
+    same draw's with its ``k`` most extreme samples (by ``|y|``) taken out of both steps (targets set to zero; reused
+    batch, ``N = d``, ``n = 2N``), over ``draws`` draws (seeds ``seed``, ``seed + 1``, ...)."""
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.theory import get_activation, make_target
+
+    sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
+    s = np.asarray(s, float)
+    out = np.zeros((draws, len(ks), s.size))
+    for k in range(draws):
+        g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
+        a = init_second_layer(N, rng=g_a)
+        X = sample_inputs(2 * N, N, rng=g_x)
+        y = sample_targets(X, target=target, rng=g_e)
+        W0 = init_first_layer(N, N, rng=g_w)
+        order = np.argsort(-np.abs(y))
+
+        def above(y_used):
+            sv = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y_used), etas=etas), compute_uv=False)
+            return (sv[:, None] > s[None, :]).sum(0)
+        full = above(y)
+        for i, K in enumerate(ks):
+            y_out = y.copy()
+            y_out[order[:K]] = 0.0
+            out[k, i] = full - above(y_out)
+    return out.mean(0), out.std(0, ddof=1) / np.sqrt(draws)
+
+
+def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+    from rmtfl.theory import two_step as predict
+    from rmtfl.theory._two_step.finite_n import extreme_ranks
+
+    with windowing(True) as seen:
+        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
+    if "lambda" not in seen:
+        print("  the count is not read through the process here (no single samples)")
+        return
+    grid_s, _, _, mu, win, sig, _ = seen["lambda"]
+    ys = np.array([-30.0, -15.0, -6.0, -2.0, 0.0, 2.0, 6.0])
+    s = p.bulk_edge + ys * sig
+    K = extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
+    ks = sorted({1, 4, K, 2 * K})
+    mean, se = removed_counts(act, tgt, a1, a2, N, s, ks, draws=draws)
+    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, reused, {draws} draws: values the K most extreme samples add above "
+          f"s = fold + y scale (fold {p.bulk_edge:.4f}, scale {sig:.4g}), measured (standard error); the samples' "
+          f"part of Lambda as it is and windowed (the {K} the bulk leaves out)")
+    print("       K " + " ".join(f"{y:>12.0f}" for y in ys))
+    for i, k in enumerate(ks):
+        print(f"  {k:6d} " + " ".join(f"{m:6.2f} ({e:.2f})" for m, e in zip(mean[i], se[i])))
+    print("  as is  " + " ".join(f"{v:12.2f}" for v in np.interp(s, grid_s, mu)))
+    print("  window " + " ".join(f"{v:12.2f}" for v in np.interp(s, grid_s, win)))
+
+
 def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) -> None:
     rows, gained, lost = {}, 0, 0
 
@@ -257,21 +315,28 @@ def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("lambda", "grid"), required=True)
-    ap.add_argument("--cache", required=True, help="a page cache of reused draws")
+    ap.add_argument("--part", choices=("lambda", "grid", "remove"), required=True)
+    ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
     ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--act", default="gelu", help="with --part lambda")
-    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help="with --part lambda")
-    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda: alpha1,alpha2")
+    ap.add_argument("--act", default="gelu", help="with --part lambda, remove")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help="with --part lambda, remove")
+    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda, remove: alpha1,alpha2")
+    ap.add_argument("--draws", type=int, default=12, help="with --part remove: draws simulated")
     ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
     a = ap.parse_args(argv)
     sub = not a.no_subcritical
-    if a.part == "lambda":
-        try:
-            a1, a2 = (float(v) for v in a.alphas.split(","))
-        except ValueError:
-            ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
+    try:
+        a1, a2 = (float(v) for v in a.alphas.split(","))
+    except ValueError:
+        ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
+    if a.part != "remove" and a.cache is None:
+        ap.error(f"--part {a.part} reads a page cache: give --cache")
+    if a.draws < 2:
+        ap.error(f"--draws must be at least 2, got {a.draws}")
+    if a.part == "remove":
+        part_remove(a.N, a.act, a.target, a1, a2, a.draws)
+    elif a.part == "lambda":
         part_lambda(a.cache, a.N, a.act, a.target, a1, a2, sub)
     else:
         part_grid(a.cache, a.N, sub, a.acts.split(";") if a.acts else None)

@@ -89,3 +89,44 @@ def test_the_windowed_count_lives_inside_its_block():
     assert np.allclose(lam[far], held[far], atol=0.05)
     assert (module.count_through_process, finite_n.bulk_without, module.predict_finite_n) == before
     assert [o.singular_value for o in p.outliers] == as_is
+
+
+def test_a_sample_taken_out_by_its_target_leaves_the_steps_exactly():
+    """Zeroing the targets of the K most extreme samples is dropping their rows with each step size scaled by
+    (n - K) / n (the gradient's 1/n kept): the measurement of --part remove takes them out of both steps exactly."""
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.theory import get_activation, make_target
+
+    g = np.random.default_rng(3).spawn(4)
+    N, n, K = 40, 80, 5
+    a, X = init_second_layer(N, rng=g[0]), sample_inputs(n, N, rng=g[1])
+    y, W0 = sample_targets(X, target=make_target(HE3), rng=g[2]), init_first_layer(N, N, rng=g[3])
+    order = np.argsort(-np.abs(y))
+    y_out = y.copy()
+    y_out[order[:K]] = 0.0
+    keep = np.sort(order[K:])
+    zeroed = gd_steps(get_activation("gelu"), W0.copy(), a, (X, y_out), etas=(3.0, 2.0))
+    dropped = gd_steps(get_activation("gelu"), W0.copy(), a, (X[keep], y[keep]),
+                       etas=(3.0 * (n - K) / n, 2.0 * (n - K) / n))
+    assert np.max(np.abs(zeroed - dropped)) < 1e-12 * np.max(np.abs(zeroed))
+
+
+def test_removed_counts_is_nothing_without_samples_out_and_the_whole_step_with_all_out():
+    """K = 0 takes nothing out (exactly zero); K = n takes every sample out, so the difference is W_2's count less
+    W_0's, which the same seeds give directly."""
+    from benchmarks.diag_window_count import removed_counts
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.theory import get_activation, make_target
+
+    N, s = 30, np.array([1.5, 2.0, 2.5, 4.0])
+    mean, se = removed_counts("gelu", HE3, 0.3, 0.3, N, s, (0, 2 * N), draws=2, seed=5)
+    assert mean[0].tolist() == [0.0] * 4 and se[0].tolist() == [0.0] * 4
+    direct = []
+    for k in range(2):
+        g_w, g_a, g_x, g_e = np.random.default_rng(5 + k).spawn(4)
+        a, X = init_second_layer(N, rng=g_a), sample_inputs(2 * N, N, rng=g_x)
+        y, W0 = sample_targets(X, target=make_target(HE3), rng=g_e), init_first_layer(N, N, rng=g_w)
+        W = gd_steps(get_activation("gelu"), W0.copy(), a, (X, y), etas=(N**0.3, N**0.3))
+        sv, sv0 = (np.linalg.svd(M, compute_uv=False) for M in (W, W0))
+        direct.append((sv[:, None] > s).sum(0) - (sv0[:, None] > s).sum(0))
+    assert np.allclose(mean[1], np.mean(direct, axis=0), atol=1e-12)
