@@ -229,6 +229,7 @@ def part_columns(tgt: str, N: int, alphas, draws: int, seed: int) -> None:
 
 def part_fold(tgt: str, N: int, alphas, draws: int, seed: int, mode: str) -> None:
     from rmtfl.theory import two_step
+    from rmtfl.theory._two_step.poisson_count import samples_above
 
     from .diag_count_law import captured
     from .diag_poisson_count import predicted_lambda, variant
@@ -241,8 +242,7 @@ def part_fold(tgt: str, N: int, alphas, draws: int, seed: int, mode: str) -> Non
     law, fold = seen["ranked"][0], seen["result"].edge
     ratios = np.array([0.85, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1])
     s_values = fold * ratios
-    mu = sum(n * np.interp(s_values, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
-             for b, n in enumerate(law.sizes))
+    mu = samples_above(law, s_values)
     lam = np.interp(s_values, got[2], got[3])
     counts = []
     for i in range(draws):

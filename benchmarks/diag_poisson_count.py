@@ -56,7 +56,7 @@ import numpy as np
 
 from rmtfl.theory._two_step import poisson_count as _theory
 # the theory's pieces of the reading (blended_lambda and TOP_RANKS under this module's names)
-from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, TOP_RANKS, mean_count
+from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, TOP_RANKS, mean_count, samples_above
 from rmtfl.theory._two_step.poisson_count import blended as blended_lambda
 
 from .diag_count_law import cache_points, captured, point_draws
@@ -101,9 +101,7 @@ def predicted_lambda(seen, airy: bool = False):
     xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
     ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
     grid = np.unique(np.concatenate([np.linspace(bt[-1], max(xs[-1], law.grid[-1]), 1200), xs, law.grid]))
-    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
-             for b, n in enumerate(law.sizes))
-    return list(fixed), laws, grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0)
+    return list(fixed), laws, grid, samples_above(law, grid) + np.interp(grid, xs, ns, left=ns[0], right=0.0)
 
 
 def part_draws(path: str, N: int, batch: str, other: str | None, draws: int = 25, M: int = TOP_RANKS) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 from rmtfl.theory._two_step import finite_n, two_step
 from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
-from rmtfl.theory._two_step.poisson_count import BLEND_WIDTH, blended, mean_count, poisson_count
+from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
 from .diag_column_shift import left_out_columns
 from .diag_count_law import cache_points, lambda_at_point
@@ -115,28 +115,12 @@ def subcritical_kernel(y, q, *, N: int, d: int, points: int = JITTER_POINTS) -> 
     return _below(y, v_tab, rows, points)
 
 
-def bulk_scale(bulk_top) -> tuple[float, float]:
-    """``(edge, scale)`` fitted to the bulk's first ten top values as the prediction's soft edge fits them
-    (:func:`rmtfl.theory._two_step.poisson_count.mean_count`)."""
-    bt = np.asarray(bulk_top, float)
-    pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)
-    (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), bt[:10], rcond=None)
-    return float(e), float(sig)
-
-
-def sample_count(law, grid):
-    """``sum_b n_b P_b(S > s)`` on ``grid``, held at its value at the law's first point below it."""
-    return sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
-               for b, n in enumerate(law.sizes))
-
-
 def windowed_lambda(laws, bulk_top, fold: float, *, N, psi, subcritical=None):
     """``(grid, Lambda windowed, Lambda as it is, samples' part as it is, windowed, scale)`` (module docstring);
     ``subcritical``: ``(q, counts)`` of the samples left out below their threshold, or ``None``."""
     grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
-    w = np.clip((grid / fold - 1.0) / BLEND_WIDTH, 0.0, 1.0)
-    mu = (1 - w) * sample_count(laws.below, grid) + w * sample_count(laws.above, grid)
-    _, sig = bulk_scale(bulk_top)
+    _, mu = blended((grid, samples_above(laws.below, grid)), (grid, samples_above(laws.above, grid)), fold)
+    _, sig = edge_fit(bulk_top)
     n, d = int(round(N)), int(round(N / psi))
     up = grid >= fold
     s_up, mu_up = grid[up], mu[up]

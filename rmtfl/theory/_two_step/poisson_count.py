@@ -22,8 +22,8 @@ from .._classical.edge_count import edge_positions
 from .._classical.tracy_widom import tracy_widom_quantile
 from .sample_order import SampleLaw
 
-__all__ = ["TOP_RANKS", "LATTICE_POINTS", "soft_edge_count", "mean_count", "blended", "rank_laws", "lattice_rule",
-           "poisson_count"]
+__all__ = ["TOP_RANKS", "LATTICE_POINTS", "soft_edge_count", "edge_fit", "samples_above", "mean_count", "blended",
+           "rank_laws", "lattice_rule", "poisson_count"]
 
 #: Ranks below the spikes drawn from the Poisson process (the rest rigid).
 TOP_RANKS = 12
@@ -54,6 +54,21 @@ def soft_edge_count(x):
     return np.interp(x, t, excess, left=excess[0], right=0.0)
 
 
+def edge_fit(bulk_top) -> tuple[float, float]:
+    """``(edge, scale)``: the soft edge's place and Tracy–Widom scale fitted to the bulk's first ten top values
+    (descending), where the density counts ``k - 1/2`` at ``edge - scale (3 pi (k - 1/2) / 2)^(2/3)``."""
+    pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)
+    (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), np.asarray(bulk_top, float)[:10], rcond=None)
+    return float(e), float(sig)
+
+
+def samples_above(law: SampleLaw, grid):
+    """``sum_b n_b P_b(S > s)`` at each ``s`` of ``grid``: the single samples' mean count above ``s`` (held at its
+    value at the law's first point below it, none beyond its last)."""
+    return sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
+               for b, n in enumerate(law.sizes))
+
+
 def mean_count(law: SampleLaw, bulk_top):
     """``(grid, Lambda)``: the mean number of values above ``s`` below the spikes (module docstring), from the
     single samples' ``law`` and the bulk's top values ``bulk_top`` (descending), the bulk's count near its fold that
@@ -62,13 +77,10 @@ def mean_count(law: SampleLaw, bulk_top):
     bt = np.asarray(bulk_top, float)
     xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
     ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
-    pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)       # where the density counts k - 1/2
-    (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), bt[:10], rcond=None)
+    e, sig = edge_fit(bt)
     lo, hi = bt[-1], max(xs[-1], law.grid[-1], e + 4.0 * sig)
     grid = np.unique(np.concatenate([np.linspace(lo, hi, 1200), xs, law.grid]))
-    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], left=law.tails[0, b], right=0.0)
-             for b, n in enumerate(law.sizes))
-    return grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0) + soft_edge_count((grid - e) / sig)
+    return grid, samples_above(law, grid) + np.interp(grid, xs, ns, left=ns[0], right=0.0) + soft_edge_count((grid - e) / sig)
 
 
 def blended(below, above, fold: float, width: float = BLEND_WIDTH):
@@ -95,7 +107,7 @@ def rank_laws(law: SampleLaw, fixed, ranks: int, laws=None, gamma: float = 1.0):
     pieces = [law.grid] + [np.clip(m + lw[0], s_e, None) for m, lw in zip(fixed, laws) if lw is not None]
     inner = fixed[fixed > s_e]
     grid = np.unique(np.concatenate(pieces + [inner * (1 - 1e-9), inner * (1 + 1e-9)]))
-    mu = sum(n * np.interp(grid, law.grid, law.tails[:, b], right=0.0) for b, n in enumerate(law.sizes))
+    mu = samples_above(law, grid)
     q = np.arange(ranks + 1)
     # P(at least q points above s): the q-th point of the process lies above s
     above = np.ones((grid.size, ranks + 1))
