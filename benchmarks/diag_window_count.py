@@ -25,11 +25,14 @@ Here that window replaces the samples' part of ``Lambda`` (the values the bulk's
 * ``--part remove``: at one point, what the batch's ``K`` most extreme samples (by ``|y|``) add above each ``s``,
   measured: the same draw's two steps with and without them (their targets set to zero, so their terms leave the
   gradients exactly and ``n`` is kept), beside the samples' part of ``Lambda`` as it is and windowed.
+* ``--part ranks``: the same for each of the 12 most extreme samples taken out alone, beside the law's probability
+  that its ``k``-th largest single-sample outlier lies above ``s``.
 
     python -m benchmarks.diag_window_count --part lambda --cache CACHE/n1000.json --N 1000 --act gelu \\
         --target "hermite(0, 1, 0, 0.4082482904638631)" --alphas 0.2,0.4
     python -m benchmarks.diag_window_count --part grid --cache CACHE/n1000.json --N 1000
     python -m benchmarks.diag_window_count --part remove --N 1000 --act gelu --alphas 0.2,0.4 --draws 12
+    python -m benchmarks.diag_window_count --part ranks --N 1000 --act gelu --alphas 0.4,0.2 --draws 12
 """
 from __future__ import annotations
 
@@ -136,7 +139,8 @@ def windowed_lambda(laws, bulk_top, fold: float, *, N, psi, subcritical=None):
 @contextlib.contextmanager
 def windowing(subcritical: bool = True, seen: dict | None = None):
     """Within the block the prediction's count reads the windowed ``Lambda`` (module docstring); ``seen`` (a dict)
-    receives each count's :func:`windowed_lambda` (``"lambda"``, with the spikes of ``P`` as a seventh entry)."""
+    receives each count's :func:`windowed_lambda` (``"lambda"``, with the spikes of ``P`` as a seventh entry) and
+    the count's laws (``"laws"``)."""
     seen = {} if seen is None else seen
     count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
 
@@ -161,7 +165,7 @@ def windowing(subcritical: bool = True, seen: dict | None = None):
             keep = (q <= 1.0) & (c > 0)
             sub = (q[keep], c[keep])
         got = windowed_lambda(laws, bulk_top, fold, N=N, psi=psi, subcritical=sub)
-        seen["lambda"] = got + (laws.fixed,)
+        seen["lambda"], seen["laws"] = got + (laws.fixed,), laws
         return poisson_count(got[0], got[1], laws.fixed, count_window(N, psi), laws=laws.laws)
 
     two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = counted, spy_bulk, spy_predict
@@ -216,16 +220,17 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
 
-def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, ks, *, draws: int, seed: int = 777):
-    """``(mean, se)``, each ``len(ks) x len(s)``: the number of singular values of ``W_2`` above each ``s`` less the
-    same draw's with its ``k`` most extreme samples (by ``|y|``) taken out of both steps (targets set to zero; reused
-    batch, ``N = d``, ``n = 2N``), over ``draws`` draws (seeds ``seed``, ``seed + 1``, ...)."""
+def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals, *, draws: int, seed: int = 777):
+    """``(mean, se)``, each ``len(removals) x len(s)``: the number of singular values of ``W_2`` above each ``s``
+    less the same draw's with the samples of ranks ``removals[i]`` (0 the most extreme by ``|y|``) taken out of both
+    steps (targets set to zero; reused batch, ``N = d``, ``n = 2N``), over ``draws`` draws (seeds ``seed``,
+    ``seed + 1``, ...)."""
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
 
     sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
     s = np.asarray(s, float)
-    out = np.zeros((draws, len(ks), s.size))
+    out = np.zeros((draws, len(removals), s.size))
     for k in range(draws):
         g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
         a = init_second_layer(N, rng=g_a)
@@ -238,9 +243,9 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, ks, *, d
             sv = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y_used), etas=etas), compute_uv=False)
             return (sv[:, None] > s[None, :]).sum(0)
         full = above(y)
-        for i, K in enumerate(ks):
+        for i, ranks in enumerate(removals):
             y_out = y.copy()
-            y_out[order[:K]] = 0.0
+            y_out[order[list(ranks)]] = 0.0
             out[k, i] = full - above(y_out)
     return out.mean(0), out.std(0, ddof=1) / np.sqrt(draws)
 
@@ -259,7 +264,7 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
     s = p.bulk_edge + ys * sig
     K = extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
     ks = sorted({1, 4, K, 2 * K})
-    mean, se = removed_counts(act, tgt, a1, a2, N, s, ks, draws=draws)
+    mean, se = removed_counts(act, tgt, a1, a2, N, s, [range(k) for k in ks], draws=draws)
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, reused, {draws} draws: values the K most extreme samples add above "
           f"s = fold + y scale (fold {p.bulk_edge:.4f}, scale {sig:.4g}), measured (standard error); the samples' "
           f"part of Lambda as it is and windowed (the {K} the bulk leaves out)")
@@ -268,6 +273,32 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
         print(f"  {k:6d} " + " ".join(f"{m:6.2f} ({e:.2f})" for m, e in zip(mean[i], se[i])))
     print("  as is  " + " ".join(f"{v:12.2f}" for v in np.interp(s, grid_s, mu)))
     print("  window " + " ".join(f"{v:12.2f}" for v in np.interp(s, grid_s, win)))
+
+
+def part_ranks(N: int, act: str, tgt: str, a1: float, a2: float, draws: int, ranks: int = 12) -> None:
+    from scipy import stats
+
+    from rmtfl.theory import two_step as predict
+
+    with windowing(False) as seen:
+        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
+    if "lambda" not in seen:
+        print("  the count is not read through the process here (no single samples)")
+        return
+    law, sig = seen["laws"].below, seen["lambda"][5]
+    ys = np.array([0.0, 2.0, 6.0])
+    s = p.bulk_edge + ys * sig
+    p_s = samples_above(law, s) / law.sizes[0]            # one batch part with a reused batch
+    laws = np.array([stats.binom.sf(k - 1, law.sizes[0], p_s) for k in range(1, ranks + 1)])
+    mean, se = removed_counts(act, tgt, a1, a2, N, s, [[k] for k in range(ranks)], draws=draws)
+    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, reused, {draws} draws: the values the k-th most extreme sample adds "
+          f"above s = fold + y scale, taken out alone (standard error), beside the law's P(S_(k) > s) (fold "
+          f"{p.bulk_edge:.4f}, scale {sig:.4g})")
+    print("     k " + " ".join(f"{y:>12.0f}" for y in ys) + "  | " + " ".join(f"{y:>5.0f}" for y in ys))
+    for k in range(ranks):
+        print(f"  {k + 1:4d} " + " ".join(f"{m:6.2f} ({e:.2f})" for m, e in zip(mean[k], se[k])) + "  | "
+              + " ".join(f"{v:5.2f}" for v in laws[k]))
+    print("   sum " + " ".join(f"{v:12.2f}" for v in mean.sum(0)) + "  | " + " ".join(f"{v:5.2f}" for v in laws.sum(0)))
 
 
 def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) -> None:
@@ -299,13 +330,14 @@ def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("lambda", "grid", "remove"), required=True)
+    ap.add_argument("--part", choices=("lambda", "grid", "remove", "ranks"), required=True)
     ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
     ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--act", default="gelu", help="with --part lambda, remove")
-    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help="with --part lambda, remove")
-    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda, remove: alpha1,alpha2")
-    ap.add_argument("--draws", type=int, default=12, help="with --part remove: draws simulated")
+    ap.add_argument("--act", default="gelu", help="with --part lambda, remove, ranks")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)",
+                    help="with --part lambda, remove, ranks")
+    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda, remove, ranks: alpha1,alpha2")
+    ap.add_argument("--draws", type=int, default=12, help="with --part remove, ranks: draws simulated")
     ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
     a = ap.parse_args(argv)
@@ -314,12 +346,14 @@ def main(argv=None) -> int:
         a1, a2 = (float(v) for v in a.alphas.split(","))
     except ValueError:
         ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
-    if a.part != "remove" and a.cache is None:
+    if a.part in ("lambda", "grid") and a.cache is None:
         ap.error(f"--part {a.part} reads a page cache: give --cache")
     if a.draws < 2:
         ap.error(f"--draws must be at least 2, got {a.draws}")
     if a.part == "remove":
         part_remove(a.N, a.act, a.target, a1, a2, a.draws)
+    elif a.part == "ranks":
+        part_ranks(a.N, a.act, a.target, a1, a2, a.draws)
     elif a.part == "lambda":
         part_lambda(a.cache, a.N, a.act, a.target, a1, a2, sub)
     else:

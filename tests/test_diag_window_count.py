@@ -119,7 +119,7 @@ def test_removed_counts_is_nothing_without_samples_out_and_the_whole_step_with_a
     from rmtfl.theory import get_activation, make_target
 
     N, s = 30, np.array([1.5, 2.0, 2.5, 4.0])
-    mean, se = removed_counts("gelu", HE3, 0.3, 0.3, N, s, (0, 2 * N), draws=2, seed=5)
+    mean, se = removed_counts("gelu", HE3, 0.3, 0.3, N, s, [[], range(2 * N)], draws=2, seed=5)
     assert mean[0].tolist() == [0.0] * 4 and se[0].tolist() == [0.0] * 4
     direct = []
     for k in range(2):
