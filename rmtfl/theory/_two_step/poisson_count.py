@@ -80,7 +80,8 @@ def mean_count(law: SampleLaw, bulk_top):
     e, sig = edge_fit(bt)
     lo, hi = bt[-1], max(xs[-1], law.grid[-1], e + 4.0 * sig)
     grid = np.unique(np.concatenate([np.linspace(lo, hi, 1200), xs, law.grid]))
-    return grid, samples_above(law, grid) + np.interp(grid, xs, ns, left=ns[0], right=0.0) + soft_edge_count((grid - e) / sig)
+    mu = samples_above(law, grid)
+    return grid, mu + np.interp(grid, xs, ns, left=ns[0], right=0.0) + soft_edge_count((grid - e) / sig)
 
 
 def blended(below, above, fold: float, width: float = BLEND_WIDTH):
