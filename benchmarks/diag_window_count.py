@@ -1,5 +1,5 @@
 """The single samples' count read through a spike's finite-N window (docs/theory/two_step_attempts.md §35; measured
-on the acceptance page's cached draws, not kept).
+on the acceptance page's cached draws and on draws of its own, not kept).
 
 The count through the Poisson process (docs/theory/two_step.md §8.3) adds, for each single sample whose outlier
 lies above the fold, one value above every ``s`` below the fold.  One spiked column of a sample covariance adds
