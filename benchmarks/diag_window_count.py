@@ -24,7 +24,8 @@ Here that window replaces the samples' part of ``Lambda`` (the values the bulk's
   and target the points passing the count and all three criteria.
 * ``--part remove``: at one point, what the batch's ``K`` most extreme samples (by ``|y|``) add above each ``s``,
   measured: the same draw's two steps with and without them (their targets set to zero, so their terms leave the
-  gradients exactly and ``n`` is kept), beside the samples' part of ``Lambda`` as it is and windowed.
+  gradients exactly and ``n`` is kept), beside the samples' part of ``Lambda`` as it is and windowed; ``--step
+  first`` or ``second`` takes them out of that step only.
 * ``--part ranks``: the same for each of the 12 most extreme samples taken out alone, beside the law's probability
   that its ``k``-th largest single-sample outlier lies above ``s``.
 
@@ -59,6 +60,9 @@ JITTER_POINTS = 121
 #: The outliers' places of :func:`location_kernel`'s table, in Tracy–Widom scales above the fold (beyond its top
 #: the shift below the edge is the top's).
 X_TABLE = np.linspace(0.0, 60.0, 241)
+
+#: The steps :func:`removed_counts` takes the samples out of.
+STEPS = ("both", "first", "second")
 
 #: Where :func:`grid`'s root mean square compares each ``Lambda`` with the draws, in scales from the fold.
 Y_COMPARE = np.array([-15.0, -10.0, -6.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0])
@@ -220,11 +224,14 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
 
-def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals, *, draws: int, seed: int = 777):
+def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals, *, draws: int, seed: int = 777,
+                   step: str = "both"):
     """``(mean, se)``, each ``len(removals) x len(s)``: the number of singular values of ``W_2`` above each ``s``
-    less the same draw's with the samples of ranks ``removals[i]`` (0 the most extreme by ``|y|``) taken out of both
-    steps (targets set to zero; reused batch, ``N = d``, ``n = 2N``), over ``draws`` draws (seeds ``seed``,
-    ``seed + 1``, ...)."""
+    less the same draw's with the samples of ranks ``removals[i]`` (0 the most extreme by ``|y|``) taken out of
+    ``step`` (``"both"``, ``"first"`` or ``"second"``: their targets set to zero there; reused batch, ``N = d``,
+    ``n = 2N``), over ``draws`` draws (seeds ``seed``, ``seed + 1``, ...)."""
+    if step not in STEPS:
+        raise ValueError(f"step must be one of {STEPS}, got {step!r}")
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.theory import get_activation, make_target
 
@@ -240,7 +247,8 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals
         order = np.argsort(-np.abs(y))
 
         def above(y_used):
-            sv = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y_used), etas=etas), compute_uv=False)
+            ys = (y_used if step != "second" else y, y_used if step != "first" else y)
+            sv = np.linalg.svd(gd_steps(sigma, W0.copy(), a, [(X, ys[0]), (X, ys[1])], etas=etas), compute_uv=False)
             return (sv[:, None] > s[None, :]).sum(0)
         full = above(y)
         for i, ranks in enumerate(removals):
@@ -250,7 +258,7 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals
     return out.mean(0), out.std(0, ddof=1) / np.sqrt(draws)
 
 
-def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int, step: str = "both") -> None:
     from rmtfl.theory import two_step as predict
     from rmtfl.theory._two_step.finite_n import extreme_ranks
 
@@ -264,10 +272,11 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
     s = p.bulk_edge + ys * sig
     K = extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
     ks = sorted({1, 4, K, 2 * K})
-    mean, se = removed_counts(act, tgt, a1, a2, N, s, [range(k) for k in ks], draws=draws)
-    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, reused, {draws} draws: values the K most extreme samples add above "
-          f"s = fold + y scale (fold {p.bulk_edge:.4f}, scale {sig:.4g}), measured (standard error); the samples' "
-          f"part of Lambda as it is and windowed (the {K} the bulk leaves out)")
+    mean, se = removed_counts(act, tgt, a1, a2, N, s, [range(k) for k in ks], draws=draws, step=step)
+    where = "" if step == "both" else f" (taken out of the {step} step only)"
+    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, reused, {draws} draws: values the K most extreme samples{where} "
+          f"add above s = fold + y scale (fold {p.bulk_edge:.4f}, scale {sig:.4g}), measured (standard error); the "
+          f"samples' part of Lambda as it is and windowed (the {K} the bulk leaves out)")
     print("       K " + " ".join(f"{y:>12.0f}" for y in ys))
     for i, k in enumerate(ks):
         print(f"  {k:6d} " + " ".join(f"{m:6.2f} ({e:.2f})" for m, e in zip(mean[i], se[i])))
@@ -338,6 +347,7 @@ def main(argv=None) -> int:
                     help="with --part lambda, remove, ranks")
     ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda, remove, ranks: alpha1,alpha2")
     ap.add_argument("--draws", type=int, default=12, help="with --part remove, ranks: draws simulated")
+    ap.add_argument("--step", choices=STEPS, default="both", help="with --part remove: the step the samples leave")
     ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
     a = ap.parse_args(argv)
@@ -351,7 +361,7 @@ def main(argv=None) -> int:
     if a.draws < 2:
         ap.error(f"--draws must be at least 2, got {a.draws}")
     if a.part == "remove":
-        part_remove(a.N, a.act, a.target, a1, a2, a.draws)
+        part_remove(a.N, a.act, a.target, a1, a2, a.draws, a.step)
     elif a.part == "ranks":
         part_ranks(a.N, a.act, a.target, a1, a2, a.draws)
     elif a.part == "lambda":

@@ -130,3 +130,33 @@ def test_removed_counts_is_nothing_without_samples_out_and_the_whole_step_with_a
         sv, sv0 = (np.linalg.svd(M, compute_uv=False) for M in (W, W0))
         direct.append((sv[:, None] > s).sum(0) - (sv0[:, None] > s).sum(0))
     assert np.allclose(mean[1], np.mean(direct, axis=0), atol=1e-12)
+
+
+def test_taking_samples_out_of_one_step_is_between_none_and_both():
+    """Out of the first step only or the second only: with every sample out of a step that step leaves W as it was
+    (W_1 = W_0, or W_2 = W_1), so with equal step sizes both leave one step from W_0, which the same seeds give
+    directly; a step name outside the three is refused."""
+    import pytest
+
+    from benchmarks.diag_window_count import removed_counts
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.theory import get_activation, make_target
+
+    N, s = 30, np.array([1.5, 2.0, 2.5, 4.0])
+    got = {step: removed_counts("gelu", HE3, 0.3, 0.3, N, s, [range(2 * N)], draws=2, seed=5, step=step)[0][0]
+           for step in ("first", "second")}
+    direct = []
+    for k in range(2):
+        g_w, g_a, g_x, g_e = np.random.default_rng(5 + k).spawn(4)
+        a, X = init_second_layer(N, rng=g_a), sample_inputs(2 * N, N, rng=g_x)
+        y, W0 = sample_targets(X, target=make_target(HE3), rng=g_e), init_first_layer(N, N, rng=g_w)
+        act, eta = get_activation("gelu"), N**0.3
+
+        def count(W):
+            return (np.linalg.svd(W, compute_uv=False)[:, None] > s).sum(0)
+        W2 = gd_steps(act, W0.copy(), a, (X, y), etas=(eta, eta))
+        direct.append(count(W2) - count(gd_steps(act, W0.copy(), a, (X, y), etas=(eta,))))
+    assert np.allclose(got["first"], np.mean(direct, axis=0), atol=1e-12)
+    assert np.allclose(got["second"], np.mean(direct, axis=0), atol=1e-12)
+    with pytest.raises(ValueError, match="step must be one of"):
+        removed_counts("gelu", HE3, 0.3, 0.3, N, s, [[0]], draws=2, step="third")
