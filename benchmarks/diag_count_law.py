@@ -136,20 +136,25 @@ def point_draws(path: str, act: str, tgt: str, a1: float, a2: float, N: int, bat
     return np.array([r["sv"] for r in rows[:draws]])
 
 
-def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float, N: int, draws: int = 25):
-    """``(draws, prediction, seen)`` at one reused point of a page cache: its first ``draws`` draws
-    (:func:`point_draws`) and the prediction made within ``context`` (a context manager that yields the dict it
-    fills, with ``"lambda"`` where the count is read through the Poisson process); ``None`` (said so) where it is
-    not read there."""
+def prediction_in(context, act: str, tgt: str, a1: float, a2: float, N: int):
+    """``(prediction, seen)`` at one reused point (``N = d``, ``n = 2N``), made within ``context`` (a context
+    manager that yields the dict it fills, with ``"lambda"`` where the count is read through the Poisson process);
+    ``None`` (said so) where it is not read there."""
     from rmtfl.theory import two_step
 
-    S = point_draws(path, act, tgt, a1, a2, N, draws=draws)
     with context as seen:
         p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
     if "lambda" not in seen:
         print("  the count is not read through the process here (no single samples)")
         return None
-    return S, p, seen
+    return p, seen
+
+
+def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float, N: int, draws: int = 25):
+    """``(draws, prediction, seen)`` at one reused point of a page cache: its first ``draws`` draws
+    (:func:`point_draws`) and :func:`prediction_in` ``context``; ``None`` where that is."""
+    got = prediction_in(context, act, tgt, a1, a2, N)
+    return None if got is None else (point_draws(path, act, tgt, a1, a2, N, draws=draws), *got)
 
 
 def cache_points(path, N, batch, draws):

@@ -50,7 +50,7 @@ from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import cache_points, lambda_at_point
+from .diag_count_law import cache_points, lambda_at_point, prediction_in
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
 from .diag_poisson_count import drawn_total
 
@@ -259,14 +259,12 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals
 
 
 def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int, step: str = "both") -> None:
-    from rmtfl.theory import two_step as predict
     from rmtfl.theory._two_step.finite_n import extreme_ranks
 
-    with windowing(True) as seen:
-        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
-    if "lambda" not in seen:
-        print("  the count is not read through the process here (no single samples)")
+    got = prediction_in(windowing(True), act, tgt, a1, a2, N)
+    if got is None:
         return
+    p, seen = got
     grid_s, _, _, mu, win, sig, _ = seen["lambda"]
     ys = np.array([-30.0, -15.0, -6.0, -2.0, 0.0, 2.0, 6.0])
     s = p.bulk_edge + ys * sig
@@ -287,13 +285,10 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int, st
 def part_ranks(N: int, act: str, tgt: str, a1: float, a2: float, draws: int, ranks: int = 12) -> None:
     from scipy import stats
 
-    from rmtfl.theory import two_step as predict
-
-    with windowing(False) as seen:
-        p = predict(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
-    if "lambda" not in seen:
-        print("  the count is not read through the process here (no single samples)")
+    got = prediction_in(windowing(False), act, tgt, a1, a2, N)
+    if got is None:
         return
+    p, seen = got
     law, sig = seen["laws"].below, seen["lambda"][5]
     ys = np.array([0.0, 2.0, 6.0])
     s = p.bulk_edge + ys * sig
