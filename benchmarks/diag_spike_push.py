@@ -24,9 +24,12 @@ scales above it, or (``hard``) drops the outliers less than ``cut`` scales above
   (:func:`control_push`).
 * ``--part remove``: two-step draws (reused batch, ``N = d``, ``n = 2N``), the batch's most extreme sample (by
   ``|y|``) taken out of both steps (its target set to zero); how far the values below its outlier rise, by their
-  place in the point's Tracy–Widom scales from the prediction's fold, and each value's overlap with the sample's
-  first-step column ``a sigma'(W_0 x)`` (less its mean) and with ``x`` (``N |<l, u>|^2``, ``d |<r, x>|^2``: one
-  for a direction unrelated to the value) in the matrix without it (:func:`removal_rise`).
+  place in the point's Tracy–Widom scales from the prediction's fold, beside the rise ``p`` gives for one spike at
+  the sample's outlier (the fold the edge), and each value's overlap with the sample's first-step column
+  ``a sigma'(W_0 x)`` (less its mean) and with ``x`` (``N |<l, u>|^2``, ``d |<r, x>|^2``: one for a direction
+  unrelated to the value) in the matrix without it (:func:`removal_rise`).
+* ``--part parts``: the same sample's change of ``W_2`` taken apart: its top singular component, the rest, and a far
+  spike along its first-step column and its ``x`` in place of it (:func:`removal_parts`).
 * ``--part lambda``: at one point of a page cache, the draws' mean number of values above ``s`` beside ``Lambda``
   plus the spikes of ``P``, as it is and pushed: ``Lambda(s - Delta(s))``, ``Delta(s)`` the sum of ``p(s, z)`` over
   the samples' location measure above the fold and the spikes of ``P`` (:func:`pushed_lambda`).
@@ -34,6 +37,7 @@ scales above it, or (``hard``) drops the outliers less than ``cut`` scales above
 
     python -m benchmarks.diag_spike_push --part control --N 1000 --draws 40
     python -m benchmarks.diag_spike_push --part remove --N 1000 --act gelu --alphas 0.4,0.2 --draws 12
+    python -m benchmarks.diag_spike_push --part parts --N 1000 --act gelu --alphas 0.4,0.2 --draws 12
     python -m benchmarks.diag_spike_push --part lambda --cache CACHE/n1000.json --N 1000 --alphas 0.4,0.2
     python -m benchmarks.diag_spike_push --part grid --cache CACHE/n1000.json --N 1000 [--cut 3] [--hard]
 """
@@ -92,6 +96,13 @@ def push(s, z, mass, *, edge: float, M: float, scale: float, cut: float = 1.0, h
     return p @ mass
 
 
+def mean_se(v) -> tuple[float, float, int]:
+    """``(mean, standard error, size)`` of ``v`` (``nan`` where there are too few values)."""
+    v = np.asarray(v, float)
+    mean = float(v.mean()) if v.size else math.nan
+    return mean, float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan, int(v.size)
+
+
 def control_push(strong, weak=(1.10, 1.15, 1.20, 1.30), *, N: int, draws: int, seed: int = 100, ranks: int = 8):
     """``(place, move, se, predicted)``, each of length ``ranks``, in Tracy–Widom scales of ``Z``'s top value: the
     mean place (from the edge 2) of the ``ranks`` top values of ``Z + sum_weak theta u v^T`` (``N = d``), the mean
@@ -127,7 +138,9 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     """Per bin of :data:`BINS` (values' places in ``scale`` units from ``fold``): ``"rise"`` (mean, standard error,
     number of values) of the :data:`MATCHED` values below the most extreme sample's outlier when it leaves both steps
     (matched one rank down; its outlier the value whose right singular vector is closest to its ``x``), and
-    ``"L"``, ``"R"`` the mean ``N |<l, u>|^2`` and ``d |<r, x>|^2`` in the matrix without it (module docstring);
+    ``"model"`` the mean rise :func:`push` gives for one spike at the outlier's place in that draw (the fold the
+    edge, ``M = 2N``), ``"L"``, ``"R"`` the mean ``N |<l, u>|^2`` and ``d |<r, x>|^2`` in the matrix without it
+    (module docstring);
     ``"outlier"``: its outlier's place in each draw.  Reused batch, ``N = d``, ``n = 2N``, seeds ``seed + k``."""
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
     from rmtfl.numerics._two_step.model import sigma_prime
@@ -135,7 +148,7 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
 
     sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
     edges = np.asarray(bins, float)
-    rise, L, R = ([[] for _ in edges[:-1]] for _ in range(3))
+    rise, model, L, R = ([[] for _ in edges[:-1]] for _ in range(4))
     outlier = []
     for k in range(draws):
         g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
@@ -154,23 +167,68 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
         span = min(MATCHED, s.size - j - 1)
         up = (s1[j:j + span] - s[j + 1:j + span + 1]) / scale
         pos_up = (s[j + 1:j + span + 1] - fold) / scale
+        # the model's rise: less the push of one spike at the outlier's place on each value where it is
+        pushed = -push(s[j + 1:j + span + 1], [s[j]], [1.0], edge=fold, M=2.0 * N, scale=scale, cut=0.0) / scale
         sp = sigma_prime(sigma, W0 @ X[i])
         u = a * (sp - sp.mean())
         u /= np.linalg.norm(u)
         lo, ro = N * (U1.T @ u) ** 2, N * (Vt1 @ x) ** 2
         pos = (s1 - fold) / scale
         for b in range(edges.size - 1):
-            rise[b].extend(up[(pos_up >= edges[b]) & (pos_up < edges[b + 1])].tolist())
+            inside = (pos_up >= edges[b]) & (pos_up < edges[b + 1])
+            rise[b].extend(up[inside].tolist())
+            model[b].extend(pushed[inside].tolist())
             m = (pos >= edges[b]) & (pos < edges[b + 1])
             L[b].extend(lo[m].tolist())
             R[b].extend(ro[m].tolist())
 
-    def stat(v):
-        v = np.asarray(v, float)
-        se = v.std(ddof=1) / math.sqrt(v.size) if v.size > 1 else float("nan")
-        return (float(v.mean()) if v.size else float("nan"), float(se), int(v.size))
-    return dict(rise=[stat(v) for v in rise], L=[stat(v)[0] for v in L], R=[stat(v)[0] for v in R],
-                outlier=np.array(outlier))
+    return dict(rise=[mean_se(v) for v in rise], model=[mean_se(v)[0] for v in model],
+                L=[mean_se(v)[0] for v in L], R=[mean_se(v)[0] for v in R], outlier=np.array(outlier))
+
+
+def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: float, scale: float, draws: int,
+                  seed: int = 777, bins=BINS) -> dict:
+    """Per part of the change ``dW = W - B`` the most extreme sample makes (``B`` the draw's two steps without it,
+    ``W`` with it), ``(mean, se, size)`` of how far ``B``'s values sink when that part is added, per bin of ``bins``
+    (places in ``scale`` units from ``fold``; the values below the sample's outlier in ``W``, matched one rank down):
+    ``"whole"`` (``W`` itself), ``"rank one"`` (``dW``'s top singular component), ``"rest"`` (``dW`` less it, no
+    outlier), and ``"column, far"``: a spike of size three times the fold along the sample's first-step column
+    ``a (sigma'(W_0 x) - mean)`` and its ``x``, whose outlier lies far above.  Seeds ``seed + k``."""
+    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.numerics._two_step.model import sigma_prime
+    from rmtfl.theory import get_activation, make_target
+
+    sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
+    edges = np.asarray(bins, float)
+    names = ("whole", "rank one", "rest", "column, far")
+    got = {name: [[] for _ in edges[:-1]] for name in names}
+    for k in range(draws):
+        g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
+        a = init_second_layer(N, rng=g_a)
+        X = sample_inputs(2 * N, N, rng=g_x)
+        y = sample_targets(X, target=target, rng=g_e)
+        W0 = init_first_layer(N, N, rng=g_w)
+        i = int(np.argmax(np.abs(y)))
+        y_out = y.copy()
+        y_out[i] = 0.0
+        B = gd_steps(sigma, W0.copy(), a, (X, y_out), etas=etas)
+        W = gd_steps(sigma, W0.copy(), a, (X, y), etas=etas)
+        _, sW, VW = np.linalg.svd(W)
+        j = int(np.argmax(np.abs(VW[:40] @ X[i])))                 # the sample's outlier in W
+        dW = W - B
+        Ud, sd, Vd = np.linalg.svd(dW)
+        top = sd[0] * np.outer(Ud[:, 0], Vd[0])
+        sp = sigma_prime(sigma, W0 @ X[i])
+        u = a * (sp - sp.mean())
+        far = 3.0 * fold * np.outer(u / np.linalg.norm(u), X[i] / np.linalg.norm(X[i]))
+        sB = np.linalg.svd(B, compute_uv=False)
+        span = sB.size - 1
+        pos = np.where(np.arange(span) >= j, (sB[:span] - fold) / scale, np.inf)   # only those below its outlier
+        for name, part, out in zip(names, (dW, top, dW - top, far), (1, 1, 0, 1)):
+            sink = (sB[:span] - np.linalg.svd(B + part, compute_uv=False)[out:span + out]) / scale
+            for b in range(edges.size - 1):
+                got[name][b].extend(sink[(pos >= edges[b]) & (pos < edges[b + 1])].tolist())
+    return {name: [mean_se(v) for v in per] for name, per in got.items()}
 
 
 def pushed_lambda(laws, bulk_top, fold: float, *, N, psi, cut: float = 1.0, hard: bool = False):
@@ -229,9 +287,24 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: the most extreme sample taken out; fold "
           f"{p.bulk_edge:.4f}, scale {scale:.4g}, far spike's move e / M = {p.bulk_edge / (2 * N) / scale:.3f} scales")
     print(f"  its outlier (scales above the fold): {np.round(r['outlier'], 1).tolist()}")
-    print("  values at (scales)   rise (s.e.)  values   N|<l,u>|^2  d|<r,x>|^2")
+    print("  values at (scales)   rise (s.e.)  model  values   N|<l,u>|^2  d|<r,x>|^2")
     for b, (m, se, n) in enumerate(r["rise"]):
-        print(f"  [{BINS[b]:5.0f}, {BINS[b + 1]:5.0f})  {m:7.3f} ({se:.3f})  {n:5d}   {r['L'][b]:8.2f}  {r['R'][b]:8.2f}")
+        print(f"  [{BINS[b]:5.0f}, {BINS[b + 1]:5.0f})  {m:7.3f} ({se:.3f}) {r['model'][b]:6.3f}  {n:5d}   "
+              f"{r['L'][b]:8.2f}  {r['R'][b]:8.2f}")
+
+
+def part_parts(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+    got = prediction_in(pushing(), act, tgt, a1, a2, N)
+    if got is None:
+        return
+    p, seen = got
+    scale = seen["lambda"][4]
+    r = removal_parts(act, tgt, a1, a2, N=N, fold=p.bulk_edge, scale=scale, draws=draws)
+    print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: how far the values sink (scales) when each part of "
+          f"the most extreme sample's change is added (fold {p.bulk_edge:.4f}, scale {scale:.4g})")
+    print("  part          " + "".join(f"  [{BINS[b]:4.0f},{BINS[b + 1]:4.0f})" for b in range(len(BINS) - 1)))
+    for name, per in r.items():
+        print(f"  {name:12s}" + "".join(f" {m:6.3f}({se:.3f})" if n > 1 else "      --      " for m, se, n in per))
 
 
 def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, cut: float, hard: bool) -> None:
@@ -294,13 +367,14 @@ def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("control", "remove", "lambda", "grid"), required=True)
+    ap.add_argument("--part", choices=("control", "remove", "parts", "lambda", "grid"), required=True)
     ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
     ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--act", default="gelu", help="with --part remove, lambda")
-    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help="with --part remove, lambda")
-    ap.add_argument("--alphas", default="0.4,0.2", help="with --part remove, lambda: alpha1,alpha2")
-    ap.add_argument("--draws", type=int, default=12, help="with --part control, remove: draws simulated")
+    ap.add_argument("--act", default="gelu", help="with --part remove, parts, lambda")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)",
+                    help="with --part remove, parts, lambda")
+    ap.add_argument("--alphas", default="0.4,0.2", help="with --part remove, parts, lambda: alpha1,alpha2")
+    ap.add_argument("--draws", type=int, default=12, help="with --part control, remove, parts: draws simulated")
     ap.add_argument("--cut", type=float, default=1.0, help="with --part lambda, grid: the scales near an outlier")
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
     ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
@@ -321,6 +395,8 @@ def main(argv=None) -> int:
         part_control(a.N, a.draws)
     elif a.part == "remove":
         part_remove(a.N, a.act, a.target, a1, a2, a.draws)
+    elif a.part == "parts":
+        part_parts(a.N, a.act, a.target, a1, a2, a.draws)
     elif a.part == "lambda":
         part_lambda(a.cache, a.N, a.act, a.target, a1, a2, a.cut, a.hard)
     else:

@@ -100,3 +100,16 @@ def test_removal_rise_sees_the_values_rise_when_the_top_sample_leaves():
     (m_deep, se_deep, n_deep), _ = got["rise"]
     assert n_deep > 50 and m_deep > 0
     assert 1 / 3 < got["R"][0] < 3 and got["outlier"].size == 3
+
+
+def test_removal_parts_whole_is_removal_rise_on_the_same_draws():
+    """The whole change of --part parts is the sample taken out of --part remove, read the other way: over one bin of
+    every place both average the same values (the values below the sample's outlier, one rank down), so the means
+    agree to rounding; a far spike along its column sinks the values below it."""
+    from benchmarks.diag_spike_push import removal_parts
+
+    kw = dict(N=90, fold=2.0, scale=0.02, draws=2, bins=(-1e9, 1e9))
+    rise = removal_rise("gelu", HE3, 0.4, 0.2, **kw)["rise"][0]
+    parts = removal_parts("gelu", HE3, 0.4, 0.2, **kw)
+    assert parts["whole"][0][0] == pytest.approx(rise[0], rel=1e-9) and parts["whole"][0][2] == rise[2]
+    assert parts["column, far"][0][0] > 0
