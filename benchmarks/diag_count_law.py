@@ -157,6 +157,21 @@ def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float
     return None if got is None else (point_draws(path, act, tgt, a1, a2, N, draws=draws), *got)
 
 
+def point_args(ap, a, cache_parts=("lambda", "grid")) -> tuple[float, float]:
+    """``(alpha1, alpha2)`` from a diagnostic's parsed ``--alphas``, after the checks the one-point diagnostics share
+    (``ap.error``, exit 2, where they fail): ``--alphas`` two numbers, ``--cache`` given for the parts in
+    ``cache_parts``, ``--draws`` at least 2."""
+    try:
+        a1, a2 = (float(v) for v in a.alphas.split(","))
+    except ValueError:
+        ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
+    if a.part in cache_parts and a.cache is None:
+        ap.error(f"--part {a.part} reads a page cache: give --cache")
+    if a.draws < 2:
+        ap.error(f"--draws must be at least 2, got {a.draws}")
+    return a1, a2
+
+
 def cache_points(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
     top values and the rule's count on each."""

@@ -55,7 +55,7 @@ from rmtfl.theory._two_step import two_step
 from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
-from .diag_count_law import cache_points, lambda_at_point, prediction_in
+from .diag_count_law import cache_points, lambda_at_point, point_args, prediction_in
 from .diag_poisson_count import drawn_total
 from .diag_window_count import Y_COMPARE
 
@@ -277,15 +277,21 @@ def part_control(N: int, draws: int) -> None:
             print(f"    rank {r + 1}: place {place[r]:6.2f}  moved {move[r]:7.3f} ({se[r]:.3f})  p {pred[r]:7.3f}")
 
 
-def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+def fold_and_scale(N: int, act: str, tgt: str, a1: float, a2: float):
+    """``(fold, scale)``: the prediction's fold at one reused point and the Tracy–Widom scale fitted to its bulk's
+    top values; ``None`` (said so) where its count is not read through the process."""
     got = prediction_in(pushing(), act, tgt, a1, a2, N)
+    return None if got is None else (got[0].bulk_edge, got[1]["lambda"][4])
+
+
+def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+    got = fold_and_scale(N, act, tgt, a1, a2)
     if got is None:
         return
-    p, seen = got
-    scale = seen["lambda"][4]
-    r = removal_rise(act, tgt, a1, a2, N=N, fold=p.bulk_edge, scale=scale, draws=draws)
+    fold, scale = got
+    r = removal_rise(act, tgt, a1, a2, N=N, fold=fold, scale=scale, draws=draws)
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: the most extreme sample taken out; fold "
-          f"{p.bulk_edge:.4f}, scale {scale:.4g}, far spike's move e / M = {p.bulk_edge / (2 * N) / scale:.3f} scales")
+          f"{fold:.4f}, scale {scale:.4g}, far spike's move e / M = {fold / (2 * N) / scale:.3f} scales")
     print(f"  its outlier (scales above the fold): {np.round(r['outlier'], 1).tolist()}")
     print("  values at (scales)   rise (s.e.)  model  values   N|<l,u>|^2  d|<r,x>|^2")
     for b, (m, se, n) in enumerate(r["rise"]):
@@ -294,14 +300,13 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
 
 
 def part_parts(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
-    got = prediction_in(pushing(), act, tgt, a1, a2, N)
+    got = fold_and_scale(N, act, tgt, a1, a2)
     if got is None:
         return
-    p, seen = got
-    scale = seen["lambda"][4]
-    r = removal_parts(act, tgt, a1, a2, N=N, fold=p.bulk_edge, scale=scale, draws=draws)
+    fold, scale = got
+    r = removal_parts(act, tgt, a1, a2, N=N, fold=fold, scale=scale, draws=draws)
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: how far the values sink (scales) when each part of "
-          f"the most extreme sample's change is added (fold {p.bulk_edge:.4f}, scale {scale:.4g})")
+          f"the most extreme sample's change is added (fold {fold:.4f}, scale {scale:.4g})")
     print("  part          " + "".join(f"  [{BINS[b]:4.0f},{BINS[b + 1]:4.0f})" for b in range(len(BINS) - 1)))
     for name, per in r.items():
         print(f"  {name:12s}" + "".join(f" {m:6.3f}({se:.3f})" if n > 1 else "      --      " for m, se, n in per))
@@ -379,14 +384,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
     ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     a = ap.parse_args(argv)
-    try:
-        a1, a2 = (float(v) for v in a.alphas.split(","))
-    except ValueError:
-        ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
-    if a.part in ("lambda", "grid") and a.cache is None:
-        ap.error(f"--part {a.part} reads a page cache: give --cache")
-    if a.draws < 2:
-        ap.error(f"--draws must be at least 2, got {a.draws}")
+    a1, a2 = point_args(ap, a)
     if a.N < 10:
         ap.error(f"--N must be at least 10, got {a.N}")
     if not a.cut >= 0.0:

@@ -50,7 +50,7 @@ from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import cache_points, lambda_at_point, prediction_in
+from .diag_count_law import cache_points, lambda_at_point, point_args, prediction_in
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
 from .diag_poisson_count import drawn_total
 
@@ -347,14 +347,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
     a = ap.parse_args(argv)
     sub = not a.no_subcritical
-    try:
-        a1, a2 = (float(v) for v in a.alphas.split(","))
-    except ValueError:
-        ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
-    if a.part in ("lambda", "grid") and a.cache is None:
-        ap.error(f"--part {a.part} reads a page cache: give --cache")
-    if a.draws < 2:
-        ap.error(f"--draws must be at least 2, got {a.draws}")
+    a1, a2 = point_args(ap, a)
     if a.part == "remove":
         part_remove(a.N, a.act, a.target, a1, a2, a.draws, a.step)
     elif a.part == "ranks":
