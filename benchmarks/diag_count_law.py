@@ -157,6 +157,19 @@ def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float
     return None if got is None else (point_draws(path, act, tgt, a1, a2, N, draws=draws), *got)
 
 
+def add_point_args(ap, *, point_parts: str, draw_parts: str, alphas: str) -> None:
+    """The arguments the one-point diagnostics share: ``--cache``, ``--N``, ``--act``, ``--target``, ``--alphas``
+    (default ``alphas``), ``--draws`` and ``--acts``; ``point_parts`` and ``draw_parts`` name in the help the parts
+    that read the point and the draws."""
+    ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--act", default="gelu", help=f"with --part {point_parts}")
+    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help=f"with --part {point_parts}")
+    ap.add_argument("--alphas", default=alphas, help=f"with --part {point_parts}: alpha1,alpha2")
+    ap.add_argument("--draws", type=int, default=12, help=f"with --part {draw_parts}: draws simulated")
+    ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
+
+
 def point_args(ap, a, cache_parts=("lambda", "grid")) -> tuple[float, float]:
     """``(alpha1, alpha2)`` from a diagnostic's parsed ``--alphas``, after the checks the one-point diagnostics share
     (``ap.error``, exit 2, where they fail): ``--alphas`` two numbers, ``--cache`` given for the parts in

@@ -55,9 +55,9 @@ from rmtfl.theory._two_step import two_step
 from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
-from .diag_count_law import cache_points, lambda_at_point, point_args, prediction_in
+from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
 from .diag_poisson_count import drawn_total
-from .diag_window_count import Y_COMPARE
+from .diag_window_count import Y_COMPARE, simulated_draw
 
 #: Places, in the point's Tracy–Widom scales from the fold, that :func:`removal_rise` bins the values by.
 BINS = (-80.0, -40.0, -20.0, -10.0, -5.0, 0.0, 5.0, 10.0, 20.0, 40.0)
@@ -142,7 +142,7 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     edge, ``M = 2N``), ``"L"``, ``"R"`` the mean ``N |<l, u>|^2`` and ``d |<r, x>|^2`` in the matrix without it
     (module docstring);
     ``"outlier"``: its outlier's place in each draw.  Reused batch, ``N = d``, ``n = 2N``, seeds ``seed + k``."""
-    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.numerics import gd_steps
     from rmtfl.numerics._two_step.model import sigma_prime
     from rmtfl.theory import get_activation, make_target
 
@@ -151,11 +151,7 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     rise, model, L, R = ([[] for _ in edges[:-1]] for _ in range(4))
     outlier = []
     for k in range(draws):
-        g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
-        a = init_second_layer(N, rng=g_a)
-        X = sample_inputs(2 * N, N, rng=g_x)
-        y = sample_targets(X, target=target, rng=g_e)
-        W0 = init_first_layer(N, N, rng=g_w)
+        W0, a, X, y = simulated_draw(N, target, seed + k)
         i = int(np.argmax(np.abs(y)))
         _, s, Vt = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y), etas=etas))
         x = X[i] / np.linalg.norm(X[i])
@@ -194,7 +190,7 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
     ``"whole"`` (``W`` itself), ``"rank one"`` (``dW``'s top singular component), ``"rest"`` (``dW`` less it, no
     outlier), and ``"column, far"``: a spike of size three times the fold along the sample's first-step column
     ``a (sigma'(W_0 x) - mean)`` and its ``x``, whose outlier lies far above.  Seeds ``seed + k``."""
-    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.numerics import gd_steps
     from rmtfl.numerics._two_step.model import sigma_prime
     from rmtfl.theory import get_activation, make_target
 
@@ -203,11 +199,7 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
     names = ("whole", "rank one", "rest", "column, far")
     got = {name: [[] for _ in edges[:-1]] for name in names}
     for k in range(draws):
-        g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
-        a = init_second_layer(N, rng=g_a)
-        X = sample_inputs(2 * N, N, rng=g_x)
-        y = sample_targets(X, target=target, rng=g_e)
-        W0 = init_first_layer(N, N, rng=g_w)
+        W0, a, X, y = simulated_draw(N, target, seed + k)
         i = int(np.argmax(np.abs(y)))
         y_out = y.copy()
         y_out[i] = 0.0
@@ -373,16 +365,9 @@ def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int =
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("control", "remove", "parts", "lambda", "grid"), required=True)
-    ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
-    ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--act", default="gelu", help="with --part remove, parts, lambda")
-    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)",
-                    help="with --part remove, parts, lambda")
-    ap.add_argument("--alphas", default="0.4,0.2", help="with --part remove, parts, lambda: alpha1,alpha2")
-    ap.add_argument("--draws", type=int, default=12, help="with --part control, remove, parts: draws simulated")
+    add_point_args(ap, point_parts="remove, parts, lambda", draw_parts="control, remove, parts", alphas="0.4,0.2")
     ap.add_argument("--cut", type=float, default=1.0, help="with --part lambda, grid: the scales near an outlier")
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
-    ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     a = ap.parse_args(argv)
     a1, a2 = point_args(ap, a)
     if a.N < 10:

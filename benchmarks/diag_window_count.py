@@ -50,7 +50,7 @@ from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import cache_points, lambda_at_point, point_args, prediction_in
+from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
 from .diag_poisson_count import drawn_total
 
@@ -224,6 +224,17 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
 
+def simulated_draw(N: int, target, seed: int):
+    """``(W_0, a, X, y)`` of one draw at a reused point (``N = d``, ``n = 2N``): the page's streams, spawned from
+    ``seed`` in the order first layer, second layer, inputs, target noise."""
+    from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs, sample_targets
+
+    g_w, g_a, g_x, g_e = np.random.default_rng(seed).spawn(4)
+    a = init_second_layer(N, rng=g_a)
+    X = sample_inputs(2 * N, N, rng=g_x)
+    return init_first_layer(N, N, rng=g_w), a, X, sample_targets(X, target=target, rng=g_e)
+
+
 def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals, *, draws: int, seed: int = 777,
                    step: str = "both"):
     """``(mean, se)``, each ``len(removals) x len(s)``: the number of singular values of ``W_2`` above each ``s``
@@ -232,18 +243,14 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals
     ``n = 2N``), over ``draws`` draws (seeds ``seed``, ``seed + 1``, ...)."""
     if step not in STEPS:
         raise ValueError(f"step must be one of {STEPS}, got {step!r}")
-    from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
+    from rmtfl.numerics import gd_steps
     from rmtfl.theory import get_activation, make_target
 
     sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
     s = np.asarray(s, float)
     out = np.zeros((draws, len(removals), s.size))
     for k in range(draws):
-        g_w, g_a, g_x, g_e = np.random.default_rng(seed + k).spawn(4)
-        a = init_second_layer(N, rng=g_a)
-        X = sample_inputs(2 * N, N, rng=g_x)
-        y = sample_targets(X, target=target, rng=g_e)
-        W0 = init_first_layer(N, N, rng=g_w)
+        W0, a, X, y = simulated_draw(N, target, seed + k)
         order = np.argsort(-np.abs(y))
 
         def above(y_used):
@@ -335,15 +342,8 @@ def part_grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25) 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("lambda", "grid", "remove", "ranks"), required=True)
-    ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
-    ap.add_argument("--N", type=int, default=1000)
-    ap.add_argument("--act", default="gelu", help="with --part lambda, remove, ranks")
-    ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)",
-                    help="with --part lambda, remove, ranks")
-    ap.add_argument("--alphas", default="0.2,0.4", help="with --part lambda, remove, ranks: alpha1,alpha2")
-    ap.add_argument("--draws", type=int, default=12, help="with --part remove, ranks: draws simulated")
+    add_point_args(ap, point_parts="lambda, remove, ranks", draw_parts="remove, ranks", alphas="0.2,0.4")
     ap.add_argument("--step", choices=STEPS, default="both", help="with --part remove: the step the samples leave")
-    ap.add_argument("--acts", default=None, help="with --part grid: only these activations (; between)")
     ap.add_argument("--no-subcritical", action="store_true", help="the samples above the fold alone")
     a = ap.parse_args(argv)
     sub = not a.no_subcritical
