@@ -57,7 +57,7 @@ from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, 
 
 from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
 from .diag_poisson_count import drawn_total
-from .diag_window_count import Y_COMPARE, simulated_draw
+from .diag_window_count import Y_COMPARE, spawned_draw
 
 #: Places, in the point's Tracy–Widom scales from the fold, that :func:`removal_rise` bins the values by.
 BINS = (-80.0, -40.0, -20.0, -10.0, -5.0, 0.0, 5.0, 10.0, 20.0, 40.0)
@@ -151,7 +151,7 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     rise, model, L, R = ([[] for _ in edges[:-1]] for _ in range(4))
     outlier = []
     for k in range(draws):
-        W0, a, X, y = simulated_draw(N, target, seed + k)
+        W0, a, X, y = spawned_draw(N, target, seed + k)
         i = int(np.argmax(np.abs(y)))
         _, s, Vt = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y), etas=etas))
         x = X[i] / np.linalg.norm(X[i])
@@ -199,7 +199,7 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
     names = ("whole", "rank one", "rest", "column, far")
     got = {name: [[] for _ in edges[:-1]] for name in names}
     for k in range(draws):
-        W0, a, X, y = simulated_draw(N, target, seed + k)
+        W0, a, X, y = spawned_draw(N, target, seed + k)
         i = int(np.argmax(np.abs(y)))
         y_out = y.copy()
         y_out[i] = 0.0

@@ -224,9 +224,9 @@ def grid(path: str, N: int, subcritical: bool, acts=None, draws: int = 25):
         yield act, tgt, a1, a2, dict(cells[1], lambda_rms=gaps[0]), dict(cells[0], lambda_rms=gaps[1])
 
 
-def simulated_draw(N: int, target, seed: int):
-    """``(W_0, a, X, y)`` of one draw at a reused point (``N = d``, ``n = 2N``): the page's streams, spawned from
-    ``seed`` in the order first layer, second layer, inputs, target noise."""
+def spawned_draw(N: int, target, seed: int):
+    """``(W_0, a, X, y)`` of one draw at a reused point (``N = d``, ``n = 2N``), from four streams spawned from
+    ``seed``: first layer, second layer, inputs, target noise (the draws of :func:`removed_counts`)."""
     from rmtfl.numerics import init_first_layer, init_second_layer, sample_inputs, sample_targets
 
     g_w, g_a, g_x, g_e = np.random.default_rng(seed).spawn(4)
@@ -250,7 +250,7 @@ def removed_counts(act: str, tgt: str, a1: float, a2: float, N: int, s, removals
     s = np.asarray(s, float)
     out = np.zeros((draws, len(removals), s.size))
     for k in range(draws):
-        W0, a, X, y = simulated_draw(N, target, seed + k)
+        W0, a, X, y = spawned_draw(N, target, seed + k)
         order = np.argsort(-np.abs(y))
 
         def above(y_used):
