@@ -19,6 +19,15 @@ Near ``z = s`` the perturbation fails (two outliers within a Tracy–Widom scale
 difference a scale off the axis, ``D / (D^2 + eps^2)`` with ``eps`` the difference between the edge and ``cut``
 scales above it, or (``hard``) drops the outliers less than ``cut`` scales above ``max(s, e)``.
 
+With ``--structured`` the push is read through the widened bulk's own rows instead (:func:`structured_push`).  By
+first-order compression (the values interlace with the matrix less a far spike's directions), a far column with
+row variances ``v`` moves the values at the edge by ``(L / (N G) + 1 / (d <tt>)) / (2 s_e)``.  Here
+``G = E[v tau(e)] / E[v]`` is its strength per unit of variance, ``L = E[v c] / (E[v] E[c])`` its overlap with the
+edge's eigenvectors, whose row profile ``c`` is taken as ``tau(e) - tau(e (1 + 1e-4))``, and ``<tt>`` the column
+kernel; a spike of ``P`` has ``v = a^2``.  Every supercritical column the bulk leaves out
+(:func:`benchmarks.diag_column_shift.left_out_columns`) pushes by their mean: below the fold all of them, above it
+as many as the law puts above ``s``.
+
 * ``--part control``: that model, ``N = d``, a few outliers within 15 scales of the edge, with and without strong
   spikes (the same ``Z``); the mean move of each of the top values below the strong outliers beside ``p``
   (:func:`control_push`).
@@ -40,6 +49,7 @@ scales above it, or (``hard``) drops the outliers less than ``cut`` scales above
     python -m benchmarks.diag_spike_push --part parts --N 1000 --act gelu --alphas 0.4,0.2 --draws 12
     python -m benchmarks.diag_spike_push --part lambda --cache CACHE/n1000.json --N 1000 --alphas 0.4,0.2
     python -m benchmarks.diag_spike_push --part grid --cache CACHE/n1000.json --N 1000 [--cut 3] [--hard]
+    python -m benchmarks.diag_spike_push --part grid --cache CACHE/n1000.json --N 1000 --structured
 """
 from __future__ import annotations
 
@@ -51,10 +61,12 @@ import sys
 import numpy as np
 
 from rmtfl.theory import largest_sv_scaling
-from rmtfl.theory._two_step import two_step
+from rmtfl.theory._two_step import finite_n, two_step
 from rmtfl.theory._two_step.counting import count_window
+from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
 
+from .diag_column_shift import left_out_columns
 from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
 from .diag_poisson_count import drawn_total
 from .diag_window_count import Y_COMPARE, spawned_draw
@@ -239,23 +251,64 @@ def pushed_lambda(laws, bulk_top, fold: float, *, N, psi, cut: float = 1.0, hard
     return grid, np.interp(grid - delta, grid, lam, right=0.0), lam, delta, scale
 
 
+def structured_push(act, target, kw, bulk, *, N, psi) -> tuple[float, float]:
+    """``(per sample, per spike of P)``: the far push at the edge of the supercritical columns the widened ``bulk``
+    leaves out (their mean, weighted by their counts) and of a spike of ``P``, read through the bulk's rows (module
+    docstring); ``act``, ``target`` and the prediction's keywords ``kw`` as the route resolved them."""
+    st = finite_n_setup(act, target, phi=kw["phi"], batch=kw["batch"], phi2=kw["phi2"])
+    K = extreme_ranks(N=N, psi=psi, phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
+    V, counts = left_out_columns(act, target, st, bulk, eta1=kw["eta1"], eta2=kw["eta2"], N=N, psi=psi, K=K)
+    x_e = bulk.x_edge * (1 + 1e-7)
+    tau, tt = bulk.tau_rows(bulk.a, x_e)
+    c = tau - bulk.tau_rows(bulk.a, x_e * (1 + 1e-4))[0]
+    c = c / (bulk.wa @ c)
+
+    def far(v):
+        G, L = (v @ (bulk.wa * tau)) / (v @ bulk.wa), (v @ (bulk.wa * c)) / (v @ bulk.wa)
+        return (L / (N * G) + psi / (N * tt)) / (2.0 * math.sqrt(x_e))
+    sup = (psi * (V @ (bulk.wa * tau)) > 1.0) & (counts > 0)
+    per = sum(n * far(v) for v, n in zip(V[sup], counts[sup])) / counts[sup].sum() if sup.any() else 0.0
+    return float(per), float(far(bulk.a ** 2))
+
+
 @contextlib.contextmanager
-def pushing(cut: float = 1.0, hard: bool = False, seen: dict | None = None):
-    """Within the block the prediction's count reads the pushed ``Lambda`` (:func:`pushed_lambda`); ``seen`` (a
-    dict, yielded) receives ``"lambda"``: its ``(grid, pushed, as it is, Delta, scale, spikes of P)``."""
+def pushing(cut: float = 1.0, hard: bool = False, seen: dict | None = None, structured: bool = False):
+    """Within the block the prediction's count reads the pushed ``Lambda`` (:func:`pushed_lambda`, or with
+    ``structured`` the push of :func:`structured_push`); ``seen`` (a dict, yielded) receives ``"lambda"``: its
+    ``(grid, pushed, as it is, Delta, scale, spikes of P)``, and with ``structured`` ``"push"``: the pushes per
+    sample and per spike of ``P``."""
     seen = {} if seen is None else seen
-    count = two_step.count_through_process
+    count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
+
+    def spy_bulk(*args, **kwargs):
+        seen["bulk"] = bulk_without(*args, **kwargs)
+        return seen["bulk"]
+
+    def spy_predict(act, target, **kwargs):
+        seen.clear()
+        seen["point"] = (act, target, kwargs)
+        return predict(act, target, **kwargs)
 
     def counted(laws, bulk_top, fold, *, N, psi):
-        got = pushed_lambda(laws, bulk_top, fold, N=N, psi=psi, cut=cut, hard=hard)
+        if structured:
+            act, target, kw = seen["point"]
+            seen["push"] = per, spike = structured_push(act, target, kw, seen["bulk"], N=N, psi=psi)
+            grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
+            _, mu = blended((grid, samples_above(laws.below, grid)), (grid, samples_above(laws.above, grid)), fold)
+            above = np.where(grid < fold, np.interp(fold, grid, mu), mu)
+            fixed = np.asarray(laws.fixed, float)
+            delta = -per * above - spike * (fixed[None, :] > grid[:, None]).sum(1)
+            got = (grid, np.interp(grid - delta, grid, lam, right=0.0), lam, delta, edge_fit(bulk_top)[1])
+        else:
+            got = pushed_lambda(laws, bulk_top, fold, N=N, psi=psi, cut=cut, hard=hard)
         seen["lambda"] = got + (laws.fixed,)
         return poisson_count(got[0], got[1], laws.fixed, count_window(N, psi), laws=laws.laws)
 
-    two_step.count_through_process = counted
+    two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = counted, spy_bulk, spy_predict
     try:
         yield seen
     finally:
-        two_step.count_through_process = count
+        two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
 
 
 def part_control(N: int, draws: int) -> None:
@@ -304,8 +357,9 @@ def part_parts(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> 
         print(f"  {name:12s}" + "".join(f" {m:6.3f}({se:.3f})" if n > 1 else "      --      " for m, se, n in per))
 
 
-def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, cut: float, hard: bool) -> None:
-    got = lambda_at_point(pushing(cut, hard), path, act, tgt, a1, a2, N)
+def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, cut: float, hard: bool,
+                structured: bool = False) -> None:
+    got = lambda_at_point(pushing(cut, hard, structured=structured), path, act, tgt, a1, a2, N)
     if got is None:
         return
     S, p, seen = got
@@ -322,20 +376,21 @@ def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, cut
               f"{np.interp(s[k], grid, delta) / scale:9.2f}")
 
 
-def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int = 25) -> None:
+def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int = 25, structured: bool = False) -> None:
     from .bench_two_step_finite_n import compare_cell
 
     def ok(c):
         return c["values_ok"] and c["count_ok"] and c["edge_ok"]
     rows, gained, lost = {}, 0, 0
-    print(f"N = {N}, reused: count / fitted edge as it is | pushed ({'hard cut' if hard else 'read'} {cut} scales), "
+    how = "through the bulk's rows" if structured else f"{'hard cut' if hard else 'read'} {cut} scales"
+    print(f"N = {N}, reused: count / fitted edge as it is | pushed ({how}), "
           "the draws' median count and mean fitted edge; root mean square of Lambda plus the spikes of P against the "
           f"draws' mean count at {Y_COMPARE[0]:.0f} to {Y_COMPARE[-1]:.0f} scales from the fold")
     for act, tgt, a1, a2, S, _ in cache_points(path, N, "reused", draws):
         if acts and act not in acts:
             continue
         cells = [{"sv": v} for v in S]
-        with pushing(cut, hard) as seen:
+        with pushing(cut, hard, structured=structured) as seen:
             new = compare_cell(act, tgt, "reused", a1, a2, N, cells)
         old = compare_cell(act, tgt, "reused", a1, a2, N, cells)
         t = rows.setdefault((act, tgt), [np.zeros(6, int), [], []])
@@ -351,6 +406,8 @@ def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int =
             t[1].append(gaps[0])
             t[2].append(gaps[1])
             rms = f"; Lambda {gaps[0]:.2f} | {gaps[1]:.2f}"
+            if "push" in seen:
+                rms += f"; push per sample {seen['push'][0] / scale:.3f}, per spike of P {seen['push'][1] / scale:.3f}"
         print(f"  {act:20s} {tgt:38s} ({a1}, {a2}) draws {old['sim_count']}, {old['edge_sim']:.4f}: "
               f"{old['pred_count']}, {old['edge_pred']:.4f} | {new['pred_count']}, {new['edge_pred']:.4f}{rms}",
               flush=True)
@@ -368,6 +425,7 @@ def main(argv=None) -> int:
     add_point_args(ap, point_parts="remove, parts, lambda", draw_parts="control, remove, parts", alphas="0.4,0.2")
     ap.add_argument("--cut", type=float, default=1.0, help="with --part lambda, grid: the scales near an outlier")
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
+    ap.add_argument("--structured", action="store_true", help="with --part lambda, grid: the push through the rows")
     a = ap.parse_args(argv)
     a1, a2 = point_args(ap, a)
     if a.N < 10:
@@ -381,9 +439,9 @@ def main(argv=None) -> int:
     elif a.part == "parts":
         part_parts(a.N, a.act, a.target, a1, a2, a.draws)
     elif a.part == "lambda":
-        part_lambda(a.cache, a.N, a.act, a.target, a1, a2, a.cut, a.hard)
+        part_lambda(a.cache, a.N, a.act, a.target, a1, a2, a.cut, a.hard, a.structured)
     else:
-        part_grid(a.cache, a.N, a.cut, a.hard, a.acts.split(";") if a.acts else None)
+        part_grid(a.cache, a.N, a.cut, a.hard, a.acts.split(";") if a.acts else None, structured=a.structured)
     return 0
 
 

@@ -113,3 +113,26 @@ def test_removal_parts_whole_is_removal_rise_on_the_same_draws():
     parts = removal_parts("gelu", HE3, 0.4, 0.2, **kw)
     assert parts["whole"][0][0] == pytest.approx(rise[0], rel=1e-9) and parts["whole"][0][2] == rise[2]
     assert parts["column, far"][0][0] > 0
+
+
+def test_the_push_through_the_bulks_rows_moves_lambda_by_its_own_amounts():
+    """gelu with He1 + He3/sqrt6 at (0.4, 0.2), N = 1000, reused, pushed through the widened bulk's rows: the push
+    per sample and per spike of P are of the order of an unrelated far spike's e / M (within a factor 3: the same
+    compression through rows of unequal weight); below the fold Lambda is read at s plus the per-sample push times
+    the samples above the fold (the same number at every s there) plus the per-spike push times the spikes; the
+    module is restored after."""
+    from rmtfl.theory import two_step
+    from rmtfl.theory._two_step import finite_n, two_step as module
+
+    before = (module.count_through_process, finite_n.bulk_without, module.predict_finite_n)
+    with pushing(structured=True) as seen:
+        p = two_step("gelu", HE3, psi=1.0, phi=2.0, eta1=1000**0.4, eta2=1000**0.2, N=1000)
+    per, spike = seen["push"]
+    far = p.bulk_edge / 2000
+    assert far / 3 < per < 3 * far and far / 3 < spike < 3 * far
+    grid, new, lam, delta, scale, fixed = seen["lambda"]
+    below = grid < p.bulk_edge
+    samples = (-delta[below] - spike * len(fixed)) / per            # every spike of P lies above the fold here
+    assert np.allclose(samples, samples[0]) and samples[0] > 1
+    assert np.allclose(new[below], np.interp(grid[below] - delta[below], grid, lam))
+    assert (module.count_through_process, finite_n.bulk_without, module.predict_finite_n) == before
