@@ -185,6 +185,47 @@ def point_args(ap, a, cache_parts=("lambda", "grid")) -> tuple[float, float]:
     return a1, a2
 
 
+def lambda_and_samples(laws, bulk_top, fold: float):
+    """``(grid, Lambda, mu)``: the count's mean count function below the spikes of ``P`` as the prediction blends it
+    through the ``fold`` (docs/theory/two_step.md §8.3) and, on the same grid and blended the same way, its single
+    samples' part ``mu(s) = sum_b n_b P_b(S > s)``."""
+    grid, lam = poisson_count.blended(poisson_count.mean_count(laws.below, bulk_top),
+                                      poisson_count.mean_count(laws.above, bulk_top), fold)
+    _, mu = poisson_count.blended((grid, poisson_count.samples_above(laws.below, grid)),
+                                  (grid, poisson_count.samples_above(laws.above, grid)), fold)
+    return grid, lam, mu
+
+
+@contextlib.contextmanager
+def replaced_count(counted, seen: dict | None = None):
+    """Within the block the prediction's count through the Poisson process is ``counted(seen, laws, bulk_top, fold,
+    N=N, psi=psi)`` in place of :func:`rmtfl.theory._two_step.counting.count_through_process`; ``seen`` (a dict,
+    yielded) holds the prediction under way (``"point"``: the activation and target as the route resolved them and
+    its keywords) and its widened bulk (``"bulk"``), cleared at each prediction.  All restored on leaving."""
+    from rmtfl.theory._two_step import finite_n, two_step
+
+    seen = {} if seen is None else seen
+    count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
+
+    def spy_bulk(*args, **kwargs):
+        seen["bulk"] = bulk_without(*args, **kwargs)
+        return seen["bulk"]
+
+    def spy_predict(act, target, **kwargs):
+        seen.clear()
+        seen["point"] = (act, target, kwargs)
+        return predict(act, target, **kwargs)
+
+    def spy_count(laws, bulk_top, fold, *, N, psi):
+        return counted(seen, laws, bulk_top, fold, N=N, psi=psi)
+
+    two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = spy_count, spy_bulk, spy_predict
+    try:
+        yield seen
+    finally:
+        two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
+
+
 def cache_points(path, N, batch, draws):
     """``(act, tgt, a1, a2, spectra, counts)`` of each point of a page cache at width ``N`` (``batch``): the draws'
     top values and the rule's count on each."""

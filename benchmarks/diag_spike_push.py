@@ -54,20 +54,19 @@ as many as the law puts above ``s``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 
 import numpy as np
 
 from rmtfl.theory import largest_sv_scaling
-from rmtfl.theory._two_step import finite_n, two_step
 from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
-from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
+from rmtfl.theory._two_step.poisson_count import edge_fit, poisson_count
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
+from .diag_count_law import (add_point_args, cache_points, lambda_and_samples, lambda_at_point, point_args,
+                             prediction_in, replaced_count)
 from .diag_poisson_count import drawn_total
 from .diag_window_count import Y_COMPARE, spawned_draw
 
@@ -240,8 +239,7 @@ def pushed_lambda(laws, bulk_top, fold: float, *, N, psi, cut: float = 1.0, hard
     ``fold``, docs/theory/two_step.md §8.3) read at ``s - Delta(s)``, ``Delta`` :func:`push` of the samples' location
     measure above the fold and the spikes of ``P`` (``laws.fixed``); ``M = N + N / psi``, the scale fitted to
     ``bulk_top`` (only ``psi = 1`` has the semicircle's ``G``)."""
-    grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
-    _, mu = blended((grid, samples_above(laws.below, grid)), (grid, samples_above(laws.above, grid)), fold)
+    grid, lam, mu = lambda_and_samples(laws, bulk_top, fold)
     _, scale = edge_fit(bulk_top)
     zz = np.linspace(fold, grid[-1], FINE)
     mz = np.interp(zz, grid, mu)
@@ -271,30 +269,16 @@ def structured_push(act, target, kw, bulk, *, N, psi) -> tuple[float, float]:
     return float(per), float(far(bulk.a ** 2))
 
 
-@contextlib.contextmanager
 def pushing(cut: float = 1.0, hard: bool = False, seen: dict | None = None, structured: bool = False):
     """Within the block the prediction's count reads the pushed ``Lambda`` (:func:`pushed_lambda`, or with
     ``structured`` the push of :func:`structured_push`); ``seen`` (a dict, yielded) receives ``"lambda"``: its
     ``(grid, pushed, as it is, Delta, scale, spikes of P)``, and with ``structured`` ``"push"``: the pushes per
-    sample and per spike of ``P``."""
-    seen = {} if seen is None else seen
-    count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
-
-    def spy_bulk(*args, **kwargs):
-        seen["bulk"] = bulk_without(*args, **kwargs)
-        return seen["bulk"]
-
-    def spy_predict(act, target, **kwargs):
-        seen.clear()
-        seen["point"] = (act, target, kwargs)
-        return predict(act, target, **kwargs)
-
-    def counted(laws, bulk_top, fold, *, N, psi):
+    sample and per spike of ``P`` (:func:`benchmarks.diag_count_law.replaced_count`)."""
+    def counted(seen, laws, bulk_top, fold, *, N, psi):
         if structured:
             act, target, kw = seen["point"]
             seen["push"] = per, spike = structured_push(act, target, kw, seen["bulk"], N=N, psi=psi)
-            grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
-            _, mu = blended((grid, samples_above(laws.below, grid)), (grid, samples_above(laws.above, grid)), fold)
+            grid, lam, mu = lambda_and_samples(laws, bulk_top, fold)
             above = np.where(grid < fold, np.interp(fold, grid, mu), mu)
             fixed = np.asarray(laws.fixed, float)
             delta = -per * above - spike * (fixed[None, :] > grid[:, None]).sum(1)
@@ -304,11 +288,7 @@ def pushing(cut: float = 1.0, hard: bool = False, seen: dict | None = None, stru
         seen["lambda"] = got + (laws.fixed,)
         return poisson_count(got[0], got[1], laws.fixed, count_window(N, psi), laws=laws.laws)
 
-    two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = counted, spy_bulk, spy_predict
-    try:
-        yield seen
-    finally:
-        two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
+    return replaced_count(counted, seen)
 
 
 def part_control(N: int, draws: int) -> None:

@@ -38,19 +38,18 @@ Here that window replaces the samples' part of ``Lambda`` (the values the bulk's
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
 
 import numpy as np
 
-from rmtfl.theory._two_step import finite_n, two_step
 from rmtfl.theory._two_step.counting import count_window
 from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
-from rmtfl.theory._two_step.poisson_count import blended, edge_fit, mean_count, poisson_count, samples_above
+from rmtfl.theory._two_step.poisson_count import edge_fit, poisson_count, samples_above
 
 from .diag_column_shift import left_out_columns
-from .diag_count_law import add_point_args, cache_points, lambda_at_point, point_args, prediction_in
+from .diag_count_law import (add_point_args, cache_points, lambda_and_samples, lambda_at_point, point_args,
+                             prediction_in, replaced_count)
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
 from .diag_poisson_count import drawn_total
 
@@ -125,8 +124,7 @@ def subcritical_kernel(y, q, *, N: int, d: int, points: int = JITTER_POINTS) -> 
 def windowed_lambda(laws, bulk_top, fold: float, *, N, psi, subcritical=None):
     """``(grid, Lambda windowed, Lambda as it is, samples' part as it is, windowed, scale)`` (module docstring);
     ``subcritical``: ``(q, counts)`` of the samples left out below their threshold, or ``None``."""
-    grid, lam = blended(mean_count(laws.below, bulk_top), mean_count(laws.above, bulk_top), fold)
-    _, mu = blended((grid, samples_above(laws.below, grid)), (grid, samples_above(laws.above, grid)), fold)
+    grid, lam, mu = lambda_and_samples(laws, bulk_top, fold)
     _, sig = edge_fit(bulk_top)
     n, d = int(round(N)), int(round(N / psi))
     up = grid >= fold
@@ -140,24 +138,11 @@ def windowed_lambda(laws, bulk_top, fold: float, *, N, psi, subcritical=None):
     return grid, lam - mu + win, lam, mu, win, sig
 
 
-@contextlib.contextmanager
 def windowing(subcritical: bool = True, seen: dict | None = None):
     """Within the block the prediction's count reads the windowed ``Lambda`` (module docstring); ``seen`` (a dict)
     receives each count's :func:`windowed_lambda` (``"lambda"``, with the spikes of ``P`` as a seventh entry) and
-    the count's laws (``"laws"``)."""
-    seen = {} if seen is None else seen
-    count, bulk_without, predict = two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n
-
-    def spy_bulk(*args, **kwargs):
-        seen["bulk"] = bulk_without(*args, **kwargs)
-        return seen["bulk"]
-
-    def spy_predict(act, target, **kwargs):
-        seen.clear()
-        seen["point"] = (act, target, kwargs)
-        return predict(act, target, **kwargs)
-
-    def counted(laws, bulk_top, fold, *, N, psi):
+    the count's laws (``"laws"``) (:func:`benchmarks.diag_count_law.replaced_count`)."""
+    def counted(seen, laws, bulk_top, fold, *, N, psi):
         sub = None
         if subcritical:
             act, target, kw = seen["point"]
@@ -172,11 +157,7 @@ def windowing(subcritical: bool = True, seen: dict | None = None):
         seen["lambda"], seen["laws"] = got + (laws.fixed,), laws
         return poisson_count(got[0], got[1], laws.fixed, count_window(N, psi), laws=laws.laws)
 
-    two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = counted, spy_bulk, spy_predict
-    try:
-        yield seen
-    finally:
-        two_step.count_through_process, finite_n.bulk_without, two_step.predict_finite_n = count, bulk_without, predict
+    return replaced_count(counted, seen)
 
 
 def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, subcritical: bool,
