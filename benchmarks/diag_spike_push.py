@@ -216,7 +216,7 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
         y_out[i] = 0.0
         B = gd_steps(sigma, W0.copy(), a, (X, y_out), etas=etas)
         W = gd_steps(sigma, W0.copy(), a, (X, y), etas=etas)
-        _, sW, VW = np.linalg.svd(W)
+        VW = np.linalg.svd(W)[2]
         j = int(np.argmax(np.abs(VW[:40] @ X[i])))                 # the sample's outlier in W
         dW = W - B
         Ud, sd, Vd = np.linalg.svd(dW)
