@@ -136,16 +136,17 @@ def point_draws(path: str, act: str, tgt: str, a1: float, a2: float, N: int, bat
     return np.array([r["sv"] for r in rows[:draws]])
 
 
-def prediction_in(context, act: str, tgt: str, a1: float, a2: float, N: int):
+def prediction_in(context, act: str, tgt: str, a1: float, a2: float, N: int, *, say: bool = True):
     """``(prediction, seen)`` at one reused point (``N = d``, ``n = 2N``), made within ``context`` (a context
     manager that yields the dict it fills, with ``"lambda"`` where the count is read through the Poisson process);
-    ``None`` (said so) where it is not read there."""
+    ``None`` where it is not read there (said so with ``say``)."""
     from rmtfl.theory import two_step
 
     with context as seen:
         p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N)
     if "lambda" not in seen:
-        print("  the count is not read through the process here (no single samples)")
+        if say:
+            print("  the count is not read through the process here (no single samples)")
         return None
     return p, seen
 

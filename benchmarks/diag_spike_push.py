@@ -43,6 +43,8 @@ as many as the law puts above ``s``.
   plus the spikes of ``P``, as it is and pushed: ``Lambda(s - Delta(s))``, ``Delta(s)`` the sum of ``p(s, z)`` over
   the samples' location measure above the fold and the spikes of ``P`` (:func:`pushed_lambda`).
 * ``--part grid``: the page's criteria as it is and pushed at every reused point of a cache.
+* ``--part profile``: ``Lambda``'s signed error against the draws from 20 scales below the fold to 12 above, as it
+  is and pushed through the bulk's rows, averaged over each activation and target (:func:`lambda_errors`).
 
     python -m benchmarks.diag_spike_push --part control --N 1000 --draws 40
     python -m benchmarks.diag_spike_push --part remove --N 1000 --act gelu --alphas 0.4,0.2 --draws 12
@@ -50,6 +52,7 @@ as many as the law puts above ``s``.
     python -m benchmarks.diag_spike_push --part lambda --cache CACHE/n1000.json --N 1000 --alphas 0.4,0.2
     python -m benchmarks.diag_spike_push --part grid --cache CACHE/n1000.json --N 1000 [--cut 3] [--hard]
     python -m benchmarks.diag_spike_push --part grid --cache CACHE/n1000.json --N 1000 --structured
+    python -m benchmarks.diag_spike_push --part profile --cache CACHE/n1000.json --N 1000
 """
 from __future__ import annotations
 
@@ -75,6 +78,9 @@ BINS = (-80.0, -40.0, -20.0, -10.0, -5.0, 0.0, 5.0, 10.0, 20.0, 40.0)
 
 #: Where ``--part lambda`` compares, in scales from the fold.
 Y_SHOW = (-15.0, -6.0, -2.0, 0.0, 2.0, 6.0, 12.0)
+
+#: Where ``--part profile`` compares ``Lambda`` with the draws, in scales from the fold.
+Y_PROFILE = (-20.0, -15.0, -10.0, -6.0, -3.0, 0.0, 2.0, 4.0, 8.0, 12.0)
 
 #: Values below the removed sample's outlier that :func:`removal_rise` follows.
 MATCHED = 150
@@ -337,6 +343,39 @@ def part_parts(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> 
         print(f"  {name:12s}" + "".join(f" {m:6.3f}({se:.3f})" if n > 1 else "      --      " for m, se, n in per))
 
 
+def lambda_errors(path: str, N: int, ys, draws: int = 25, acts=None) -> dict:
+    """``{(act, tgt): (as it is, pushed)}``, each ``points x len(ys)``: ``Lambda`` plus the spikes of ``P`` less the
+    draws' mean count at ``s = fold + y scale`` for each ``y`` of ``ys``, as it is and pushed through the bulk's rows
+    (:func:`structured_push`), at each reused point of a page cache whose count is read through the process."""
+    out = {}
+    ys = np.asarray(ys, float)
+    for act, tgt, a1, a2, S, _ in cache_points(path, N, "reused", draws):
+        if acts and act not in acts:
+            continue
+        got = prediction_in(pushing(structured=True), act, tgt, a1, a2, N, say=False)
+        if got is None:
+            continue
+        p, seen = got
+        grid, new, lam, _, scale, fixed = seen["lambda"]
+        s = p.bulk_edge + ys * scale
+        spikes = np.array([sum(v > x for v in fixed) for x in s])
+        drawn = drawn_total(S, s)
+        rows = out.setdefault((act, tgt), ([], []))
+        rows[0].append(np.interp(s, grid, lam) + spikes - drawn)
+        rows[1].append(np.interp(s, grid, new) + spikes - drawn)
+    return {k: (np.array(a), np.array(b)) for k, (a, b) in out.items()}
+
+
+def part_profile(path: str, N: int, acts=None) -> None:
+    print(f"N = {N}, reused: Lambda plus the spikes of P less the draws' mean count at s = fold + y scale, mean over "
+          "each activation and target's points read through the process, as it is | pushed through the bulk's rows")
+    print("  y:" + "".join(f"{y:7.0f}" for y in Y_PROFILE))
+    for (act, tgt), (old, new) in lambda_errors(path, N, Y_PROFILE, acts=acts).items():
+        print(f"  {act:20s} {tgt:38s} ({len(old)} points)")
+        print("    as it is" + "".join(f"{v:7.2f}" for v in old.mean(0)))
+        print("    pushed  " + "".join(f"{v:7.2f}" for v in new.mean(0)))
+
+
 def part_lambda(path: str, N: int, act: str, tgt: str, a1: float, a2: float, cut: float, hard: bool,
                 structured: bool = False) -> None:
     got = lambda_at_point(pushing(cut, hard, structured=structured), path, act, tgt, a1, a2, N)
@@ -401,13 +440,13 @@ def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("control", "remove", "parts", "lambda", "grid"), required=True)
+    ap.add_argument("--part", choices=("control", "remove", "parts", "lambda", "grid", "profile"), required=True)
     add_point_args(ap, point_parts="remove, parts, lambda", draw_parts="control, remove, parts", alphas="0.4,0.2")
     ap.add_argument("--cut", type=float, default=1.0, help="with --part lambda, grid: the scales near an outlier")
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
     ap.add_argument("--structured", action="store_true", help="with --part lambda, grid: the push through the rows")
     a = ap.parse_args(argv)
-    a1, a2 = point_args(ap, a)
+    a1, a2 = point_args(ap, a, cache_parts=("lambda", "grid", "profile"))
     if a.N < 10:
         ap.error(f"--N must be at least 10, got {a.N}")
     if not a.cut >= 0.0:
@@ -420,6 +459,8 @@ def main(argv=None) -> int:
         part_parts(a.N, a.act, a.target, a1, a2, a.draws)
     elif a.part == "lambda":
         part_lambda(a.cache, a.N, a.act, a.target, a1, a2, a.cut, a.hard, a.structured)
+    elif a.part == "profile":
+        part_profile(a.cache, a.N, a.acts.split(";") if a.acts else None)
     else:
         part_grid(a.cache, a.N, a.cut, a.hard, a.acts.split(";") if a.acts else None, structured=a.structured)
     return 0

@@ -136,3 +136,29 @@ def test_the_push_through_the_bulks_rows_moves_lambda_by_its_own_amounts():
     assert np.allclose(samples, samples[0]) and samples[0] > 1
     assert np.allclose(new[below], np.interp(grid[below] - delta[below], grid, lam))
     assert (module.count_through_process, finite_n.bulk_without, module.predict_finite_n) == before
+
+
+def test_lambda_errors_are_lambda_less_the_draws_at_each_point(tmp_path):
+    """lambda_errors at one cached point (a page cache written here with the draws of three made-up spectra): the
+    error as it is is the prediction's Lambda plus its spikes less the draws' mean count at fold + y scale, read the
+    way --part lambda reads it."""
+    import json
+
+    from benchmarks.bench_two_step_finite_n import cache_key
+    from benchmarks.diag_spike_push import lambda_errors
+    from rmtfl.theory import two_step
+
+    N, a1, a2 = 1000, 0.4, 0.2
+    with pushing(structured=True) as seen:
+        p = two_step("gelu", HE3, psi=1.0, phi=2.0, eta1=N**a1, eta2=N**a2, N=N)
+    grid, new, lam, _, scale, fixed = seen["lambda"]
+    rng = np.random.default_rng(0)
+    S = np.sort(p.bulk_edge + scale * rng.normal(-5.0, 8.0, size=(3, 60)), axis=1)[:, ::-1]
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps({cache_key("gelu", HE3, "reused", a1, a2, N): [{"sv": list(v)} for v in S]}))
+    ys = np.array([-6.0, 0.0, 4.0])
+    got = lambda_errors(str(path), N, ys, draws=3)
+    (old, pushed), = got.values()
+    s = p.bulk_edge + ys * scale
+    want = np.interp(s, grid, lam) + [sum(f > x for f in fixed) for x in s] - (S[:, :, None] > s).sum(1).mean(0)
+    assert np.allclose(old[0], want) and np.all(pushed[0] <= old[0] + 1e-12)
