@@ -158,11 +158,11 @@ def lambda_at_point(context, path: str, act: str, tgt: str, a1: float, a2: float
     return None if got is None else (point_draws(path, act, tgt, a1, a2, N, draws=draws), *got)
 
 
-def add_point_args(ap, *, point_parts: str, draw_parts: str, alphas: str) -> None:
+def add_point_args(ap, *, point_parts: str, draw_parts: str, alphas: str, cache_parts: str = "lambda, grid") -> None:
     """The arguments the one-point diagnostics share: ``--cache``, ``--N``, ``--act``, ``--target``, ``--alphas``
-    (default ``alphas``), ``--draws`` and ``--acts``; ``point_parts`` and ``draw_parts`` name in the help the parts
-    that read the point and the draws."""
-    ap.add_argument("--cache", default=None, help="a page cache of reused draws (--part lambda, grid)")
+    (default ``alphas``), ``--draws`` and ``--acts``; ``point_parts``, ``draw_parts`` and ``cache_parts`` name in the
+    help the parts that read the point, the draws and a page cache."""
+    ap.add_argument("--cache", default=None, help=f"a page cache of reused draws (--part {cache_parts})")
     ap.add_argument("--N", type=int, default=1000)
     ap.add_argument("--act", default="gelu", help=f"with --part {point_parts}")
     ap.add_argument("--target", default="hermite(0, 1, 0, 0.4082482904638631)", help=f"with --part {point_parts}")

@@ -441,7 +441,8 @@ def part_grid(path: str, N: int, cut: float, hard: bool, acts=None, draws: int =
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("control", "remove", "parts", "lambda", "grid", "profile"), required=True)
-    add_point_args(ap, point_parts="remove, parts, lambda", draw_parts="control, remove, parts", alphas="0.4,0.2")
+    add_point_args(ap, point_parts="remove, parts, lambda", draw_parts="control, remove, parts", alphas="0.4,0.2",
+                   cache_parts="lambda, grid, profile")
     ap.add_argument("--cut", type=float, default=1.0, help="with --part lambda, grid: the scales near an outlier")
     ap.add_argument("--hard", action="store_true", help="with --part lambda, grid: drop the outliers within --cut")
     ap.add_argument("--structured", action="store_true", help="with --part lambda, grid: the push through the rows")
