@@ -70,6 +70,16 @@ def left_out_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K):
     return np.concatenate(V), np.concatenate(counts)
 
 
+def point_left_out_columns(act, target, kw, bulk, *, N, psi):
+    """:func:`left_out_columns` of the finite-``N`` prediction under way: ``act`` and ``target`` as its route resolved
+    them, ``kw`` its keywords (``phi``, ``phi2``, ``batch``, ``eta1``, ``eta2``), ``bulk`` its widened bulk."""
+    from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
+
+    st = finite_n_setup(act, target, phi=kw["phi"], batch=kw["batch"], phi2=kw["phi2"])
+    K = extreme_ranks(N=N, psi=psi, phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
+    return left_out_columns(act, target, st, bulk, eta1=kw["eta1"], eta2=kw["eta2"], N=N, psi=psi, K=K)
+
+
 @contextlib.contextmanager
 def bulk_variant(make_bulk):
     """Within the block the route's finite-N prediction builds its bulk with the class ``make_bulk(base, point)``

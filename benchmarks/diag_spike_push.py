@@ -64,10 +64,9 @@ import numpy as np
 
 from rmtfl.theory import largest_sv_scaling
 from rmtfl.theory._two_step.counting import count_window
-from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import edge_fit, poisson_count
 
-from .diag_column_shift import left_out_columns
+from .diag_column_shift import point_left_out_columns
 from .diag_count_law import (add_point_args, cache_points, lambda_and_samples, lambda_at_point, point_args,
                              prediction_in, replaced_count)
 from .diag_poisson_count import drawn_total
@@ -150,6 +149,24 @@ def control_push(strong, weak=(1.10, 1.15, 1.20, 1.30), *, N: int, draws: int, s
     return place, moves.mean(0), moves.std(0, ddof=1) / math.sqrt(draws), predicted
 
 
+def with_and_without(sigma, target, etas, *, N: int, seed: int):
+    """``(W, B, x, u)``: one reused draw's two steps (:func:`benchmarks.diag_window_count.spawned_draw`) with and
+    without its most extreme sample by ``|y|`` (its target set to zero), that sample's ``x`` and its first-step column
+    ``a (sigma'(W_0 x) - mean)``, each of unit length."""
+    from rmtfl.numerics import gd_steps
+    from rmtfl.numerics._two_step.model import sigma_prime
+
+    W0, a, X, y = spawned_draw(N, target, seed)
+    i = int(np.argmax(np.abs(y)))
+    y_out = y.copy()
+    y_out[i] = 0.0
+    W = gd_steps(sigma, W0.copy(), a, (X, y), etas=etas)
+    B = gd_steps(sigma, W0.copy(), a, (X, y_out), etas=etas)
+    sp = sigma_prime(sigma, W0 @ X[i])
+    u = a * (sp - sp.mean())
+    return W, B, X[i] / np.linalg.norm(X[i]), u / np.linalg.norm(u)
+
+
 def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: float, scale: float, draws: int,
                  seed: int = 777, bins=BINS) -> dict:
     """Per bin of :data:`BINS` (values' places in ``scale`` units from ``fold``): ``"rise"`` (mean, standard error,
@@ -159,8 +176,6 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     edge, ``M = 2N``), ``"L"``, ``"R"`` the mean ``N |<l, u>|^2`` and ``d |<r, x>|^2`` in the matrix without it
     (module docstring);
     ``"outlier"``: its outlier's place in each draw.  Reused batch, ``N = d``, ``n = 2N``, seeds ``seed + k``."""
-    from rmtfl.numerics import gd_steps
-    from rmtfl.numerics._two_step.model import sigma_prime
     from rmtfl.theory import get_activation, make_target
 
     sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
@@ -168,23 +183,16 @@ def removal_rise(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: floa
     rise, model, L, R = ([[] for _ in edges[:-1]] for _ in range(4))
     outlier = []
     for k in range(draws):
-        W0, a, X, y = spawned_draw(N, target, seed + k)
-        i = int(np.argmax(np.abs(y)))
-        _, s, Vt = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y), etas=etas))
-        x = X[i] / np.linalg.norm(X[i])
+        W, B, x, u = with_and_without(sigma, target, etas, N=N, seed=seed + k)
+        _, s, Vt = np.linalg.svd(W)
         j = int(np.argmax(np.abs(Vt[:40] @ x)))
-        y_out = y.copy()
-        y_out[i] = 0.0
-        U1, s1, Vt1 = np.linalg.svd(gd_steps(sigma, W0.copy(), a, (X, y_out), etas=etas))
+        U1, s1, Vt1 = np.linalg.svd(B)
         outlier.append((s[j] - fold) / scale)
         span = min(MATCHED, s.size - j - 1)
         up = (s1[j:j + span] - s[j + 1:j + span + 1]) / scale
         pos_up = (s[j + 1:j + span + 1] - fold) / scale
         # the model's rise: less the push of one spike at the outlier's place on each value where it is
         pushed = -push(s[j + 1:j + span + 1], [s[j]], [1.0], edge=fold, M=2.0 * N, scale=scale, cut=0.0) / scale
-        sp = sigma_prime(sigma, W0 @ X[i])
-        u = a * (sp - sp.mean())
-        u /= np.linalg.norm(u)
         lo, ro = N * (U1.T @ u) ** 2, N * (Vt1 @ x) ** 2
         pos = (s1 - fold) / scale
         for b in range(edges.size - 1):
@@ -207,8 +215,6 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
     ``"whole"`` (``W`` itself), ``"rank one"`` (``dW``'s top singular component), ``"rest"`` (``dW`` less it, no
     outlier), and ``"column, far"``: a spike of size three times the fold along the sample's first-step column
     ``a (sigma'(W_0 x) - mean)`` and its ``x``, whose outlier lies far above.  Seeds ``seed + k``."""
-    from rmtfl.numerics import gd_steps
-    from rmtfl.numerics._two_step.model import sigma_prime
     from rmtfl.theory import get_activation, make_target
 
     sigma, target, etas = get_activation(act), make_target(tgt), (N ** a1, N ** a2)
@@ -216,20 +222,12 @@ def removal_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, fold: flo
     names = ("whole", "rank one", "rest", "column, far")
     got = {name: [[] for _ in edges[:-1]] for name in names}
     for k in range(draws):
-        W0, a, X, y = spawned_draw(N, target, seed + k)
-        i = int(np.argmax(np.abs(y)))
-        y_out = y.copy()
-        y_out[i] = 0.0
-        B = gd_steps(sigma, W0.copy(), a, (X, y_out), etas=etas)
-        W = gd_steps(sigma, W0.copy(), a, (X, y), etas=etas)
-        VW = np.linalg.svd(W)[2]
-        j = int(np.argmax(np.abs(VW[:40] @ X[i])))                 # the sample's outlier in W
+        W, B, x, u = with_and_without(sigma, target, etas, N=N, seed=seed + k)
+        j = int(np.argmax(np.abs(np.linalg.svd(W)[2][:40] @ x)))   # the sample's outlier in W
         dW = W - B
         Ud, sd, Vd = np.linalg.svd(dW)
         top = sd[0] * np.outer(Ud[:, 0], Vd[0])
-        sp = sigma_prime(sigma, W0 @ X[i])
-        u = a * (sp - sp.mean())
-        far = 3.0 * fold * np.outer(u / np.linalg.norm(u), X[i] / np.linalg.norm(X[i]))
+        far = 3.0 * fold * np.outer(u, x)
         sB = np.linalg.svd(B, compute_uv=False)
         span = sB.size - 1
         pos = np.where(np.arange(span) >= j, (sB[:span] - fold) / scale, np.inf)   # only those below its outlier
@@ -259,9 +257,7 @@ def structured_push(act, target, kw, bulk, *, N, psi) -> tuple[float, float]:
     """``(per sample, per spike of P)``: the far push at the edge of the supercritical columns the widened ``bulk``
     leaves out (their mean, weighted by their counts) and of a spike of ``P``, read through the bulk's rows (module
     docstring); ``act``, ``target`` and the prediction's keywords ``kw`` as the route resolved them."""
-    st = finite_n_setup(act, target, phi=kw["phi"], batch=kw["batch"], phi2=kw["phi2"])
-    K = extreme_ranks(N=N, psi=psi, phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
-    V, counts = left_out_columns(act, target, st, bulk, eta1=kw["eta1"], eta2=kw["eta2"], N=N, psi=psi, K=K)
+    V, counts = point_left_out_columns(act, target, kw, bulk, N=N, psi=psi)
     x_e = bulk.x_edge * (1 + 1e-7)
     tau, tt = bulk.tau_rows(bulk.a, x_e)
     c = tau - bulk.tau_rows(bulk.a, x_e * (1 + 1e-4))[0]

@@ -44,10 +44,9 @@ import sys
 import numpy as np
 
 from rmtfl.theory._two_step.counting import count_window
-from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
 from rmtfl.theory._two_step.poisson_count import edge_fit, poisson_count, samples_above
 
-from .diag_column_shift import left_out_columns
+from .diag_column_shift import point_left_out_columns
 from .diag_count_law import (add_point_args, cache_points, lambda_and_samples, lambda_at_point, point_args,
                              prediction_in, replaced_count)
 from .diag_critical_window import mp_shift, spike_strength, tw_jitter
@@ -145,11 +144,8 @@ def windowing(subcritical: bool = True, seen: dict | None = None):
     def counted(seen, laws, bulk_top, fold, *, N, psi):
         sub = None
         if subcritical:
-            act, target, kw = seen["point"]
             bulk = seen["bulk"]
-            st = finite_n_setup(act, target, phi=kw["phi"], batch=kw["batch"], phi2=kw["phi2"])
-            K = extreme_ranks(N=N, psi=psi, phi=kw["phi"], phi2=kw["phi2"], batch=kw["batch"])
-            V, c = left_out_columns(act, target, st, bulk, eta1=kw["eta1"], eta2=kw["eta2"], N=N, psi=psi, K=K)
+            V, c = point_left_out_columns(*seen["point"], bulk, N=N, psi=psi)
             q = psi * (V @ (bulk.wa * bulk.tau_rows(bulk.a, bulk.x_edge * (1 + 1e-7))[0]))
             keep = (q <= 1.0) & (c > 0)
             sub = (q[keep], c[keep])
