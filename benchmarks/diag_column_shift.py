@@ -120,10 +120,11 @@ def shifted_top_values(bulk, count: int, add, *, points: int = 80, levels: int =
     return np.sqrt(np.interp(-k, -above, x, left=x[0]))
 
 
-def column_shift(mode: str = "without", extra=None):
+def column_shift(mode: str = "without", extra=None, *, shift: bool = True):
     """A context in which the prediction's bulk is the variant of the module docstring (``mode``: ``"without"``,
     ``"shift"``, or ``"kept"``: the bulk as it is); ``extra(bulk, point, x, t, eta)``, if given, adds more expected
-    eigenvalues above each ``x`` below the fold (``t`` the row kernels at ``x + i eta``)."""
+    eigenvalues above each ``x`` below the fold (``t`` the row kernels at ``x + i eta``).  ``shift=False`` leaves the
+    left-out columns' spectral shift out (with ``"without"``: the bulk of ``d - K`` columns alone)."""
     from rmtfl.theory._two_step import widened_bulk
     from rmtfl.theory._two_step.finite_n import extreme_ranks, finite_n_setup
     from rmtfl.theory._two_step.sample_spikes import outlier_shares
@@ -152,11 +153,11 @@ def column_shift(mode: str = "without", extra=None):
                     widened_bulk.quantile_nodes = base_nodes
 
             def top_values(self, count, *, points=80, levels=8, sweeps=12):
-                if "act" not in point or (self.zrange is None and extra is None):
+                if "act" not in point or (extra is None and (self.zrange is None or not shift)):
                     return super().top_values(count, points=points, levels=levels, sweeps=sweeps)
                 p = point
                 cols = None
-                if mode != "kept" and self.zrange is not None:
+                if shift and mode != "kept" and self.zrange is not None:
                     st = finite_n_setup(p["act"], self.target, phi=p["phi"], batch=p["batch"], phi2=p["phi2"])
                     K = extreme_ranks(N=self.N, psi=p["psi"], phi=p["phi"], phi2=p["phi2"], batch=p["batch"])
                     cols = left_out_columns(p["act"], self.target, st, self, eta1=self.eta1, eta2=self.eta2,
