@@ -137,9 +137,16 @@ def windowed(seen: dict | None = None):
         yield got
 
 
+def _predict(act, tgt, a1, a2, N):
+    """``two_step(..., N=N)`` at a reused point, ``N = d``, ``n = 2N``, ``eta`` of :func:`step_sizes`."""
+    from rmtfl.theory import two_step
+
+    eta1, eta2 = step_sizes(N, a1, a2)
+    return two_step(act, tgt, psi=1.0, phi=2.0, eta1=eta1, eta2=eta2, N=N)
+
+
 def _captured(context, act, tgt, a1, a2, N):
     """The prediction's count laws, bulk top values, fold, widened bulk and point, made within ``context``."""
-    from rmtfl.theory import two_step
     from rmtfl.theory._two_step.counting import count_through_process
 
     got = {}
@@ -150,8 +157,7 @@ def _captured(context, act, tgt, a1, a2, N):
         return count_through_process(laws, bulk_top, fold, N=N, psi=psi)
 
     with context, replaced_count(counted):
-        eta1, eta2 = step_sizes(N, a1, a2)
-        two_step(act, tgt, psi=1.0, phi=2.0, eta1=eta1, eta2=eta2, N=N)
+        _predict(act, tgt, a1, a2, N)
     return got
 
 
@@ -159,11 +165,9 @@ def predicted_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, ys=Y_PA
     """The prediction's parts at ``s = fold + y scale`` for each ``y`` of ``ys`` (module docstring): ``"s"``,
     ``"fold"``, ``"scale"``; ``"bulk"`` and ``"bulk_dK"`` (each with the spikes of ``P``), ``"mu"``, ``"shift"``,
     ``"all"`` (the count's ``Lambda`` plus the spikes of ``P``), ``"windowed"`` (the parts together through the edge's
-    window, :func:`windowed`, with them); ``None`` where the count is not read through the
-    Poisson process (no single samples)."""
+    window, :func:`windowed`, with them); ``None`` where the count is not read through the Poisson process (no single
+    samples)."""
     from rmtfl.theory._two_step.poisson_count import edge_fit
-
-    from rmtfl.theory import two_step
 
     from .diag_column_shift import column_shift, point_left_out_columns
 
@@ -183,8 +187,7 @@ def predicted_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, ys=Y_PA
     dk = _captured(column_shift("without", shift=False), act, tgt, a1, a2, N)
     seen = {}
     with windowed(seen):
-        eta1, eta2 = step_sizes(N, a1, a2)
-        two_step(act, tgt, psi=1.0, phi=2.0, eta1=eta1, eta2=eta2, N=N)
+        _predict(act, tgt, a1, a2, N)
     g2, lam2, mu2 = lambda_and_samples(dk["laws"], dk["bulk_top"], dk["fold"])
     spikes2 = (np.asarray(dk["laws"].fixed, float)[None, :] > s[:, None]).sum(1)
     mus = np.interp(s, grid, mu)
