@@ -311,12 +311,18 @@ def fold_and_scale(N: int, act: str, tgt: str, a1: float, a2: float):
     return None if got is None else (got[0].bulk_edge, got[1]["lambda"][4])
 
 
-def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+def measured_at_fold(measure, N: int, act: str, tgt: str, a1: float, a2: float, draws: int):
+    """``(fold, scale, measure(act, tgt, a1, a2, N=N, fold=fold, scale=scale, draws=draws))`` at one reused point
+    (:func:`fold_and_scale`); ``None`` (said so) where the count is not read through the process."""
     got = fold_and_scale(N, act, tgt, a1, a2)
+    return None if got is None else (*got, measure(act, tgt, a1, a2, N=N, fold=got[0], scale=got[1], draws=draws))
+
+
+def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
+    got = measured_at_fold(removal_rise, N, act, tgt, a1, a2, draws)
     if got is None:
         return
-    fold, scale = got
-    r = removal_rise(act, tgt, a1, a2, N=N, fold=fold, scale=scale, draws=draws)
+    fold, scale, r = got
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: the most extreme sample taken out; fold "
           f"{fold:.4f}, scale {scale:.4g}, far spike's move e / M = {fold / (2 * N) / scale:.3f} scales")
     print(f"  its outlier (scales above the fold): {np.round(r['outlier'], 1).tolist()}")
@@ -327,11 +333,10 @@ def part_remove(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) ->
 
 
 def part_parts(N: int, act: str, tgt: str, a1: float, a2: float, draws: int) -> None:
-    got = fold_and_scale(N, act, tgt, a1, a2)
+    got = measured_at_fold(removal_parts, N, act, tgt, a1, a2, draws)
     if got is None:
         return
-    fold, scale = got
-    r = removal_parts(act, tgt, a1, a2, N=N, fold=fold, scale=scale, draws=draws)
+    fold, scale, r = got
     print(f"{act}, {tgt}, ({a1}, {a2}), N = {N}, {draws} draws: how far the values sink (scales) when each part of "
           f"the most extreme sample's change is added (fold {fold:.4f}, scale {scale:.4g})")
     print("  part          " + "".join(f"  [{BINS[b]:4.0f},{BINS[b + 1]:4.0f})" for b in range(len(BINS) - 1)))
