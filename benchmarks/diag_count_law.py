@@ -174,12 +174,12 @@ def add_point_args(ap, *, point_parts: str, draw_parts: str, alphas: str, cache_
 def point_args(ap, a, cache_parts=("lambda", "grid")) -> tuple[float, float]:
     """``(alpha1, alpha2)`` from a diagnostic's parsed ``--alphas``, after the checks the one-point diagnostics share
     (``ap.error``, exit 2, where they fail): ``--alphas`` two numbers, ``--cache`` given for the parts in
-    ``cache_parts``, ``--draws`` at least 2."""
+    ``cache_parts`` (a diagnostic without ``--part`` has none), ``--draws`` at least 2."""
     try:
         a1, a2 = (float(v) for v in a.alphas.split(","))
     except ValueError:
         ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
-    if a.part in cache_parts and a.cache is None:
+    if getattr(a, "part", None) in cache_parts and a.cache is None:
         ap.error(f"--part {a.part} reads a page cache: give --cache")
     if a.draws < 2:
         ap.error(f"--draws must be at least 2, got {a.draws}")

@@ -44,7 +44,7 @@ import sys
 
 import numpy as np
 
-from .diag_count_law import lambda_and_samples, replaced_count
+from .diag_count_law import lambda_and_samples, point_args, replaced_count
 
 #: Places of ``s``: Tracy–Widom scales from the prediction's fold.
 Y_PARTS = (-20.0, -15.0, -10.0, -6.0, -3.0, 0.0, 2.0, 4.0, 6.0, 12.0)
@@ -235,12 +235,7 @@ def main(argv=None) -> int:
                     help="the acceptance grid's reused draws (bench_two_step_finite_n --cache): the parts together "
                          "through the edge's window beside the prediction as it is, instead of the tables")
     a = ap.parse_args(argv)
-    try:
-        a1, a2 = (float(v) for v in a.alphas.split(","))
-    except ValueError:
-        ap.error(f"--alphas must be two numbers a1,a2, got {a.alphas!r}")
-    if a.draws < 2:
-        ap.error(f"--draws must be at least 2, got {a.draws}")
+    a1, a2 = point_args(ap, a, cache_parts=())
     if a.N < 4 * EXTREME_DIRECTIONS:
         ap.error(f"--N must be at least {4 * EXTREME_DIRECTIONS}, got {a.N}")
     if a.grid:
