@@ -37,16 +37,42 @@ LINEAR_POINTS = [("tanh", 0.4, 0.4), ("erf", 0.4, 0.4), ("tanh", 0.0, 0.4), ("ge
                  ("gelu", 0.0, 0.4), ("tanh", 0.3, 0.3)]
 
 
+#: The levels of ``eta`` and the sweeps at each with which the shift's row kernels are solved
+#: (:meth:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk.resolvent_below`; :func:`converged_kernels`).
+SHIFT_LEVELS, SHIFT_SWEEPS = 16, 40
+
+
+def converged_kernels(bulk, x, eta):
+    """The row kernels at ``x + i eta`` (ascending ``x``) solved to convergence for the shift (:data:`SHIFT_LEVELS`,
+    :data:`SHIFT_SWEEPS`): near a column's threshold ``arg(1 - Q)`` turns fast, and the bulk's own eight levels of
+    twelve sweeps leave it 0.1-0.2 values off at 0.01 Tracy–Widom scales from the axis
+    (docs/theory/two_step_attempts.md §38)."""
+    return bulk.resolvent_below(x, eta, levels=SHIFT_LEVELS, sweeps=SHIFT_SWEEPS)[0]
+
+
+def shift_on(bulk, x, columns, eta):
+    """:func:`left_out_shift` on any ascending grid ``x`` (zero above the fold), ``eta`` off the axis, its kernels
+    solved to convergence (:func:`converged_kernels`) at the grid's points below the fold and at the fold itself,
+    where it is taken as zero."""
+    out = np.zeros_like(np.asarray(x, float))
+    inside = x < bulk.x_edge
+    if inside.any():
+        xf = np.append(x[inside], bulk.x_edge)
+        out[inside] = left_out_shift(bulk, xf, converged_kernels(bulk, xf, eta), columns)[:-1]
+    return out
+
+
 def left_out_shift(bulk, x, t, columns):
     """Expected eigenvalues above each ``x`` (ascending grid) added by ``columns = (V, counts)``: column variances
     per sub-bin and row (units of ``1/d``) and expected columns per sub-bin (module docstring); ``t`` the row kernels
-    at ``x`` (:meth:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk.resolvent_below`).  Zero at and above the fold."""
+    at ``x`` (:meth:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk.resolvent_below`), less what they add at the
+    grid's last point at or below the fold, which should be the fold itself: the shift rises steeply just below it
+    (:func:`shift_on`; docs/theory/two_step_attempts.md §38).  Zero above the fold."""
     V, counts = columns
-    Q = bulk.red.psi * ((-t) * bulk.wa) @ V.T
-    below = x < bulk.x_edge
+    below = x <= bulk.x_edge * (1.0 + 1e-12)
     out = np.zeros_like(x)
     if below.any():
-        phase = np.unwrap(np.angle(1.0 - Q[below])[::-1], axis=0)[::-1]
+        phase = np.angle(1.0 - bulk.red.psi * ((-t[below]) * bulk.wa) @ V.T)   # in (0, pi): Im Q < 0 off the axis
         out[below] = ((phase - phase[-1]) / np.pi) @ counts
     return out
 
@@ -164,7 +190,7 @@ def column_shift(mode: str = "without", extra=None, *, shift: bool = True):
                                             N=self.N, psi=p["psi"], K=K)
 
                 def add(x, t, eta):
-                    out = np.zeros_like(x) if cols is None else left_out_shift(self, x, t, cols)
+                    out = np.zeros_like(x) if cols is None else shift_on(self, x, cols, eta)
                     return out if extra is None else out + extra(self, p, x, t, eta)
                 return shifted_top_values(self, count, add, points=points, levels=levels, sweeps=sweeps)
         return Bulk

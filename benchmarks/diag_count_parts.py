@@ -35,6 +35,11 @@ an outlier above the fold counted where the edge lies below ``s``, the shift rea
     python -m benchmarks.diag_count_parts --act gelu --target "hermite(0, 1, 0.5)" --alphas 0.4,0.4 --draws 25
     python -m benchmarks.diag_count_parts --all --draws 25
     python -m benchmarks.diag_count_parts --grid CACHE/n1000.json --N 1000
+    python -m benchmarks.diag_count_parts --grid CACHE/n1000.json --N 1000 --pool CACHE/n1000own.json
+
+``--own-seeds`` reads a cache of each point's own draws, ``--pool`` follows the shared draws with each point's own
+(49 a point), and ``--rough-shift`` reads the shift as attempt 37 first did, before it was solved to convergence
+(docs/theory/two_step_attempts.md §38).
 """
 from __future__ import annotations
 
@@ -89,15 +94,31 @@ def drawn_parts(act: str, tgt: str, a1: float, a2: float, *, N: int, s, draws: i
     return np.array(full, float), np.array(bulk, float)
 
 
-def shift_below(bulk, columns, fold: float, scale: float, points: int = 321):
-    """``(y, shift)``: the left-out ``columns``' spectral shift (:func:`benchmarks.diag_column_shift.left_out_shift`)
-    at ``s = fold + y scale`` from 40 scales (or 30 % of the fold) below the fold up to it, on ``points`` places."""
-    from .diag_column_shift import left_out_shift
+#: How far off the real axis the shift is read, in Tracy–Widom scales (:func:`shift_below`): it moves by less than
+#: 0.05 values from a third of it (docs/theory/two_step_attempts.md §38).
+SHIFT_ETA = 0.003
 
-    y = np.linspace(max(-40.0, -0.3 * fold / scale), 0.0, points)
+
+def shift_below(bulk, columns, fold: float, scale: float, points: int = 201, eta: float = SHIFT_ETA,
+                rough: bool = False):
+    """``(y, shift)``: the left-out ``columns``' spectral shift (:func:`benchmarks.diag_column_shift.left_out_shift`)
+    at ``s = fold + y scale`` from 40 scales (or 30 % of the fold) below the fold up to it, on ``points`` places,
+    ``eta`` Tracy–Widom scales off the axis, its kernels solved to convergence
+    (:func:`benchmarks.diag_column_shift.converged_kernels`) and the shift taken as zero at the fold itself.
+    ``rough``: as attempt 37 first read it (docs/theory/two_step_attempts.md §38), on 321 places a tenth of the
+    grid's step off the axis, with the bulk's own eight levels of twelve sweeps, and zero at the grid's last place
+    below the fold."""
+    from .diag_column_shift import converged_kernels, left_out_shift
+
+    y = np.linspace(max(-40.0, -0.3 * fold / scale), 0.0, 321 if rough else points)
     x = (fold + y * scale) ** 2
-    t, _ = bulk.resolvent_below(x, 0.1 * (x[1] - x[0]))
-    return y, left_out_shift(bulk, x, t, columns)
+    if rough:
+        t, _ = bulk.resolvent_below(x, 0.1 * (x[1] - x[0]))
+        below, out = x < bulk.x_edge, np.zeros_like(x)
+        out[below] = left_out_shift(bulk, x[below], t[below], columns)
+        return y, out
+    x[-1] = bulk.x_edge
+    return y, left_out_shift(bulk, x, converged_kernels(bulk, x, eta * 2.0 * fold * scale), columns)
 
 
 def jittered(grid, mu, fold: float, scale: float, shift) -> np.ndarray:
@@ -116,10 +137,11 @@ def jittered(grid, mu, fold: float, scale: float, shift) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def windowed(seen: dict | None = None):
+def windowed(seen: dict | None = None, rough: bool = False):
     """Within the block the prediction's count reads the parts together (module docstring): the bulk of ``d - K``
     columns (:func:`benchmarks.diag_column_shift.column_shift` without its shift) and :func:`jittered` in place of
-    ``mu``; ``seen`` (a dict, yielded) receives ``"windowed"``: ``(grid, Lambda)``."""
+    ``mu``; ``seen`` (a dict, yielded) receives ``"windowed"``: ``(grid, Lambda)``; ``rough``: the shift as
+    :func:`shift_below` reads it with ``rough``."""
     from rmtfl.theory._two_step.counting import count_window
     from rmtfl.theory._two_step.poisson_count import edge_fit, poisson_count
 
@@ -129,7 +151,8 @@ def windowed(seen: dict | None = None):
         grid, lam, mu = lambda_and_samples(laws, bulk_top, fold)
         scale = edge_fit(bulk_top)[1]
         columns = point_left_out_columns(*seen["point"], seen["bulk"], N=N, psi=psi)
-        new = lam - mu + jittered(grid, mu, fold, scale, shift_below(seen["bulk"], columns, fold, scale))
+        new = lam - mu + jittered(grid, mu, fold, scale, shift_below(seen["bulk"], columns, fold, scale,
+                                                                     rough=rough))
         seen["windowed"] = (grid, new)
         return poisson_count(grid, new, laws.fixed, count_window(N, psi), laws=laws.laws)
 
@@ -234,14 +257,25 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", default=None, metavar="CACHE",
                     help="the acceptance grid's reused draws (bench_two_step_finite_n --cache): the parts together "
                          "through the edge's window beside the prediction as it is, instead of the tables")
+    ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
+    ap.add_argument("--pool", default=None, metavar="OWN_CACHE",
+                    help="with --grid: each point's own draws after the shared ones, 49 a point")
+    ap.add_argument("--rough-shift", action="store_true",
+                    help="with --grid: the left-out columns' shift as first read (docs/theory/two_step_attempts.md §38)")
     a = ap.parse_args(argv)
     a1, a2 = point_args(ap, a, cache_parts=())
     if a.N < 4 * EXTREME_DIRECTIONS:
         ap.error(f"--N must be at least {4 * EXTREME_DIRECTIONS}, got {a.N}")
+    if (a.own_seeds or a.pool or a.rough_shift) and not a.grid:
+        ap.error("--own-seeds, --pool and --rough-shift go with --grid")
+    if a.own_seeds and a.pool:
+        ap.error("--pool follows the shared draws of --grid with each point's own: it does not take --own-seeds")
     if a.grid:
         from .diag_m_spike import run_grid
 
-        run_grid(a.grid, N=a.N, batch="reused", own=False, variant=("windowed", lambda target: windowed()))
+        name = "windowed" + (", rough shift" if a.rough_shift else "")
+        run_grid(a.grid, N=a.N, batch="reused", own=a.own_seeds, pool=a.pool, draws=49 if a.pool else 25,
+                 variant=(name, lambda target: windowed(rough=a.rough_shift)))
         return 0
     for act, tgt, b1, b2 in (PART_POINTS if a.all else [(a.act, a.target, a1, None if a.one_step else a2)]):
         part_table(act, tgt, b1, b2, N=a.N, draws=a.draws, seed=a.seed)

@@ -125,7 +125,7 @@ def predicted_shifts(*, N: int, eta1: float, eta2: float, grid, K: int = 12):
     from rmtfl.theory._two_step.widened_bulk import master_eigs
 
     from .diag_block import quadratic_bulk
-    from .diag_column_shift import left_out_columns, left_out_shift
+    from .diag_column_shift import left_out_columns, shift_on
     from .diag_quadratic_parts import QUADRATIC
 
     act, tgt = get_activation(QUADRATIC), make_target(QUADRATIC)
@@ -139,7 +139,7 @@ def predicted_shifts(*, N: int, eta1: float, eta2: float, grid, K: int = 12):
     e = master_eigs(bulk, math.sqrt(bulk.x_edge) * (1 + 1e-7), weighted_gram_u(g, wg), G_V, g, N)
     r = 0 if e is None else int(np.sum(e > 1.0))
     xs = np.asarray(grid, float) ** 2
-    return (np.interp(xs, fine, above), np.interp(xs, fine, left_out_shift(bulk, fine, t, cols)),
+    return (np.interp(xs, fine, above), np.interp(xs, fine, shift_on(bulk, fine, cols, eta)),
             r + np.interp(xs, fine, p_shift(bulk, G_V, g, wg, float(N), fine, t, eta)))
 
 

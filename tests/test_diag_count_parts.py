@@ -71,3 +71,15 @@ def test_bad_arguments_exit_2(argv, capsys):
         main(argv)
     assert e.value.code == 2
     assert "must" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, word", [(["--pool", "own.json"], "--grid"), (["--rough-shift"], "--grid"),
+                                        (["--own-seeds"], "--grid"),
+                                        (["--grid", "c.json", "--pool", "o.json", "--own-seeds"], "--own-seeds")])
+def test_grid_options_need_the_grid(argv, word, capsys):
+    """``--own-seeds``, ``--pool`` and ``--rough-shift`` only with ``--grid``, and ``--pool`` not with ``--own-seeds``:
+    exit 2, naming the flag, before anything is read."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert word in capsys.readouterr().err
