@@ -39,7 +39,12 @@ an outlier above the fold counted where the edge lies below ``s``, the shift rea
 
 ``--own-seeds`` reads a cache of each point's own draws, ``--pool`` follows the shared draws with each point's own
 (49 a point), and ``--rough-shift`` reads the shift as attempt 37 first did, before it was solved to convergence
-(docs/theory/two_step_attempts.md §38).
+(docs/theory/two_step_attempts.md §38).  ``--fine-top`` reads the bulk's top values off its converged density, in
+the tables and on the grid (with ``--no-window`` the count as it is over them;
+docs/theory/two_step_attempts.md §39), and ``--points`` sets each point of ``--act`` and ``--target`` apart::
+
+    python -m benchmarks.diag_count_parts --grid CACHE/n1000.json --N 1000 --fine-top --points \
+        --act "hermite(0, 1, 0.5)" --target "hermite(0, 1, 0.5)"
 """
 from __future__ import annotations
 
@@ -160,6 +165,67 @@ def windowed(seen: dict | None = None, rough: bool = False):
         yield got
 
 
+#: The bulk's top values read off its density on this many points, with this many levels of ``eta`` and sweeps
+#: at each (:func:`fine_top`; the prediction's are 80, 8 and 12).
+FINE_TOP = (640, 16, 40)
+
+
+@contextlib.contextmanager
+def fine_top():
+    """Within the block the widened bulk's top values are read off its density solved to convergence on a fine grid
+    (:data:`FINE_TOP`; docs/theory/two_step_attempts.md §39): the prediction's own reading lifts them in a thin
+    tail (docs/theory/two_step.md §9.2)."""
+    from rmtfl.theory._two_step import widened_bulk
+
+    base = widened_bulk.WidenedBulk.top_values
+
+    def top_values(self, count, *, points=80, levels=8, sweeps=12):
+        return base(self, count, points=FINE_TOP[0], levels=FINE_TOP[1], sweeps=FINE_TOP[2])
+    widened_bulk.WidenedBulk.top_values = top_values
+    try:
+        yield
+    finally:
+        widened_bulk.WidenedBulk.top_values = base
+
+
+@contextlib.contextmanager
+def reading(*, rough: bool = False, fine: bool = False, window: bool = True):
+    """The count read with :func:`windowed` (``window``; ``rough`` as it takes it) over the bulk's top values of
+    :func:`fine_top` (``fine``), or as the prediction reads them."""
+    with contextlib.ExitStack() as stack:
+        if fine:
+            stack.enter_context(fine_top())
+        if window:
+            stack.enter_context(windowed(rough=rough))
+        yield
+
+
+def point_rows(path: str, act: str, tgt: str, *, N: int, own: bool, pool: str | None, context) -> None:
+    """Per reused point of the acceptance grid of ``act`` and ``tgt`` whose count is not 1 everywhere: the draws'
+    median count, spread and mean fitted edge, and the predicted count and fitted edge as it is and within
+    ``context()``."""
+    from . import bench_two_step_finite_n as bench
+    from .diag_m_spike import load_cache
+
+    cache, draws = load_cache(path, pool), 49 if pool else 25
+    print(f"{act}, {tgt}, N = {N}, reused, {draws} draws a point: the draws' median count [range] and mean fitted "
+          "edge | the prediction's count and fitted edge as it is | in the variant, and its fold")
+    for a1 in bench.GRID:
+        for a2 in bench.GRID:
+            rows = cache.get(bench.cache_key(act, tgt, "reused", a1, a2, N, own=own), [])[:draws]
+            if len(rows) < draws:
+                continue
+            r0 = bench.compare_cell(act, tgt, "reused", a1, a2, N, rows)
+            with context():
+                r1 = bench.compare_cell(act, tgt, "reused", a1, a2, N, rows)
+            if max(r0["sim_count"], r0["pred_count"], r1["pred_count"]) <= 1:
+                continue
+            lo, hi = r0["count_spread"]
+            print(f"  ({a1}, {a2}) draws {r0['sim_count']} [{lo}-{hi}] {r0['edge_sim']:.4f} | as is "
+                  f"{r0['pred_count']} {r0['edge_pred']:.4f} | {r1['pred_count']} {r1['edge_pred']:.4f} "
+                  f"(fold {r1['edge_fold']:.4f})")
+
+
 def _predict(act, tgt, a1, a2, N):
     """``two_step(..., N=N)`` at a reused point, ``N = d``, ``n = 2N``, ``eta`` of :func:`step_sizes`."""
     from rmtfl.theory import two_step
@@ -262,23 +328,36 @@ def main(argv=None) -> int:
                     help="with --grid: each point's own draws after the shared ones, 49 a point")
     ap.add_argument("--rough-shift", action="store_true",
                     help="with --grid: the left-out columns' shift as first read (docs/theory/two_step_attempts.md §38)")
+    ap.add_argument("--fine-top", action="store_true",
+                    help="the bulk's top values off its converged density (docs/theory/two_step_attempts.md §39)")
+    ap.add_argument("--no-window", action="store_true", help="with --grid --fine-top: the count read as it is")
+    ap.add_argument("--points", action="store_true", help="with --grid: per point of --act and --target")
     a = ap.parse_args(argv)
     a1, a2 = point_args(ap, a, cache_parts=())
     if a.N < 4 * EXTREME_DIRECTIONS:
         ap.error(f"--N must be at least {4 * EXTREME_DIRECTIONS}, got {a.N}")
-    if (a.own_seeds or a.pool or a.rough_shift) and not a.grid:
-        ap.error("--own-seeds, --pool and --rough-shift go with --grid")
+    if (a.own_seeds or a.pool or a.rough_shift or a.no_window or a.points) and not a.grid:
+        ap.error("--own-seeds, --pool, --rough-shift, --no-window and --points go with --grid")
     if a.own_seeds and a.pool:
         ap.error("--pool follows the shared draws of --grid with each point's own: it does not take --own-seeds")
+    if a.no_window and (a.rough_shift or not a.fine_top):
+        ap.error("--no-window reads the count as it is: it goes with --fine-top and not with --rough-shift")
     if a.grid:
         from .diag_m_spike import run_grid
 
-        name = "windowed" + (", rough shift" if a.rough_shift else "")
+        def context(target=None):
+            return reading(rough=a.rough_shift, fine=a.fine_top, window=not a.no_window)
+        if a.points:
+            point_rows(a.grid, a.act, a.target, N=a.N, own=a.own_seeds, pool=a.pool, context=context)
+            return 0
+        name = ("fine top" + ("" if a.no_window else " + ") if a.fine_top else "") + \
+            ("" if a.no_window else "windowed") + (", rough shift" if a.rough_shift else "")
         run_grid(a.grid, N=a.N, batch="reused", own=a.own_seeds, pool=a.pool, draws=49 if a.pool else 25,
-                 variant=(name, lambda target: windowed(rough=a.rough_shift)))
+                 variant=(name, context))
         return 0
-    for act, tgt, b1, b2 in (PART_POINTS if a.all else [(a.act, a.target, a1, None if a.one_step else a2)]):
-        part_table(act, tgt, b1, b2, N=a.N, draws=a.draws, seed=a.seed)
+    with fine_top() if a.fine_top else contextlib.nullcontext():
+        for act, tgt, b1, b2 in (PART_POINTS if a.all else [(a.act, a.target, a1, None if a.one_step else a2)]):
+            part_table(act, tgt, b1, b2, N=a.N, draws=a.draws, seed=a.seed)
     return 0
 
 

@@ -120,17 +120,24 @@ def add_grid_arguments(ap) -> None:
     ap.add_argument("--own-seeds", action="store_true", help="with --grid: a cache of --own-seeds")
 
 
-def run_grid(path: str, *, N: int, batch: str, own: bool, variant, draws: int = 25, pool: str | None = None) -> None:
-    """:func:`grid_effect` on the acceptance grid of ``batch`` (``alpha`` in {0, 0.1, ..., 0.4} reused, {0, 0.2, 0.4}
-    fresh) whose draws the cache file ``path`` holds, ``draws`` a point, printed by :func:`print_grid_effect`;
-    ``pool``: a cache of each point's own draws (``--own-seeds``) to follow the shared ones of ``path`` at each point,
-    as ``bench_two_step_finite_n --pool`` takes them (docs/theory/two_step.md §8.4, "49 draws a point")."""
+def load_cache(path: str, pool: str | None = None) -> dict:
+    """The draws of a cache file (``bench_two_step_finite_n --cache``); ``pool``: a cache of each point's own draws
+    (``--own-seeds``), whose rows follow the shared ones at each point, under the shared key."""
     with open(path) as f:
         cache = json.load(f)
     if pool is not None:
         with open(pool) as f:
             own_draws = json.load(f)
         cache = {k: rows + own_draws.get(k + "|own", []) for k, rows in cache.items()}
+    return cache
+
+
+def run_grid(path: str, *, N: int, batch: str, own: bool, variant, draws: int = 25, pool: str | None = None) -> None:
+    """:func:`grid_effect` on the acceptance grid of ``batch`` (``alpha`` in {0, 0.1, ..., 0.4} reused, {0, 0.2, 0.4}
+    fresh) whose draws the cache file ``path`` holds, ``draws`` a point, printed by :func:`print_grid_effect`;
+    ``pool``: a cache of each point's own draws (``--own-seeds``) to follow the shared ones of ``path`` at each point,
+    as ``bench_two_step_finite_n --pool`` takes them (docs/theory/two_step.md §8.4, "49 draws a point")."""
+    cache = load_cache(path, pool)
     alphas = [0.0, 0.1, 0.2, 0.3, 0.4] if batch == "reused" else [0.0, 0.2, 0.4]
     print_grid_effect(grid_effect(cache, N=N, batch=batch, alphas=alphas, own=own, variant=variant, draws=draws),
                       N=N, batch=batch)

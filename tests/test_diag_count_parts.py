@@ -74,12 +74,38 @@ def test_bad_arguments_exit_2(argv, capsys):
 
 
 @pytest.mark.parametrize("argv, word", [(["--pool", "own.json"], "--grid"), (["--rough-shift"], "--grid"),
-                                        (["--own-seeds"], "--grid"),
-                                        (["--grid", "c.json", "--pool", "o.json", "--own-seeds"], "--own-seeds")])
+                                        (["--own-seeds"], "--grid"), (["--points"], "--grid"),
+                                        (["--no-window", "--fine-top"], "--grid"),
+                                        (["--grid", "c.json", "--pool", "o.json", "--own-seeds"], "--own-seeds"),
+                                        (["--grid", "c.json", "--no-window"], "--fine-top"),
+                                        (["--grid", "c.json", "--no-window", "--fine-top", "--rough-shift"],
+                                         "--rough-shift")])
 def test_grid_options_need_the_grid(argv, word, capsys):
-    """``--own-seeds``, ``--pool`` and ``--rough-shift`` only with ``--grid``, and ``--pool`` not with ``--own-seeds``:
-    exit 2, naming the flag, before anything is read."""
+    """``--own-seeds``, ``--pool``, ``--rough-shift``, ``--no-window`` and ``--points`` only with ``--grid``, ``--pool``
+    not with ``--own-seeds``, ``--no-window`` only with ``--fine-top``: exit 2, naming the flag, before anything is
+    read."""
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2
     assert word in capsys.readouterr().err
+
+
+def test_fine_top_values_lie_lower_in_a_thin_tail_and_only_inside_the_block():
+    """The quadratic sigma with He1 + He2/2 at (0.4, 0.4), N = 1000, whose bulk ends in a thin tail: read off the
+    converged density its top values lie lower (0.5-3 %; docs/theory/two_step.md §9.2 has 1-2 % at ranks 1, 11
+    and 31), and outside the block they are as before."""
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step.finite_n import predict_finite_n
+
+    from benchmarks.diag_count_parts import HE2, QUAD, fine_top
+
+    def bulk_top():
+        return np.array(predict_finite_n(get_activation(QUAD), make_target(HE2), psi=1.0, phi=2.0, phi2=None,
+                                         eta1=1000**0.4, eta2=1000**0.4, batch="reused", N=1000.0,
+                                         extreme_samples="grouped").bulk_top)
+    before = bulk_top()
+    with fine_top():
+        fine = bulk_top()
+    ratio = fine[[0, 10, 30]] / before[[0, 10, 30]]
+    assert np.all(ratio < 0.995) and np.all(ratio > 0.97)
+    assert np.array_equal(bulk_top(), before)
