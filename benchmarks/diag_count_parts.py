@@ -350,8 +350,8 @@ def main(argv=None) -> int:
         if a.points:
             point_rows(a.grid, a.act, a.target, N=a.N, own=a.own_seeds, pool=a.pool, context=context)
             return 0
-        name = ("fine top" + ("" if a.no_window else " + ") if a.fine_top else "") + \
-            ("" if a.no_window else "windowed") + (", rough shift" if a.rough_shift else "")
+        name = " + ".join((["fine top"] if a.fine_top else [])
+                          + ([] if a.no_window else ["windowed" + (", rough shift" if a.rough_shift else "")]))
         run_grid(a.grid, N=a.N, batch="reused", own=a.own_seeds, pool=a.pool, draws=49 if a.pool else 25,
                  variant=(name, context))
         return 0
