@@ -109,11 +109,11 @@ def shift_below(bulk, columns, fold: float, scale: float, points: int = 201, eta
     """``(y, shift)``: the left-out ``columns``' spectral shift (:func:`benchmarks.diag_column_shift.left_out_shift`)
     at ``s = fold + y scale`` from 40 scales (or 30 % of the fold) below the fold up to it, on ``points`` places,
     ``eta`` Tracy–Widom scales off the axis, its kernels solved to convergence
-    (:func:`benchmarks.diag_column_shift.converged_kernels`) and the shift taken as zero at the fold itself.
+    (:func:`benchmarks.diag_column_shift.shift_on`) and the shift taken as zero at the fold itself.
     ``rough``: as attempt 37 first read it (docs/theory/two_step_attempts.md §38), on 321 places a tenth of the
     grid's step off the axis, with the bulk's own eight levels of twelve sweeps, and zero at the grid's last place
     below the fold."""
-    from .diag_column_shift import converged_kernels, left_out_shift
+    from .diag_column_shift import left_out_shift, shift_on
 
     y = np.linspace(max(-40.0, -0.3 * fold / scale), 0.0, 321 if rough else points)
     x = (fold + y * scale) ** 2
@@ -122,8 +122,7 @@ def shift_below(bulk, columns, fold: float, scale: float, points: int = 201, eta
         below, out = x < bulk.x_edge, np.zeros_like(x)
         out[below] = left_out_shift(bulk, x[below], t[below], columns)
         return y, out
-    x[-1] = bulk.x_edge
-    return y, left_out_shift(bulk, x, converged_kernels(bulk, x, eta * 2.0 * fold * scale), columns)
+    return y, shift_on(bulk, x, columns, eta * 2.0 * fold * scale)
 
 
 def jittered(grid, mu, fold: float, scale: float, shift) -> np.ndarray:
