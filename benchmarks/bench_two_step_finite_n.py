@@ -370,6 +370,41 @@ def edge_gaps(page) -> list[dict]:
             for lo, hi in GAP_BINS for v in [[r for r in rows if lo <= r[0] < hi]]]
 
 
+def spread_errors(page, share=None) -> list[dict]:
+    """How the outlier values fare against the prediction's own spread on the rows of a page this benchmark wrote
+    (docs/theory/two_step.md §9.3, "What the result flags"): each row is predicted again (about 0.1 s a row, the shape
+    of its section's title) and put in one of two groups by its largest ``spread / value`` over the predicted outliers,
+    below ``share`` or not (default :data:`rmtfl.theory._two_step.two_step.SPREAD_NOTE`); per group the rows, the median
+    and largest over rows of the largest relative error of a value against the simulated mean of its rank, the rows
+    where that error exceeds 5 %, and those where it is the prediction lying high.  The note of
+    :func:`rmtfl.theory._two_step.two_step.wide_spread_note` quotes these numbers."""
+    from rmtfl.theory import two_step
+    from rmtfl.theory._two_step.two_step import SPREAD_NOTE
+
+    share = SPREAD_NOTE if share is None else share
+    names = {v: k for k, v in SHORT.items()}
+    rows = []
+    for title, c in page_rows(page):
+        if not (c[5] and c[6]):
+            continue
+        shape = re.search(r"psi = ([\d.]+), phi = ([\d.]+)", title)
+        psi, phi = (float(shape[1]), float(shape[2])) if shape else (1.0, 2.0)
+        N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
+        a1, a2 = (float(v) for v in c[4].strip("()").split(","))
+        p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                     phi2=phi if batch == "fresh" else None)
+        errors = [o.singular_value / float(s) - 1 for o, s in zip(p.outliers, c[6].split(","))]
+        if errors:
+            rows.append((max(o.spread / o.singular_value for o in p.outliers), max(errors, key=abs)))
+    out = []
+    for wide in (False, True):
+        e = np.array([r[1] for r in rows if (r[0] >= share) == wide])
+        out.append(dict(wide=wide, rows=int(e.size), median=float(np.median(np.abs(e))) if e.size else math.nan,
+                        largest=float(np.abs(e).max()) if e.size else math.nan, off=int(np.sum(np.abs(e) > 0.05)),
+                        high=int(np.sum(e > 0))))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=1000)
@@ -403,7 +438,16 @@ def main(argv=None) -> int:
     ap.add_argument("--sample-values", default=None, metavar="PAGE",
                     help="only print the errors of the single-sample outliers on a page this benchmark wrote, per "
                          "N, batch, σ and target (docs/theory/two_step.md §9.3)")
+    ap.add_argument("--spread-errors", default=None, metavar="PAGE",
+                    help="only print how the values fare against the prediction's own spread on a page this benchmark "
+                         "wrote (docs/theory/two_step.md §9.3)")
     a = ap.parse_args(argv)
+    if a.spread_errors:
+        for g in spread_errors(a.spread_errors):
+            print(f"largest spread/value {'at least' if g['wide'] else 'below'} the note's share: {g['rows']} points, "
+                  f"largest value error median {100 * g['median']:.1f} %, largest {100 * g['largest']:.1f} %, "
+                  f"above 5 % at {g['off']}, the prediction high at {g['high']}")
+        return 0
     if a.sample_values:
         for (N, batch, act, tgt), e in sorted(sample_value_errors(a.sample_values).items()):
             print(f"N = {N}, {batch}, {act}, {tgt}: {len(e)} value{'s' * (len(e) != 1)}, "

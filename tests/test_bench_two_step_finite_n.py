@@ -116,6 +116,30 @@ def test_the_edge_gap_note_quotes_the_acceptance_page():
                       near["edge_off"], near["count_over"] + near["count_under"], near["rows"]]
 
 
+@pytest.mark.slow
+def test_the_wide_spread_note_quotes_the_acceptance_page():
+    """The numbers of the finite-N result's note on an outlier spreading by a quarter of its value are those of the
+    page's rows (docs/benchmarks/two_step_finite_n.md, each row predicted again; docs/theory/two_step.md §9.3)."""
+    import re
+    from pathlib import Path
+
+    from benchmarks.bench_two_step_finite_n import spread_errors
+    from rmtfl.theory import TwoStepOutlier
+    from rmtfl.theory._two_step.two_step import wide_spread_note
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "two_step_finite_n.md"
+    narrow, wide = spread_errors(page)
+    note = wide_spread_note([TwoStepOutlier(10.0, 1.0, 0.0, (0.0,), 0.0, "sample", spread=5.0)])
+    m = re.search(r"at the (\d+) points .* by ([\d.]+) % at the median point \(up to ([\d.]+) %, above 5 % at (\d+), "
+                  r"the prediction high at (\d+)\), against ([\d.]+) % \(up to ([\d.]+) %\) at the (\d+) others", note)
+    quoted = [float(v) for v in m.groups()]
+    assert quoted == [wide["rows"], round(100 * wide["median"], 1), round(100 * wide["largest"], 1), wide["off"],
+                      wide["high"], round(100 * narrow["median"], 1), round(100 * narrow["largest"], 1),
+                      narrow["rows"]]
+    # the note marks the points where the values fail: most of its points are more than 5 % off, few of the others
+    assert wide["off"] > 0.8 * wide["rows"] and narrow["off"] < 0.1 * narrow["rows"]
+
+
 def test_sample_value_errors_reads_the_single_samples_of_a_page(tmp_path):
     """On a page whose simulated means are the prediction's values times 1.05, every single-sample error is
     1/1.05 - 1 and the spikes of P are left out; a section of other shapes is skipped

@@ -39,7 +39,7 @@ from .prediction import TwoStepOutlier, TwoStepPrediction
 from .sample_order import BAND
 
 __all__ = ["TwoStepOutlier", "TwoStepPrediction", "two_step", "two_step_finite_n", "EXTREME_SAMPLES",
-           "extreme_samples_for"]
+           "extreme_samples_for", "SPREAD_NOTE", "wide_spread_note"]
 
 #: How the finite-N route takes the batch's most extreme samples: ``"single"``, each a column of its own;
 #: ``"grouped"``, the most extreme as one coupled group with the count read through the Poisson process; ``"auto"``
@@ -65,6 +65,39 @@ def extreme_samples_for(extreme_samples: str, batch: str) -> str:
 
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
 BAND_Z = float(special.ndtri(BAND[1]))
+
+#: An outlier whose spread over batches (docs/theory/two_step.md §8.5) reaches this share of its value marks a
+#: prediction whose values are least certain (:func:`wide_spread_note`).
+SPREAD_NOTE = 0.25
+
+
+def wide_spread_note(outliers) -> str | None:
+    """The note on outliers whose ``spread`` over batches reaches :data:`SPREAD_NOTE` of their value, else ``None``
+    (docs/theory/two_step.md §9.3, "What the result flags").
+
+    Such a spread comes from the batch's few most extreme samples, and where one is predicted the mean of each rank
+    is least certain: mostly the quadratic sigma with a heavy-tailed target, where a spike of ``P`` and the first
+    single samples share ranks.  The numbers in the note were measured on the rows of
+    docs/benchmarks/two_step_finite_n.md (``python -m benchmarks.bench_two_step_finite_n --spread-errors``).
+
+    Examples
+    --------
+    >>> from rmtfl.theory import TwoStepOutlier
+    >>> wide_spread_note([TwoStepOutlier(10.0, 1.0, 0.5, (0.5,), 0.1, spread=1.0)]) is None
+    True
+    >>> wide_spread_note([TwoStepOutlier(10.0, 1.0, 0.0, (0.0,), 0.0, "sample", spread=4.0)])[:32]
+    'an outlier at 10.00 (sample, spr'
+    """
+    wide = [o for o in outliers if o.spread is not None and o.spread >= SPREAD_NOTE * o.singular_value]
+    if not wide:
+        return None
+    one = len(wide) == 1
+    at = ", ".join(f"{o.singular_value:#.4g} ({o.kind}, spread {o.spread:#.3g})" for o in wide)
+    return (f"{'an outlier' if one else 'outliers'} at {at} {'spreads' if one else 'spread'} over batches by at least "
+            f"a quarter of {'its' if one else 'their'} value, where the values are least certain: at the 55 points "
+            "of the acceptance grids with such an outlier the worst value was off the simulated mean of its rank by "
+            "11.7 % at the median point (up to 22.9 %, above 5 % at 52, the prediction high at 55), against 1.2 % "
+            "(up to 12.7 %) at the 813 others (docs/theory/two_step.md §9.3)")
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
@@ -311,6 +344,8 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                        "than its value: the target's tail is too heavy for a batch of this size "
                        "(docs/theory/two_step.md §9.3)")
         notes.append(reasons[-1])
+    elif not wild and (spread_note := wide_spread_note(outs)):
+        notes.append(spread_note)               # a milder spread: a note, not a reason
     # the count over batches: every outlier at the location it exceeds in 90 % / 10 % of batches, the single samples
     # by their order statistics, the spikes of P by their spread, counted over the cut the rule finds on the predicted
     # spectrum, so that the range is monotone in where the roots lie (docs/theory/two_step.md §8.3, "The count over
