@@ -372,12 +372,12 @@ def edge_gaps(page) -> list[dict]:
 
 def spread_errors(page, share=None) -> list[dict]:
     """How the outlier values fare against the prediction's own spread on the rows of a page this benchmark wrote
-    (docs/theory/two_step.md §9.3, "What the result flags"): each row is predicted again (about 0.1 s a row, the shape
-    of its section's title) and put in one of two groups by its largest ``spread / value`` over the predicted outliers,
-    below ``share`` or not (default :data:`rmtfl.theory._two_step.two_step.SPREAD_NOTE`); per group the rows, the median
-    and largest over rows of the largest relative error of a value against the simulated mean of its rank, the rows
-    where that error exceeds 5 %, and those where it is the prediction lying high.  The note of
-    :func:`rmtfl.theory._two_step.two_step.wide_spread_note` quotes these numbers."""
+    (docs/theory/two_step.md §9.3, "What the result flags"): each row is predicted again (about 0.1 s a row; ``psi``
+    and ``phi`` from its section's title) and put in one of two groups by its largest ``spread / value`` over the
+    predicted outliers, below ``share`` or not (default :data:`rmtfl.theory._two_step.two_step.SPREAD_NOTE`).  Per
+    group: the rows, the median and largest over rows of the largest relative error of a value against the simulated
+    mean of its rank, the rows where that error exceeds 5 %, and those where it is the prediction lying high.  The
+    note of :func:`rmtfl.theory._two_step.two_step.wide_spread_note` quotes these numbers."""
     from rmtfl.theory import two_step
     from rmtfl.theory._two_step.two_step import SPREAD_NOTE
 
