@@ -114,21 +114,29 @@ def sample_value_errors(page) -> dict:
     values"): ``{(N, batch, σ, target): [error, ...]}`` over the sections at ``psi = 1``, ``phi = 2`` with the shared
     seeds.  The page does not say which predicted values are single samples, so each row is predicted again (about
     0.1 s a row)."""
-    from rmtfl.theory import two_step
-
-    names = {v: k for k, v in SHORT.items()}
     out = {}
     for title, c in page_rows(page):
         if "Other" in title or not (c[5] and c[6]):
             continue
-        N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
-        a1, a2 = (float(v) for v in c[4].strip("()").split(","))
-        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
-                     phi2=2.0 if batch == "fresh" else None)
+        p = row_prediction(title, c)
         sim = [float(v) for v in c[6].split(",")]
-        out.setdefault((N, batch, c[2], c[3]), []).extend(
+        out.setdefault((int(c[0]), c[1], c[2], c[3]), []).extend(
             o.singular_value / s - 1 for o, s in zip(p.outliers, sim) if o.kind == "sample")
     return {k: v for k, v in out.items() if v}
+
+
+def row_prediction(title, c):
+    """``two_step(..., N=N)`` at the point of a page row (``c``, its cells as :func:`page_rows` yields them), with
+    ``psi`` and ``phi`` from its section's ``title`` where it names them (else 1 and 2): about 0.1 s."""
+    from rmtfl.theory import two_step
+
+    names = {v: k for k, v in SHORT.items()}
+    shape = re.search(r"psi = ([\d.]+), phi = ([\d.]+)", title)
+    psi, phi = (float(shape[1]), float(shape[2])) if shape else (1.0, 2.0)
+    N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
+    a1, a2 = (float(v) for v in c[4].strip("()").split(","))
+    return two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
+                    phi2=phi if batch == "fresh" else None)
 
 
 def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_samples="auto"):
@@ -378,21 +386,14 @@ def spread_errors(page, share=None) -> list[dict]:
     group: the rows, the median and largest over rows of the largest relative error of a value against the simulated
     mean of its rank, the rows where that error exceeds 5 %, and those where it is the prediction lying high.  The
     note of :func:`rmtfl.theory._two_step.two_step.wide_spread_note` quotes these numbers."""
-    from rmtfl.theory import two_step
     from rmtfl.theory._two_step.two_step import SPREAD_NOTE
 
     share = SPREAD_NOTE if share is None else share
-    names = {v: k for k, v in SHORT.items()}
     rows = []
     for title, c in page_rows(page):
         if not (c[5] and c[6]):
             continue
-        shape = re.search(r"psi = ([\d.]+), phi = ([\d.]+)", title)
-        psi, phi = (float(shape[1]), float(shape[2])) if shape else (1.0, 2.0)
-        N, batch, act, tgt = int(c[0]), c[1], names.get(c[2], c[2]), names.get(c[3], c[3])
-        a1, a2 = (float(v) for v in c[4].strip("()").split(","))
-        p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
-                     phi2=phi if batch == "fresh" else None)
+        p = row_prediction(title, c)
         errors = [o.singular_value / float(s) - 1 for o, s in zip(p.outliers, c[6].split(","))]
         if errors:
             rows.append((max(o.spread / o.singular_value for o in p.outliers), max(errors, key=abs)))
