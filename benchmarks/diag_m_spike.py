@@ -58,18 +58,35 @@ def planted(target, zi: float, *, d: int, n: int, draws: int, seed: int = 11):
 
 
 @contextlib.contextmanager
-def whole_law_eigenvalues(target, d: float):
-    """Within the block, the prediction takes :func:`m_spike_whole_law` as the eigenvalue of ``M`` along each extreme
-    sample beyond the bulk (where it is resolved), in place of the pole over the bulk's samples
-    (:func:`rmtfl.theory._two_step.whole_law.whole_law_eigenvalues`)."""
-    from rmtfl.theory._two_step import joint_roots, sample_order, sample_spikes
+def as_own_laws():
+    """Within the block, the prediction as it was before each single sample's rank took its mean from the joint
+    problem with the spikes of ``P`` (docs/theory/two_step.md §8.3): ``M``'s eigenvalue along each extreme sample the
+    pole over the bulk's samples in the single samples' law and in the joint problem, and each single sample's rank
+    at the mean of its own law.  The diagnostics that measured that law take it so."""
+    from rmtfl.theory._two_step import finite_n, sample_order
 
-    kept = sample_spikes.extreme_eigenvalues
-    sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = whole_law.whole_law_eigenvalues(target, d)
+    kept = finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS
+    finite_n.WHOLE_LAW_EIGENVALUE = sample_order.JOINT_SAMPLE_RANKS = False
     try:
         yield
     finally:
-        sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
+        finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS = kept
+
+
+@contextlib.contextmanager
+def whole_law_eigenvalues(target, d: float):
+    """Within the block, the prediction of :func:`as_own_laws` takes :func:`m_spike_whole_law` as the eigenvalue of
+    ``M`` along each extreme sample beyond the bulk (where it is resolved), in place of the pole over the bulk's
+    samples (:func:`rmtfl.theory._two_step.whole_law.whole_law_eigenvalues`): attempt 4 as it was measured."""
+    from rmtfl.theory._two_step import joint_roots, sample_order, sample_spikes
+
+    kept = sample_spikes.extreme_eigenvalues
+    with as_own_laws():
+        sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = whole_law.whole_law_eigenvalues(target, d)
+        try:
+            yield
+        finally:
+            sample_order.extreme_eigenvalues = joint_roots.extreme_eigenvalues = kept
 
 
 def grid_effect(cache, *, N: int, batch: str, alphas, own: bool = False, variant=None, draws: int = 25) -> dict:

@@ -181,13 +181,15 @@ def ladder(m: PointModel, *, zs=None, couple: bool = False) -> dict:
 
 
 def law_first_rank(m: PointModel, *, couple: bool = False):
-    """The prediction's own first single-sample rank ``(mean, median)`` at this point (uncoupled as it is, or with
+    """The prediction's own first single-sample rank ``(mean, median)`` at this point, from the sample's own law
+    (:func:`benchmarks.diag_m_spike.as_own_laws`; uncoupled as it is, or with
     :data:`~rmtfl.theory._two_step.sample_coupling.COUPLE_SAMPLES`)."""
     from rmtfl.theory._two_step import finite_n as fn
 
+    from .diag_m_spike import as_own_laws
     from .diag_sample_coupling import coupled_samples
 
-    with coupled_samples() if couple else contextlib.nullcontext():
+    with coupled_samples() if couple else contextlib.nullcontext(), as_own_laws():
         r = fn.predict_finite_n(m.act, m.target, psi=1.0, phi=2.0, phi2=None, eta1=m.eta1, eta2=m.eta2,
                                 batch="reused", N=float(m.N))
     return (r.samples[0][0], r.samples[0][2]) if r.samples else (math.nan, math.nan)

@@ -117,10 +117,13 @@ def unified_law(target, N: int, *, whole: bool = True, own: bool = True, push: b
 
 def predict_in_form(act, target, *, N: int, eta1: float, eta2: float, form):
     """:func:`rmtfl.theory._two_step.finite_n.predict_finite_n` (reused batch, ``psi = 1``, ``phi = 2``) within
-    :func:`unified_law` with the pieces ``form`` (``None``: as it is)."""
+    :func:`unified_law` with the pieces ``form`` (``None``: as it is), each single sample's rank at the mean of its
+    own law (:func:`benchmarks.diag_m_spike.as_own_laws`, as the law was measured)."""
     from rmtfl.theory._two_step.finite_n import predict_finite_n
 
-    with contextlib.nullcontext() if form is None else unified_law(target, N, **form):
+    from .diag_m_spike import as_own_laws
+
+    with contextlib.nullcontext() if form is None else unified_law(target, N, **form), as_own_laws():
         return predict_finite_n(act, target, psi=1.0, phi=2.0, phi2=None, eta1=eta1, eta2=eta2, batch="reused",
                                 N=float(N))
 

@@ -73,6 +73,12 @@ _ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
 COUNT_EVERY = 2
 _G_ORDER = 16                                      # law of g = sqrt(N) a
 
+#: M's eigenvalue along each extreme sample over the whole law of ``y``, where the batch's other extreme samples are
+#: in the problem with it: the joint problem with ``P`` and the grouped law (docs/theory/two_step.md §8.3); a column
+#: on its own keeps the pole over the bulk's samples.  ``False``: the pole there too, as before the single samples'
+#: ranks came from the joint problem (the count's laws take the whole law either way).
+WHOLE_LAW_EIGENVALUE = True
+
 
 @dataclass(frozen=True)
 class FiniteNSetup(Result):
@@ -303,22 +309,31 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
 
     def components(ys, zs, which):
         return sample_components(act, st, eta1, eta2, tn, ys, zs, N / psi, which)
+    # M's eigenvalue along each extreme sample over the whole law of y, with the batch's other extreme samples: in
+    # the joint problem, the grouped law and the count's laws; a column on its own (the single law) keeps the pole
+    # over the bulk's samples (docs/theory/two_step.md §8.3)
+    whole = whole_law_eigenvalues(target, N / psi)
+
+    def eig(ys, zs, phi_b, yb, wb):
+        return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
+    eig_sample = eig if WHOLE_LAW_EIGENVALUE else None
     # ``own``: the columns' own mean locations, which the joint problem below couples to P itself
     h_cache = {}                   # the columns' h moments and tail bins, shared with the count's laws below
     samples, isolated, band, law, own = single_samples(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                        rho=rho, ranks=K, components=components,
                                                        p_block=(GUw, G_V, g, count),
                                                        law_fn=grouped_tail_law if grouped else None,
-                                                       h_cache=h_cache)
+                                                       h_cache=h_cache,
+                                                       eigenvalue=eig_sample if grouped else None)
     if K and max(isolated.values()) >= K:
         notes.append(f"all {K} most extreme samples of a batch give outliers; less extreme ones may "
                      "too (docs/theory/two_step.md §8.3)")
     t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
-    joint, joint_ranks = None, None
+    joint, joint_ranks, resolved = None, None, None
     cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K, rho=rho,
-                           coupling=components)
+                           coupling=components, eigenvalue=eig_sample)
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None
     if jp is not None and jp.coupling(se) > COUPLING_TOL:
         # each column at the mean location of its rank's single-sample outlier, or at most at the edge
@@ -331,11 +346,13 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         joint = spike_roots(jp, se, s_hi, shift, count, int(np.sum(keep)))
         count = len(joint)
         if law is not None and samples and joint:
-            # the spikes' ranks averaged over the batch's most extreme sample, which they repel
-            lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch
-            joint_ranks = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]),
-                                                law if law.uncoupled is None else law.uncoupled,
-                                                len(joint) + sum(smp[2] > lowest for smp in samples))
+            # every rank of the spikes and the single samples averaged over the batch's most extreme sample, which
+            # the spikes repel and which pushes the other samples (docs/theory/two_step.md §8.3)
+            lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch, precise
+            joint_ranks, resolved = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]),
+                                                          law if law.uncoupled is None else law.uncoupled,
+                                                          len(joint) + len(samples), resolved=True,
+                                                          precise=len(joint) + sum(smp[2] > lowest for smp in samples))
             if any(m > 2.0 * v for m, (v, _) in zip(joint_ranks, joint)):     # at most 1.34 on the acceptance grids
                 notes.append("the batch's most extreme sample carries a spike's rank past twice its location: the "
                              "sample's tail is beyond the range checked (docs/theory/two_step.md §9.3)")
@@ -388,18 +405,15 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
     counted = None
     if grouped and law is not None and law.sizes and samples:
-        # the count's laws: the columns with M's whole-law eigenvalue, each on its own (below the fold) and as one
-        # group (above it), with the spikes at their locations and laws (docs/theory/two_step.md §8.3)
-        whole = whole_law_eigenvalues(target, N / psi)
-
-        def eig(ys, zs, phi_b, yb, wb):
-            return whole(ys, zs, phi_b, yb, wb, bulk.zrange)
+        # the count's laws: the columns each on its own (below the fold) and as one group (above it), with the
+        # spikes at their locations and laws (docs/theory/two_step.md §8.3)
         below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
                                     eigenvalue=eig, law_fns=(None, partial(grouped_tail_law, every=COUNT_EVERY)),
                                     h_cache=h_cache)
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
-                                                                          laws=laws, edge=bulk.edge)
+                                                                          laws=laws, edge=bulk.edge,
+                                                                          resolved=resolved)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),

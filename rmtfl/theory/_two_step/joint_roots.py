@@ -41,6 +41,9 @@ TOP_QUANTILES = 6
 #: Relative precision of the roots averaged by :func:`ranks_over_top_sample` (well below the 0.2 % of its quadrature).
 ROOT_RTOL = 1e-4
 
+#: ... and of the lower single-sample ranks there (``precise``): the secant, converging superlinearly, stops closer.
+COARSE_RTOL = 3e-3
+
 
 @dataclasses.dataclass(frozen=True)
 class ExtremeColumns:
@@ -51,12 +54,14 @@ class ExtremeColumns:
     U: np.ndarray
 
 
-def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, rho=None) -> ExtremeColumns | None:
+def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, rho=None,
+                    eigenvalue=None) -> ExtremeColumns | None:
     """The ``K`` most extreme samples of a typical batch (each batch of a fresh pair), at the ``(k - 1/2)/n``
     quantiles of the law of ``|y|``, ``k = 1..K``: their column variances in the rows of ``bulk`` and
     ``U = coupling(ys, zs, which)`` (``which``: ``"both"``, ``"first"`` or ``"second"``, as in
-    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`, with ``rho`` as there); ``None`` when the bulk
-    keeps every sample."""
+    :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths`, with ``rho`` as there), ``M``'s eigenvalue along
+    each from ``eigenvalue(ys, zs, phi_b, y_bulk, w_bulk)`` (default: the pole over the bulk's samples,
+    :func:`~rmtfl.theory._two_step.sample_spikes.extreme_eigenvalues`); ``None`` when the bulk keeps every sample."""
     if bulk.zrange is None or K == 0:
         return None
     d = N / psi
@@ -68,7 +73,9 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
     for which, phi_b in names:
         if phi_b not in samples:
             ys, zs = typical_extremes(target, max(int(round(phi_b * d)), 1), K)
-            samples[phi_b] = ys, zs, extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange)
+            lams = (extreme_eigenvalues(ys, zs, phi_b, yb, wb, bulk.zrange) if eigenvalue is None
+                    else list(eigenvalue(ys, zs, phi_b, yb, wb)))
+            samples[phi_b] = ys, zs, lams
         ys, zs, lams = samples[phi_b]
         _, rws = sample_strengths(act, st, ys=ys, zs=zs, eta1=eta1, eta2=eta2, N=N, d=d, g=bulk.a * math.sqrt(N),
                                   wg=bulk.wa, which=which, lams=lams, rho=rho)
@@ -126,12 +133,13 @@ class JointProblem:
         _, B, D = b
         return float(np.sum(np.sum(B * B, axis=0) / D)) if np.all(D > 0) else math.inf
 
-    def roots(self, s_lo, s_hi, shift, *, refine, points=10, rtol=1e-10, weights=True):
+    def roots(self, s_lo, s_hi, shift, *, refine, points=10, rtol=1e-10, weights=True, coarse=None, guesses=None):
         """``[(s, weight of P's block in the null vector), ...]`` of every root above ``s_lo``, largest first.
 
         Roots are bracketed on a grid geometric in ``s - s_lo`` and placed by linear interpolation of the eigenvalue;
         ``refine(roots)`` names the indices to solve to relative precision ``rtol`` (Brent).  ``weights=False``:
-        the weights are not computed (``None``), and ``refine`` sees ``(s, None)`` pairs."""
+        the weights are not computed (``None``), and ``refine`` sees ``(s, None)`` pairs.  ``coarse = (first,
+        rtol_c)``: the roots from index ``first`` on are solved to ``rtol_c`` instead."""
         hi = max(s_hi, 1.01 * s_lo)
         for _ in range(40):
             e = self.eig(hi, shift)
@@ -152,6 +160,8 @@ class JointProblem:
             j = neg[0]
             e0, e1 = ev[j - 1, k], ev[j, k]
             s0 = grid[j - 1] + (grid[j] - grid[j - 1]) * (e0 / (e0 - e1) if np.isfinite(e1) else 1.0)
+            if guesses is not None and k < len(guesses) and grid[j] < guesses[k] < grid[j - 1]:
+                s0 = guesses[k]             # a root known nearby (another calibration of the same problem)
             brackets.append((k, grid[j], grid[j - 1], s0))
 
         def weight(s):
@@ -168,7 +178,8 @@ class JointProblem:
             def f(s, k=k):
                 e = self.eig(s, shift)
                 return e[k] if e is not None else -1.0
-            s = bracketed_secant(f, lo, up, s0, xtol=rtol * up)
+            tol = rtol if coarse is None or i < coarse[0] else coarse[1]
+            s = bracketed_secant(f, lo, up, s0, xtol=tol * up)
             out[i] = (float(s), weight(s) if weights else None)
         return out
 
@@ -231,7 +242,7 @@ def top_sample_places(law, s_lo: float, quantiles: int = TOP_QUANTILES) -> np.nd
 
 
 def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, column: int, law, ranks: int, *,
-                          quantiles: int = TOP_QUANTILES):
+                          quantiles: int = TOP_QUANTILES, precise: int | None = None, resolved: bool = False):
     """The mean over batches of the ``r``-th largest root of ``J``, ``r = 1..ranks``, with the batch's most extreme
     sample (the column ``column``) placed at ``quantiles`` equally spaced quantiles of the law of its outlier location
     and the other columns where ``shift`` puts them (docs/theory/two_step.md §8.3, "Ranked values"); a rank that a
@@ -241,18 +252,26 @@ def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, col
     Where that sample can come near a spike of ``P`` the two repel: the ranks' means differ from those of the spike
     and the sample taken apart.  ``law``: the :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` of the
     single-sample outliers; the most extreme sample of a batch lies below ``s`` with probability
-    ``prod_b (1 - P_b(S > s))^(n_b)``.
+    ``prod_b (1 - P_b(S > s))^(n_b)``.  ``precise``: the top ranks solved to :data:`ROOT_RTOL` (default all), the
+    others to :data:`COARSE_RTOL`; ``resolved``: ``(means, resolved)``, ``resolved[r]`` whether the ``r``-th rank has
+    a root at every quantile (a rank the problem pushes into the bulk in some batches is not resolved there).
     """
+    coarse = None if precise is None else (precise, COARSE_RTOL)
     locs = top_sample_places(law, s_lo, quantiles)
     hi = max(s_hi, 1.2 * float(locs.max()))
-    runs, done = [], {}
+    runs, done, last = [], {}, None
     for s_q in locs:
         if s_q not in done:          # quantiles below the edge all put the column at the edge: solved once
             sh = np.array(shift, dtype=float)
             sh[column] = jp.denominators(float(s_q))[column]
             # the roots come largest first (to within a few per mille): only the top ``ranks`` are solved further
-            roots = jp.roots(s_lo, hi, sh, refine=lambda r: range(min(len(r), ranks)), rtol=ROOT_RTOL, weights=False)
+            roots = jp.roots(s_lo, hi, sh, refine=lambda r: range(min(len(r), ranks)), rtol=ROOT_RTOL, weights=False,
+                             guesses=last, coarse=coarse)
+            last = [s for s, _ in roots]    # the next quantile's roots start from these
             top = sorted((s for s, _ in roots), reverse=True)[:ranks]
-            done[s_q] = top + [s_lo] * (ranks - len(top))   # a value pushed into the bulk counts at its edge
+            done[s_q] = top + [math.nan] * (ranks - len(top))   # a value pushed into the bulk
         runs.append(done[s_q])
-    return [float(v) for v in np.mean(runs, axis=0)]
+    runs = np.array(runs)
+    # a value pushed into the bulk counts at its edge; ``resolved``: the ranks with a root at every quantile
+    means = [float(v) for v in np.mean(np.where(np.isnan(runs), s_lo, runs), axis=0)]
+    return (means, [bool(v) for v in np.all(np.isfinite(runs), axis=0)]) if resolved else means

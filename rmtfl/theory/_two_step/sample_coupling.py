@@ -38,12 +38,12 @@ COUPLE_SAMPLES = False
 
 
 def single_samples(act, target, st, bulk, *, eta1, eta2, N, psi, rho, ranks, components, p_block=None, law_fn=None,
-                   h_cache=None):
+                   h_cache=None, eigenvalue=None):
     """:func:`~.sample_order.sample_outliers` with the columns coupled to the spikes of ``P`` where ``p_block =
     (G_U_w, G_V, g, n_spikes)`` is given and :data:`COUPLE_SAMPLES` is set (:func:`law_shift`; ``components(ys, zs,
     which)`` as there), and the columns' own mean locations: ``(samples, isolated, band, law, own)``, ``own`` the
     mean of each rank of the law without ``P`` (``law.uncoupled``), largest first; uncoupled, the samples' means.
-    ``law_fn``, ``h_cache``: as :func:`~.sample_order.sample_outliers` takes them.
+    ``law_fn``, ``h_cache``, ``eigenvalue``: as :func:`~.sample_order.sample_outliers` takes them.
     """
     coupling = None
     if p_block is not None and COUPLE_SAMPLES:
@@ -51,7 +51,7 @@ def single_samples(act, target, st, bulk, *, eta1, eta2, N, psi, rho, ranks, com
         coupling = (components, lambda us: law_shift(bulk, G_U_w, G_V, g, N, us, n_spikes))
     samples, isolated, band, law = sample_outliers(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi,
                                                    rho=rho, ranks=ranks, coupling=coupling, law_fn=law_fn,
-                                                   h_cache=h_cache)
+                                                   h_cache=h_cache, eigenvalue=eigenvalue)
     if law is None or law.uncoupled is None:
         return samples, isolated, band, law, [m for m, _, _ in samples]
     own = sorted((m for part in ranks_of(law.uncoupled, ranks) for m, _ in part), reverse=True)

@@ -213,7 +213,16 @@ def ranked_values(law: SampleLaw, fixed, ranks: int, *, laws=None, spread: bool 
     return out
 
 
-def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edge=None):
+#: A single sample's rank within this share of the bulk's edge (its median) keeps the mean of its own law: there its
+#: root in the joint problem moves by up to 1 % with how finely the tails are cut (:func:`rank_outliers`).
+JOINT_MARGIN = 0.05
+
+#: Each single sample's rank takes its mean from the joint problem where it resolves it (:func:`rank_outliers`);
+#: ``False``: from the sample's own law, as before (docs/theory/two_step.md §8.3).
+JOINT_SAMPLE_RANKS = True
+
+
+def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edge=None, resolved=None):
     """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
     (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples, spike spreads, sample
     spreads)``, the spreads the standard deviations of the ranks' values over batches.
@@ -221,10 +230,12 @@ def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edg
     Each keeps the rank it has in a typical batch (spikes at their locations, samples at their medians); where a
     sample can pass a spike the values of the two ranks are shared out over batches (:func:`ranked_values`).
     ``joint_ranks``: the ranks' means from the joint problem over the most extreme sample
-    (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, a spike's rank takes its mean
-    from there.  ``sds``, ``laws``: the spikes' own spreads and laws over batches (docs/theory/two_step.md §8.5);
-    where spikes and samples come near each other the laws move the ranks' means, a spike's rank by as much as they
-    move it with the spikes at their locations; ``edge``: the bulk's edge.
+    (:func:`~rmtfl.theory._two_step.joint_roots.ranks_over_top_sample`); where given, each rank it holds takes its
+    mean from there, a spike's always, a single sample's where ``resolved`` (per rank) says the joint problem has a
+    root for it in every batch and its median lies :data:`JOINT_MARGIN` above the edge
+    (docs/theory/two_step.md §8.3).  ``sds``, ``laws``: the spikes' own spreads and laws over batches
+    (docs/theory/two_step.md §8.5); where spikes and samples come near each other the laws move the ranks' means, a
+    rank by as much as they move it with the spikes at their locations; ``edge``: the bulk's edge.
     """
     k = len(locs)
     sds = np.zeros(k) if sds is None else np.asarray(sds, dtype=float)
@@ -239,13 +250,16 @@ def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edg
     new_locs, medians, new_samples = list(locs), list(locs), list(samples)
     spreads, sample_spreads = list(sds), [0.0] * len(samples)
     for r, ((mean0, _, _), (mean, med, sd), (_, kind, i)) in enumerate(zip(still, moving, items)):
+        base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
+        joint_ok = JOINT_SAMPLE_RANKS and resolved and r < len(resolved) and resolved[r]
+        if kind == "S" and not (joint_ok and edge is not None and med > (1 + JOINT_MARGIN) * edge):
+            base = mean0       # a sample's rank the joint problem does not resolve, or near the edge, keeps its law's
         if kind == "P":
-            base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
             # a spike whose law is not needed (nothing comes near it) keeps its own spread
             new_locs[i], medians[i] = base + (mean - mean0), med
             spreads[i] = sd if laws and laws[i] is not None else float(sds[i])
         else:
-            new_samples[i] = (mean, samples[i][1], med)
+            new_samples[i] = (base + (mean - mean0), samples[i][1], med)
             sample_spreads[i] = sd
     return new_locs, medians, tuple(new_samples), spreads, sample_spreads
 
@@ -276,7 +290,7 @@ def _samples_above(law: SampleLaw, grid, ranks: int):
 
 
 def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, coupling=None, law_fn=None,
-                    h_cache=None):
+                    h_cache=None, eigenvalue=None):
     """Single-sample outliers (docs/theory/two_step.md §8.3): ``(((mean, theta, median), ...), isolated, band, law)``.
 
     Per batch part, the tails of the law of ``y`` (``TAIL_MASS`` times the extreme samples the bulk leaves out, per
@@ -295,15 +309,16 @@ def sample_outliers(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=Non
     with ``us`` per part); the outliers, bands and law are then the coupled ones, ``law.uncoupled`` the columns'
     own; ``law_fn``: the law of the columns' locations (default :func:`tail_law`, the columns each on its own;
     :func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law` couples the most extreme into one group);
-    ``h_cache``: as :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it.
+    ``h_cache``: as :func:`~rmtfl.theory._two_step.sample_spikes.sample_strengths` takes it; ``eigenvalue``: the
+    eigenvalue of ``M`` along each extreme sample, as :func:`column_parts` takes it.
     """
     names = [("both", st.phi)] if st.batch == "reused" else [("first", st.phi), ("second", st.phi2)]
     k = ranks
     if k == 0:
         return (), {w: 0 for w, _ in names}, (), None
     parts, th2s, guess, us = column_parts(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=k,
-                                          rho=rho, components=None if coupling is None else coupling[0],
-                                          h_cache=h_cache)
+                                          rho=rho, eigenvalue=eigenvalue,
+                                          components=None if coupling is None else coupling[0], h_cache=h_cache)
     law = _columns_law(bulk, parts, guess, N=N, psi=psi, law_fn=law_fn,
                        shift=None if coupling is None else coupling[1](us))
     per_part, band_part = ranks_of(law, k, with_bands=True)

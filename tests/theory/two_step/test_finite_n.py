@@ -284,10 +284,13 @@ def test_a_spread_beyond_the_value_marks_the_prediction_unreliable():
 def test_a_wide_spread_is_noted_not_marked_unreliable():
     """An outlier spreading over batches by a quarter of its value or more puts a note on the result, not a reason
     (docs/theory/two_step.md §9.3, "What the result flags"): the quadratic sigma with He1 + He3/sqrt(6) at N = 1000,
-    eta_t = N^(0.2, 0.4), whose third value is predicted at 12.80 where 200 draws have 10.42 +- 0.21 (seeds
-    1000-1199: bench_two_step_finite_n --seeds 200, docs/theory/two_step.md §9.3), carries it and names exactly the
-    outliers past the share; tanh there does not.  The numbers the note quotes are checked against the acceptance
-    page in tests/test_bench_two_step_finite_n.py."""
+    eta_t = N^(0.2, 0.4), whose third value (a single sample, spread 5.6) 200 draws put at 10.416 +- 0.150 (seeds
+    1000-1199: ``python -m benchmarks.diag_spike_spread --draws 200 --first-seed 1000 --points
+    "hermite(0, 1, 0.5)|hermite(0, 1, 0, 0.4082482904638631)|reused|0.2|0.4"``), carries it and names exactly the
+    outliers past the share; tanh there does not.  That value, the mean of its rank over the joint problem with the
+    batch's most extreme sample, is within 3 standard errors of the draws (12.80 from the sample's own law before,
+    docs/theory/two_step.md §8.3).  The numbers the note quotes are checked against the acceptance page in
+    tests/test_bench_two_step_finite_n.py."""
     from rmtfl.theory._two_step.two_step import SPREAD_NOTE
 
     quad, he3 = "hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)"
@@ -295,7 +298,8 @@ def test_a_wide_spread_is_noted_not_marked_unreliable():
     notes = [n for n in p.notes if "by at least a quarter" in n]
     assert p.reliable and not p.reasons and len(notes) == 1
     wide = [o for o in p.outliers if o.spread >= SPREAD_NOTE * o.singular_value]
-    assert 1 <= len(wide) < len(p.outliers) and abs(p.outliers[2].singular_value - 12.80) < 0.01
+    assert 1 <= len(wide) < len(p.outliers) and p.outliers[2].kind == "sample"
+    assert abs(p.outliers[2].singular_value - 10.416) < 3 * 0.150
     assert all(f"{o.singular_value:#.4g} ({o.kind}, spread {o.spread:#.3g})" in notes[0] for o in wide)
     assert notes[0].count(", spread ") == len(wide)
     q = two_step_finite_n("tanh", he3, psi=1.0, phi=2.0, eta1=1000**0.2, eta2=1000**0.4, N=1000)

@@ -101,14 +101,19 @@ def test_coupling_moves_the_quadratic_sigmas_single_samples_down_and_not_its_spi
     assert sc.COUPLE_SAMPLES is False        # measured, not kept (docs/theory/two_step.md §8.4)
     kw = dict(psi=1.0, phi=2.0, eta1=1000**0.2, eta2=1000**0.4, N=1000, extreme_samples="single")   # as measured
     plain = two_step(QUADRATIC, HE3, **kw)
+    laws = [fn.predict_finite_n(get_activation(QUADRATIC), make_target(HE3), phi2=None, batch="reused",
+                               **dict(kw, N=1000.0))]
     sc.COUPLE_SAMPLES = True
     try:
         coupled = two_step(QUADRATIC, HE3, **kw)
+        laws.append(fn.predict_finite_n(get_activation(QUADRATIC), make_target(HE3), phi2=None, batch="reused",
+                                       **dict(kw, N=1000.0)))
     finally:
         sc.COUPLE_SAMPLES = False
     spikes = lambda r: [o.singular_value for o in r.outliers if o.kind != "sample"]  # noqa: E731
-    samples = lambda r: [o.singular_value for o in r.outliers if o.kind == "sample"]  # noqa: E731
     assert np.allclose(spikes(coupled), spikes(plain), rtol=2e-3)
-    # the top single sample (12.71 on its own) comes to 9.35; 100 draws give 9.94 (docs/theory/two_step.md §8.4)
-    assert samples(coupled)[0] < 0.8 * samples(plain)[0]
-    assert all(c <= p + 1e-9 for c, p in zip(samples(coupled), samples(plain)))
+    # the samples' law: the top single sample's median (11.14 on its own) comes to 9.19 (the mean of each rank comes
+    # from the joint problem either way, docs/theory/two_step.md §8.3)
+    medians = [[m for _, _, m in r.samples] for r in laws]
+    assert medians[1][0] < 0.85 * medians[0][0]
+    assert all(c <= p + 1e-9 for c, p in zip(medians[1], medians[0]))
