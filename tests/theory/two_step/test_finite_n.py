@@ -486,3 +486,28 @@ def test_fresh_F_table_is_the_two_dimensional_gaussian_expectation(act):
                np.einsum("iab,ab->i", v * v, W))
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g[q, keep], r, atol=1e-5)
+
+
+@pytest.mark.parametrize("act, tgt, kw", [
+    ("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", dict(batch="reused", extreme_samples="single")),
+    ("hermite(0, 1, 0.5)", "hermite(0, 1, 0, 0.4082482904638631)", dict(batch="reused")),
+    ("gelu", "hermite(0, 1, 0, 0.4082482904638631)", dict(batch="fresh", phi2=2.0)),
+])
+def test_the_joint_problems_sample_ranks_move_values_not_counts(monkeypatch, act, tgt, kw):
+    """Each single sample's rank takes its mean from the joint problem with P, whose columns carry M's whole-law
+    eigenvalue (docs/theory/two_step.md §8.3, "The single samples' ranks from the same solutions"): against the
+    prediction before that (both switches off) the values of the samples move and the count and its range do not,
+    in either way of taking the extreme samples and with either batch."""
+    from rmtfl.theory._two_step import finite_n as fn, sample_order
+
+    def predict():
+        return two_step(act, tgt, psi=1.0, phi=2.0, eta1=1000**0.2, eta2=1000**0.4, N=1000, **kw)
+
+    now = predict()
+    monkeypatch.setattr(fn, "WHOLE_LAW_EIGENVALUE", False)
+    monkeypatch.setattr(sample_order, "JOINT_SAMPLE_RANKS", False)
+    before = predict()
+    assert len(now.outliers) == len(before.outliers) and now.count_range == before.count_range
+    samples = [(a, b) for a, b in zip(now.outliers, before.outliers) if a.kind == "sample"]
+    assert samples and all(b.kind == "sample" for _, b in samples)
+    assert max(abs(a.singular_value / b.singular_value - 1) for a, b in samples) > 5e-3

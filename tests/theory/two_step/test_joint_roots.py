@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy import optimize
 
 from rmtfl.theory import two_step
@@ -139,6 +140,26 @@ def test_ranks_over_the_top_sample_repel():
     free = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2)
     coupled = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.4), se, 10.0, np.zeros(1), 0, law, 2)
     assert coupled[0] > free[0] + 0.01 and coupled[1] < free[1] - 0.01, (free, coupled)
+
+
+def test_ranks_over_the_top_sample_say_which_ranks_have_a_root_in_every_batch():
+    """Without coupling: the spike and the sample resolve ranks 1-2 at every quantile, a third rank has no root and
+    counts at the edge; the lower ranks solved coarsely (``precise=1``) agree with the precise means to
+    ``COARSE_RTOL``."""
+    from rmtfl.theory._two_step.joint_roots import COARSE_RTOL
+
+    N, theta, ell = 2000, 1.5, 2.5
+    bulk = mp_bulk(N)
+    se = bulk.edge * (1 + 1e-7)
+    law, _ = _top_sample_law(se)
+    jp = _problem(bulk, N, theta, ell, 0.0)
+    exact = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2)
+    means, resolved = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 3, resolved=True)
+    assert resolved == [True, True, False] and means[2] == se
+    assert np.allclose(means[:2], exact, rtol=1e-12)
+    coarse = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2, precise=1)
+    assert coarse[0] == pytest.approx(exact[0], rel=1e-12)
+    assert coarse[1] == pytest.approx(exact[1], rel=2 * COARSE_RTOL)
 
 
 def test_bracketed_secant_meets_its_tolerance_and_saves_evaluations():
