@@ -1,5 +1,6 @@
 """The eigenvalue of ``M = X^T diag(y) X / n`` along one extreme sample, with the batch's other extreme samples
-present (docs/theory/two_step_attempts.md §4, measured, not kept).
+present (docs/theory/two_step_attempts.md §4; the prediction takes it where they are in the problem with it,
+docs/theory/two_step.md §8.3).
 
 The prediction puts a sample's eigenvalue at the pole of Silverstein's equation over the samples the widened bulk
 keeps (:func:`rmtfl.theory._two_step.sample_spikes.m_spike`).  In a batch the other extreme samples are there too.
@@ -18,10 +19,10 @@ error over the draws) beside both formulas::
 
 About 0.5 s per draw at ``d = 1000`` on one core.
 
-``--grid CACHE`` instead puts the whole-law eigenvalue into the prediction (every extreme sample's column, in the
-single-sample order statistics and in the joint problem with the spikes of ``P``) and sets it beside the prediction
-as it is on the acceptance grid whose draws ``CACHE`` holds (:mod:`benchmarks.bench_two_step_finite_n`; its criteria),
-per activation and target::
+``--grid CACHE`` instead puts the whole-law eigenvalue into the prediction as attempt 4 did (every extreme sample's
+column, in the single-sample order statistics and in the joint problem with the spikes of ``P``, each single sample's
+rank at its own law's mean: :func:`as_own_laws`) and sets it beside the prediction as it is on the acceptance grid
+whose draws ``CACHE`` holds (:mod:`benchmarks.bench_two_step_finite_n`; its criteria), per activation and target::
 
     python -m benchmarks.diag_m_spike --grid two_step_finite_n_cache/n1000.json --N 1000 --batch reused
     python -m benchmarks.diag_m_spike --grid two_step_finite_n_cache/n1000.json --batch fresh --alphas 0,0.2,0.4

@@ -101,4 +101,4 @@ def low_edge_note(rule: EdgeCount, fold: float) -> str | None:
             f"bulk's fold {fold:#.4g}, where the predicted values just below the outliers are least certain: at the "
             "10 points of the acceptance grids with a gap above 4 %, the fitted edge was more than 3 % off the "
             "simulated one at 8 and the count off the simulated median at 8 (6 of them too many), against "
-            "2 and 8 of the 491 points with a gap below 2 % (docs/theory/two_step.md §9.3)")
+            "2 and 8 of the 488 points with a gap below 2 % (docs/theory/two_step.md §9.3)")
