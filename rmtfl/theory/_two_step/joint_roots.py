@@ -41,7 +41,7 @@ TOP_QUANTILES = 6
 #: Relative precision of the roots averaged by :func:`ranks_over_top_sample` (well below the 0.2 % of its quadrature).
 ROOT_RTOL = 1e-4
 
-#: ... and of the lower single-sample ranks there (``precise``): the secant, converging superlinearly, stops closer.
+#: ... and of the single-sample ranks below the ``precise`` ones there (the secant usually stops well within it).
 COARSE_RTOL = 3e-3
 
 
