@@ -63,16 +63,17 @@ def as_own_laws():
     """Within the block, the prediction as it was before each single sample's rank took its mean from the joint
     problem with the spikes of ``P`` (docs/theory/two_step.md §8.3): ``M``'s eigenvalue along each extreme sample the
     pole over the bulk's samples in the single samples' law and in the joint problem, and each single sample's rank
-    at the mean of its own law (the same to within the joint roots' precision, ``ROOT_RTOL``: the roots are now
-    warm-started and more of them solved).  The diagnostics that measured that law take it so."""
+    at the mean of its own law, the spikes' ranks with ``P``'s population Gram at every quantile of the batch's most
+    extreme sample (the same to within the joint roots' precision, ``ROOT_RTOL``: the roots are now warm-started and
+    more of them solved).  The diagnostics that measured that law take it so."""
     from rmtfl.theory._two_step import finite_n, sample_order
 
-    kept = finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS
-    finite_n.WHOLE_LAW_EIGENVALUE = sample_order.JOINT_SAMPLE_RANKS = False
+    kept = finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS, finite_n.TOP_SAMPLE_GRAM
+    finite_n.WHOLE_LAW_EIGENVALUE = sample_order.JOINT_SAMPLE_RANKS = finite_n.TOP_SAMPLE_GRAM = False
     try:
         yield
     finally:
-        finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS = kept
+        finite_n.WHOLE_LAW_EIGENVALUE, sample_order.JOINT_SAMPLE_RANKS, finite_n.TOP_SAMPLE_GRAM = kept
 
 
 @contextlib.contextmanager

@@ -45,7 +45,7 @@ from .._classical.hermite import gauss_hermite_rule, gaussian_moment, hermite_co
 from .._classical.targets import Target
 from . import sample_spikes
 from .counting import count_window
-from .joint_roots import JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
+from .joint_roots import TOP_QUANTILES, JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
 from .relu_moments import is_relu
 from .right_gram import basis_gram
 from .sample_coupling import single_samples
@@ -54,6 +54,7 @@ from .sample_order import outlier_laws, rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .sigma_table import F_table
 from .spike_spread import spike_spreads
+from .top_sample_gram import grams_given_top
 from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
@@ -78,6 +79,11 @@ _G_ORDER = 16                                      # law of g = sqrt(N) a
 #: on its own keeps the pole over the bulk's samples.  ``False``: the pole there too, as before the single samples'
 #: ranks came from the joint problem (the count's laws take the whole law either way).
 WHOLE_LAW_EIGENVALUE = True
+
+#: The ranks' means over the batch's most extreme sample take, at each quantile of it, ``P``'s Gram over the batches
+#: given that sample (reused batches; :mod:`~rmtfl.theory._two_step.top_sample_gram`, docs/theory/two_step.md §8.3);
+#: ``False``: the population law's Gram at every quantile.  The spikes and the count keep the population law.
+TOP_SAMPLE_GRAM = True
 
 
 @dataclass(frozen=True)
@@ -349,11 +355,21 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
             # every rank of the spikes and the single samples averaged over the batch's most extreme sample, which
             # the spikes repel and which pushes the other samples (docs/theory/two_step.md §8.3)
             lowest = min(v for v, _ in joint)      # the ranks down to the lowest spike's in a typical batch, precise
+            given = None
+            if TOP_SAMPLE_GRAM and batch == "reused":
+                # P's Gram over the batches given that sample, at each quantile where the problem places it
+                # (docs/theory/two_step.md §8.3, "P given the batch's most extreme sample")
+                tops = grams_given_top(act, target, st, table.F, tn, vbar_coefficients(st, eta1, eta2, g.size),
+                                       n=_bulk_batch(N, psi, phi, phi2, batch), quantiles=TOP_QUANTILES,
+                                       grid=lambda rule: finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2,
+                                                                        zs_rule=rule, ey2_ref=st.ey2))
+                given = [[(top.weight, jp.given(top.G_V)) for top in sides] for sides in tops]
             joint_ranks, resolved = ranks_over_top_sample(jp, se, s_hi, shift, int(rank_of[0]),
                                                           law if law.uncoupled is None else law.uncoupled,
                                                           len(joint) + len(samples), resolved=True,
-                                                          precise=len(joint) + sum(smp[2] > lowest for smp in samples))
-            if any(m > 2.0 * v for m, (v, _) in zip(joint_ranks, joint)):     # at most 1.34 on the acceptance grids
+                                                          precise=len(joint) + sum(smp[2] > lowest for smp in samples),
+                                                          given_top=given)
+            if any(m > CARRY_LIMIT * v for m, (v, _) in zip(joint_ranks, joint)):
                 notes.append("the batch's most extreme sample carries a spike's rank past twice its location: the "
                              "sample's tail is beyond the range checked (docs/theory/two_step.md §9.3)")
     locs, c2t, c2a, th = [], [], [], []
@@ -465,6 +481,11 @@ def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 1
 
 #: Below this ``sum_i |R u_i|^2 / D_i`` at the edge the extreme samples cannot move the spikes of ``P`` (skipped).
 COUPLING_TOL = 1e-3
+
+#: A spike's rank averaged over the batch's most extreme sample beyond this factor of its location marks the result
+#: unreliable (the sample's tail beyond the range checked): at most 1.62 on the acceptance grids (the quadratic sigma
+#: with He1 + He3/sqrt(6), fresh, N = 1000, eta_t = N^(0.4, 0); docs/theory/two_step.md §9.3).
+CARRY_LIMIT = 2.0
 
 #: ``eta_1 max_j |a_j|`` beyond which the finite-N route is flagged unreliable (largest value checked).
 T_MAX_CHECKED = 3.0

@@ -87,26 +87,40 @@ def extreme_columns(act, target, st, bulk, *, eta1, eta2, N, psi, K, coupling, r
 class JointProblem:
     """``J(x)`` of the module docstring, its ``x``-dependent blocks cached, for several calibrations of the columns."""
 
-    def __init__(self, bulk, cols: ExtremeColumns, G_U_w, G_V, g, N):
+    def __init__(self, bulk, cols: ExtremeColumns, G_U_w, G_V, g, N, *, _kernels=None):
         self.bulk, self.cols, self.G_U_w, self.G_V, self.g, self.N = bulk, cols, G_U_w, G_V, g, N
         self.r = G_V.shape[0]
         self._cache = {}
+        # the bulk's kernels at each x (R and the column denominators), shared by the problems of :meth:`given`
+        self._kernels = {} if _kernels is None else _kernels
         # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share
         self._gq, self._GVU = g / math.sqrt(N), G_V - cols.U @ cols.U.T
+
+    def given(self, G_V, U=None) -> "JointProblem":
+        """The same problem with ``P``'s right Gram ``G_V`` (and the columns' components ``U``) of another batch: the
+        bulk's kernels at each ``x`` are computed once for all of them."""
+        cols = self.cols if U is None else dataclasses.replace(self.cols, U=U)
+        return JointProblem(self.bulk, cols, self.G_U_w, G_V, self.g, self.N, _kernels=self._kernels)
 
     def blocks(self, s):
         """``(A, B, D)`` at ``x = s^2``: ``A = I - x R G R``, ``B = R U``, ``D`` the column denominators."""
         if s not in self._cache:
-            bulk, x = self.bulk, s * s
-            tq, ttm = bulk.tau_rows(self._gq, x)
-            if tq is None:
+            if s not in self._kernels:
+                bulk, x = self.bulk, s * s
+                tq, ttm = bulk.tau_rows(self._gq, x)
+                if tq is None:
+                    self._kernels[s] = None
+                else:
+                    ta, _ = bulk.tau_rows(bulk.a, x)
+                    D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
+                    self._kernels[s] = (x * ttm, psd_sqrt(self.G_U_w(tq)), D)
+            k = self._kernels[s]
+            if k is None:
                 self._cache[s] = None
-                return None
-            R = psd_sqrt(self.G_U_w(tq))
-            ta, _ = bulk.tau_rows(bulk.a, x)
-            A = np.eye(self.r) - x * ttm * (R @ self._GVU @ R)
-            D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
-            self._cache[s] = ((A + A.T) / 2, R @ self.cols.U, D)
+            else:
+                xt, R, D = k
+                A = np.eye(self.r) - xt * (R @ self._GVU @ R)
+                self._cache[s] = ((A + A.T) / 2, R @ self.cols.U, D)
         return self._cache[s]
 
     def denominators(self, s):
@@ -242,7 +256,8 @@ def top_sample_places(law, s_lo: float, quantiles: int = TOP_QUANTILES) -> np.nd
 
 
 def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, column: int, law, ranks: int, *,
-                          quantiles: int = TOP_QUANTILES, precise: int | None = None, resolved: bool = False):
+                          quantiles: int = TOP_QUANTILES, precise: int | None = None, resolved: bool = False,
+                          given_top=None):
     """The mean over batches of the ``r``-th largest root of ``J``, ``r = 1..ranks``, with the batch's most extreme
     sample (the column ``column``) placed at ``quantiles`` equally spaced quantiles of the law of its outlier location
     and the other columns where ``shift`` puts them (docs/theory/two_step.md §8.3, "Ranked values"); a rank that a
@@ -255,23 +270,29 @@ def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, col
     ``prod_b (1 - P_b(S > s))^(n_b)``.  ``precise``: the top ranks solved to :data:`ROOT_RTOL` (default all), the
     others to :data:`COARSE_RTOL`; ``resolved``: ``(means, resolved)``, ``resolved[r]`` whether the ``r``-th rank has
     a root at every quantile (a rank the problem pushes into the bulk in some batches is not resolved there).
+    ``given_top``: per quantile, ``[(weight, problem), ...]``, the problem of the batches given their most extreme
+    sample there (:meth:`JointProblem.given`, :mod:`.top_sample_gram`), the roots averaged with those weights; by
+    default ``jp`` itself at every quantile.
     """
     coarse = None if precise is None else (precise, COARSE_RTOL)
     locs = top_sample_places(law, s_lo, quantiles)
     hi = max(s_hi, 1.2 * float(locs.max()))
-    runs, done, last = [], {}, None
-    for s_q in locs:
-        if s_q not in done:          # quantiles below the edge all put the column at the edge: solved once
-            sh = np.array(shift, dtype=float)
-            sh[column] = jp.denominators(float(s_q))[column]
-            # the roots come largest first (to within a few per mille): only the top ``ranks`` are solved further
-            roots = jp.roots(s_lo, hi, sh, refine=lambda r: range(min(len(r), ranks)), rtol=ROOT_RTOL, weights=False,
-                             guesses=last, coarse=coarse)
-            last = [s for s, _ in roots]    # the next quantile's roots start from these
-            top = sorted((s for s, _ in roots), reverse=True)[:ranks]
-            done[s_q] = top + [math.nan] * (ranks - len(top))   # a value pushed into the bulk
-        runs.append(done[s_q])
-    runs = np.array(runs)
+    runs, weights, done, last = [], [], {}, None
+    for k, s_q in enumerate(locs):
+        for w, problem in ([(1.0, jp)] if given_top is None else given_top[k]):
+            key = (s_q, id(problem))
+            if key not in done:          # quantiles below the edge all put the column at the edge: solved once
+                sh = np.array(shift, dtype=float)
+                sh[column] = problem.denominators(float(s_q))[column]
+                # the roots come largest first (to within a few per mille): only the top ``ranks`` are solved further
+                roots = problem.roots(s_lo, hi, sh, refine=lambda r: range(min(len(r), ranks)), rtol=ROOT_RTOL,
+                                      weights=False, guesses=last, coarse=coarse)
+                last = [s for s, _ in roots]    # the next solve's roots start from these
+                top = sorted((s for s, _ in roots), reverse=True)[:ranks]
+                done[key] = top + [math.nan] * (ranks - len(top))   # a value pushed into the bulk
+            runs.append(done[key])
+            weights.append(w / quantiles)
+    runs, weights = np.array(runs), np.array(weights)
     # a value pushed into the bulk counts at its edge; ``resolved``: the ranks with a root at every quantile
-    means = [float(v) for v in np.mean(np.where(np.isnan(runs), s_lo, runs), axis=0)]
+    means = [float(v) for v in weights @ np.where(np.isnan(runs), s_lo, runs)]
     return (means, [bool(v) for v in np.all(np.isfinite(runs), axis=0)]) if resolved else means

@@ -9,9 +9,43 @@ the basis of ``P`` and the directions a batch moves it in (:mod:`~rmtfl.theory._
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["basis_gram"]
+__all__ = ["basis_gram", "GramMoments", "reused_moments", "reused_gram"]
+
+
+class GramMoments(NamedTuple):
+    """The moments of a reused batch that its Gram matrix (:func:`basis_gram`) is made of, each linear in the law of
+    the batch's samples: ``m`` the components along ``beta*``, ``b`` those along the first step's own direction across
+    it, ``ey2P = E[y^2 p_k]``, ``G2 = E[y^2 p_k p_l]`` and ``ey2 = E[y^2]`` (a leading axis: several laws at once)."""
+
+    m: np.ndarray
+    b: np.ndarray
+    ey2P: np.ndarray
+    G2: np.ndarray
+    ey2: np.ndarray
+
+
+def reused_moments(st, Pw, W) -> GramMoments:
+    """:class:`GramMoments` of the weight rows ``Pw`` (``(K, I)`` on the data grid of ``st``) under the law ``W`` of
+    the data grid: ``(I,)``, or ``(L, I)`` for ``L`` laws at once (each moment then has a leading axis ``L``)."""
+    y = st.y
+    W = np.asarray(W, dtype=float)
+    m = W @ ((st.zs * y)[None, :] * Pw).T
+    b = W @ (((y / st.phi + st.tau * st.zeta) * y)[None, :] * Pw).T / st.tau
+    ey2P = W @ ((y * y)[None, :] * Pw).T
+    G2 = np.einsum("...i,ki,li->...kl", W * (y * y), Pw, Pw)
+    return GramMoments(m, b, ey2P, G2, W @ (y * y))
+
+
+def reused_gram(mom: GramMoments, phi: float) -> np.ndarray:
+    """The Gram matrix of a reused batch's vectors from its :class:`GramMoments` (one law, or a leading axis)."""
+    def outer(v):
+        return v[..., :, None] * v[..., None, :]
+    ey2 = np.asarray(mom.ey2, dtype=float)[..., None, None]
+    return outer(mom.m) + outer(mom.b) + (mom.G2 - outer(mom.ey2P) / ey2) / phi
 
 
 def basis_gram(st, Pw):
@@ -32,12 +66,10 @@ def basis_gram(st, Pw):
     (1.5, 1.0)
     """
     w, y = st.w, st.y
-    m = ((st.zs * y)[None, :] * Pw) @ w
     if st.batch == "reused":
-        b = (((y / st.phi + st.tau * st.zeta) * y)[None, :] * Pw) @ w / st.tau
-        ey2P = ((y * y)[None, :] * Pw) @ w
-        G2 = (Pw * (y * y * w)) @ Pw.T
-        return np.outer(m, m) + np.outer(b, b) + (G2 - np.outer(ey2P, ey2P) / st.ey2) / st.phi, m
+        mom = reused_moments(st, Pw, w)
+        return reused_gram(mom._replace(ey2=st.ey2), st.phi), mom.m
+    m = ((st.zs * y)[None, :] * Pw) @ w
     if st.mus == 0.0:
         m = np.zeros_like(m)
     b = ((st.zeta * y)[None, :] * Pw) @ w

@@ -32,7 +32,7 @@ from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance
 
-__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "outlier_shares", "y_tail",
+__all__ = ["tail_bins", "tail_refinement", "typical_extremes", "bulk_cut", "reach_cuts", "outlier_shares", "y_tail",
            "truncated_rule", "y_law_truncated", "sample_strengths", "second_step_move", "m_spike", "extreme_eigenvalues",
            "SAMPLE_RANKS", "TAIL_START"]
 
@@ -157,11 +157,39 @@ def bulk_cut(target: Target, n: int, ranks: int | None = None):
     z, y, w = _dense_y(target)
     order = _by_reach(z, y)
     k = int(np.searchsorted(np.cumsum(w[order]), ranks / n))
+    return None if k == 0 else _within(z, order, k)
+
+
+def _within(z, order, k: int):
+    """The ``z*``-interval of the dense grid's samples but the first ``k`` in ``order``."""
     inside = np.ones(z.size, bool)
     inside[order[:k]] = False
-    if inside.all():
-        return None
     return float(z[inside].min()), float(z[inside].max())
+
+
+def reach_cuts(target: Target, tails, width: float = 0.25):
+    """Where a batch's most extreme sample lies when the samples beyond it (ordered as in :func:`bulk_cut`) have
+    probability ``p``, for each ``p`` in ``tails``: ``((lo, hi), (p_lo, p_hi))``, the ``z*``-interval of the samples
+    within its reach and the probabilities that it lies at its lower and at its upper end -- the shares of the two
+    tails of ``z*`` among the samples whose tail probability lies within a factor ``1 + width`` of ``p``
+    (docs/theory/two_step.md §8.3, "P given the batch's most extreme sample").
+
+    >>> from rmtfl.theory._classical.targets import make_target
+    >>> (lo, hi), (p_lo, p_hi) = reach_cuts(make_target("hermite(0, 1, 0, 0.4082482904638631)"), [1e-3])[0]
+    >>> round(hi, 2), round(lo + hi, 6), round(p_lo, 2)      # an odd link: |z*| = 3.29 on either side
+    (3.29, 0.0, 0.5)
+    """
+    z, y, w = _dense_y(target)
+    order = _by_reach(z, y)
+    cum = np.cumsum(w[order])
+    out = []
+    for p in tails:
+        k = int(np.searchsorted(cum, p))
+        a, b = np.searchsorted(cum, [p / (1.0 + width), p * (1.0 + width)])
+        near = order[a:max(b, a + 1)]
+        p_hi = float(w[near] @ (z[near] > 0.0) / w[near].sum())
+        out.append((_within(z, order, max(k, 1)), (1.0 - p_hi, p_hi)))
+    return out
 
 
 def outlier_shares(target: Target, zrange) -> tuple[float, float]:

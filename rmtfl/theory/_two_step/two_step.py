@@ -94,10 +94,10 @@ def wide_spread_note(outliers) -> str | None:
     one = len(wide) == 1
     at = ", ".join(f"{o.singular_value:#.4g} ({o.kind}, spread {o.spread:#.3g})" for o in wide)
     return (f"{'an outlier' if one else 'outliers'} at {at} {'spreads' if one else 'spread'} over batches by at least "
-            f"a quarter of {'its' if one else 'their'} value, where the values are least certain: at the 57 points "
+            f"a quarter of {'its' if one else 'their'} value, where the values are least certain: at the 56 points "
             "of the acceptance grids with such an outlier the worst value was off the simulated mean of its rank by "
-            "7.7 % at the median point (up to 13.6 %, above 5 % at 51, the prediction high at 32), against 1.2 % "
-            "(up to 14.1 %) at the 811 others (docs/theory/two_step.md §9.3)")
+            "5.7 % at the median point (up to 11.2 %, above 5 % at 37, the prediction high at 11), against 1.2 % "
+            "(up to 14.1 %) at the 812 others (docs/theory/two_step.md §9.3)")
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,

@@ -162,6 +162,32 @@ def test_ranks_over_the_top_sample_say_which_ranks_have_a_root_in_every_batch():
     assert coarse[1] == pytest.approx(exact[1], rel=2 * COARSE_RTOL)
 
 
+def test_a_problem_given_another_batch_shares_the_bulk_and_averages_with_weights():
+    """:meth:`JointProblem.given`: the same roots as a problem built afresh with that Gram and those components (the
+    bulk's kernels shared, not recomputed); ``given_top`` averages each quantile's problems with their weights, and
+    a quantile whose problems differ from ``jp`` moves the ranks."""
+    N, theta, ell = 2000, 1.5, 2.5
+    bulk = mp_bulk(N)
+    se = bulk.edge * (1 + 1e-7)
+    law, _ = _top_sample_law(se)
+    jp = _problem(bulk, N, theta, ell, 0.4)
+    other = _problem(bulk, N, 1.2 * theta, ell, 0.2)
+    given = jp.given(other.G_V, other.cols.U)
+    for a, b in zip(given.roots(se, 10.0, np.zeros(1), refine=lambda r: range(len(r))),
+                    other.roots(se, 10.0, np.zeros(1), refine=lambda r: range(len(r)))):
+        assert a[0] == pytest.approx(b[0], rel=1e-12) and a[1] == pytest.approx(b[1], rel=1e-9)
+    assert given.blocks(1.1 * se)[2] is jp.blocks(1.1 * se)[2]         # the bulk's kernels computed once
+    Q = 6
+    plain = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q)
+    same = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q, given_top=[[(1.0, jp)]] * Q)
+    assert same == pytest.approx(plain, rel=1e-12)
+    alone = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q, given_top=[[(1.0, given)]] * Q)
+    mixed = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q,
+                                  given_top=[[(0.25, jp), (0.75, given)]] * Q)
+    assert mixed == pytest.approx([0.25 * a + 0.75 * b for a, b in zip(plain, alone)], rel=1e-4)
+    assert max(abs(a / b - 1) for a, b in zip(alone, plain)) > 5e-3
+
+
 def test_bracketed_secant_meets_its_tolerance_and_saves_evaluations():
     """Against Brent's method on the smooth and on a kinked increasing function (the bisection safeguard)."""
     for f, root in ((lambda s: math.tanh(3 * (s - 2.3)) + 0.1 * (s - 2.3), 2.3),
