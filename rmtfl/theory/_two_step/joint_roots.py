@@ -32,7 +32,7 @@ from .sample_spikes import extreme_eigenvalues, sample_strengths, typical_extrem
 from .widened_bulk import psd_sqrt
 
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample",
-           "top_sample_places", "TOP_QUANTILES"]
+           "top_sample_places", "top_quantiles", "TOP_QUANTILES"]
 
 #: Quantiles of the most extreme sample's outlier location averaged over by :func:`ranks_over_top_sample` (the
 #: ranks' means move by at most 0.2 % from 6 to 16 of them, docs/theory/two_step.md §8.3).
@@ -246,12 +246,18 @@ def spike_roots(jp: JointProblem, s_lo: float, s_hi: float, shift, n_uncoupled: 
     return [roots[i] for i in pick(roots)]
 
 
+def top_quantiles(quantiles: int = TOP_QUANTILES) -> np.ndarray:
+    """The ``(k - 1/2)/quantiles`` quantiles, ``k = 1..quantiles``, at which the batch's most extreme sample is placed
+    (:func:`top_sample_places`; its Gram of ``P`` there, :mod:`.top_sample_gram`)."""
+    return (np.arange(quantiles) + 0.5) / quantiles
+
+
 def top_sample_places(law, s_lo: float, quantiles: int = TOP_QUANTILES) -> np.ndarray:
     """Where a batch's most extreme sample puts its outlier, at ``quantiles`` equally spaced quantiles of its law
     (``prod_b (1 - P_b(S > s))^(n_b)`` below ``s``, ``law`` a
     :class:`~rmtfl.theory._two_step.sample_order.SampleLaw`); a quantile below the edge ``s_lo`` at the edge."""
     below = np.prod((1.0 - np.clip(law.tails, 0.0, 1.0)) ** np.asarray(law.sizes, dtype=float)[None, :], axis=1)
-    q = (np.arange(quantiles) + 0.5) / quantiles
+    q = top_quantiles(quantiles)
     return np.maximum(np.where(q > below[0], np.interp(q, below, law.grid), s_lo), s_lo)
 
 

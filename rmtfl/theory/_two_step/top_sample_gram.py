@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .joint_roots import top_quantiles
 from .right_gram import GramMoments, reused_gram, reused_moments
 from .sample_spikes import reach_cuts, truncated_rule
 from .sigma_table import F_table
@@ -55,8 +56,7 @@ def top_sample_levels(n: int, quantiles: int) -> np.ndarray:
     >>> [round(float(v) * 2000, 3) for v in p]        # about n p samples' worth of probability beyond it
     [1.386, 0.288]
     """
-    q = (np.arange(quantiles) + 0.5) / quantiles
-    return -np.expm1(np.log(q) / n)
+    return -np.expm1(np.log(top_quantiles(quantiles)) / n)
 
 
 def grams_given_top(act, target, st, F_pop, t, C, *, n: int, quantiles: int, grid) -> list[list[TopSample]]:
