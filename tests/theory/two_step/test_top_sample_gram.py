@@ -23,12 +23,17 @@ def _setup(act, tgt):
     return act, target, st, out
 
 
+def _grid(act, target, st):
+    """The data grid of the same batch on other nodes of ``z*`` (what the prediction hands the module)."""
+    def grid(rule):
+        return finite_n_setup(act, target, phi=PHI, batch="reused", phi2=None, zs_rule=rule, ey2_ref=st.ey2)
+    return grid
+
+
 def _given(act, target, st, out, quantiles, n=int(PHI * N)):
     t, table = out[3], out[7]
     C = vbar_coefficients(st, ETA1, ETA2, t.size)
-    def grid(rule):
-        return finite_n_setup(act, target, phi=PHI, batch="reused", phi2=None, zs_rule=rule, ey2_ref=st.ey2)
-    return grams_given_top(act, target, st, table.F, t, C, n=n, quantiles=quantiles, grid=grid), C
+    return grams_given_top(act, target, st, table.F, t, C, n=n, quantiles=quantiles, grid=_grid(act, target, st)), C
 
 
 @pytest.mark.parametrize("tgt", [HE3, HE2])
@@ -62,11 +67,8 @@ def test_its_mean_over_the_maximum_is_the_population():
     t, table = out[3], out[7]
     pop = reused_moments(st, np.vstack([np.ones(st.y.size), table.F]), st.w)
 
-    def grid(rule):
-        return finite_n_setup(act, target, phi=PHI, batch="reused", phi2=None, zs_rule=rule, ey2_ref=st.ey2)
-
     def error(Q):
-        given = moments_given_top(act, target, st, table.F, t, n=int(PHI * N), quantiles=Q, grid=grid)
+        given = moments_given_top(act, target, st, table.F, t, n=int(PHI * N), quantiles=Q, grid=_grid(act, target, st))
         return max(float(np.abs(sum(w * mom[f] for sides in given for w, _, _, mom in sides) / Q - P).max()
                          / np.abs(P).max()) for f, P in enumerate(pop))
     coarse, fine = error(25), error(100)
