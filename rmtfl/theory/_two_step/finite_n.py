@@ -85,6 +85,11 @@ WHOLE_LAW_EIGENVALUE = True
 #: ``False``: the population law's Gram at every quantile.  The spikes and the count keep the population law.
 TOP_SAMPLE_GRAM = True
 
+#: Where the ranks' means average over P's Gram given the batch's most extreme sample, they already carry how that
+#: sample moves the spikes from batch to batch; the spikes' laws then move those means by the rest of their variance
+#: only (docs/theory/two_step.md §8.3).  ``False``: by the whole of it, as with the population Gram.
+TOP_SAMPLE_SPREAD = True
+
 
 @dataclass(frozen=True)
 class FiniteNSetup(Result):
@@ -337,7 +342,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     t_max = abs(eta1) * float(special.ndtri(1 - 0.5 / max(N, 2))) / math.sqrt(N)
     # the spikes of P lean on the batch's most extreme samples: P and their columns as one problem
     # (docs/theory/two_step.md §8.3)
-    joint, joint_ranks, resolved = None, None, None
+    joint, joint_ranks, resolved, tops = None, None, None, None
     cols = extreme_columns(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, K=K, rho=rho,
                            coupling=components, eigenvalue=eig_sample)
     jp = JointProblem(bulk, cols, GUw, G_V, g, N) if cols is not None else None
@@ -406,7 +411,9 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         c2a.append(float(wN * Rq[0] ** 2 / G_U[0, 0]))
     # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
     sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), table=table, g=g,
-                                   wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi, detail=spread_detail)
+                                   wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi, detail=spread_detail,
+                                   given_top=None if tops is None else
+                                   [(top.weight / len(tops), top.G_V) for sides in tops for top in sides])
     # a spike's law matters where another outlier comes within its spread: there the ranks share out their values
     others = list(locs) + [m for _, _, m in samples]
     near = [any(abs(v - x) < 6.0 * sd for j, x in enumerate(others) if j != i)
@@ -419,6 +426,9 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         notes.append(f"the spike at {locs[wild[0]]:.4g} spreads by {sds[wild[0]]:.3g} over batches, more than its "
                      "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
+    # where the joint ranks averaged over the top sample's Grams, the laws move them by the part it leaves
+    joint_laws = [lw and spike_law(i, tail, left=True) for i, lw in enumerate(laws)] \
+        if tops is not None and TOP_SAMPLE_SPREAD else None
     counted = None
     if grouped and law is not None and law.sizes and samples:
         # the count's laws: the columns each on its own (below the fold) and as one group (above it), with the
@@ -429,7 +439,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge,
-                                                                          resolved=resolved)
+                                                                          resolved=resolved,
+                                                                          joint_laws=joint_laws)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),

@@ -222,7 +222,8 @@ JOINT_MARGIN = 0.05
 JOINT_SAMPLE_RANKS = True
 
 
-def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edge=None, resolved=None):
+def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edge=None, resolved=None,
+                  joint_laws=None):
     """Spikes of ``P`` and single-sample outliers at the mean and median of their rank in the sorted spectrum
     (docs/theory/two_step.md §8.3, "Ranked values"): ``(locations, spike medians, samples, spike spreads, sample
     spreads)``, the spreads the standard deviations of the ranks' values over batches.
@@ -236,6 +237,9 @@ def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edg
     (docs/theory/two_step.md §8.3).  ``sds``, ``laws``: the spikes' own spreads and laws over batches
     (docs/theory/two_step.md §8.5); where spikes and samples come near each other the laws move the ranks' means, a
     rank by as much as they move it with the spikes at their locations; ``edge``: the bulk's edge.
+    ``joint_laws``: where the joint ranks already average over the batches' most extreme sample (P's Gram given it),
+    the spikes' laws less the part that sample carries: a rank that takes its mean from them moves by what these
+    laws move it (its median and spread still come from ``laws``; docs/theory/two_step.md §8.3).
     """
     k = len(locs)
     sds = np.zeros(k) if sds is None else np.asarray(sds, dtype=float)
@@ -247,19 +251,26 @@ def rank_outliers(law, locs, samples, joint_ranks=None, sds=None, laws=None, edg
                    key=lambda t: -t[0])
     still = ranked_values(law, locs, len(items), spread=True)
     moving = ranked_values(law, locs, len(items), laws=laws, spread=True) if laws and any(laws) else still
+    if joint_laws is None:
+        left = moving
+    else:
+        left = ranked_values(law, locs, len(items), laws=joint_laws, spread=True) if any(joint_laws) else still
     new_locs, medians, new_samples = list(locs), list(locs), list(samples)
     spreads, sample_spreads = list(sds), [0.0] * len(samples)
-    for r, ((mean0, _, _), (mean, med, sd), (_, kind, i)) in enumerate(zip(still, moving, items)):
-        base = joint_ranks[r] if joint_ranks and r < len(joint_ranks) else mean0
+    for r, ((mean0, _, _), (mean, med, sd), (mean_left, _, _), (_, kind, i)) in enumerate(zip(still, moving, left,
+                                                                                               items)):
+        from_joint = bool(joint_ranks) and r < len(joint_ranks)
+        base = joint_ranks[r] if from_joint else mean0
         joint_ok = JOINT_SAMPLE_RANKS and resolved and r < len(resolved) and resolved[r]
         if kind == "S" and not (joint_ok and edge is not None and med > (1 + JOINT_MARGIN) * edge):
-            base = mean0       # a sample's rank the joint problem does not resolve, or near the edge, keeps its law's
+            base, from_joint = mean0, False   # a sample's rank the joint problem does not resolve, or near the edge
+        move = (mean_left if from_joint else mean) - mean0
         if kind == "P":
             # a spike whose law is not needed (nothing comes near it) keeps its own spread
-            new_locs[i], medians[i] = base + (mean - mean0), med
+            new_locs[i], medians[i] = base + move, med
             spreads[i] = sd if laws and laws[i] is not None else float(sds[i])
         else:
-            new_samples[i] = (base + (mean - mean0), samples[i][1], med)
+            new_samples[i] = (base + move, samples[i][1], med)
             sample_spreads[i] = sd
     return new_locs, medians, tuple(new_samples), spreads, sample_spreads
 

@@ -35,7 +35,7 @@ __all__ = ["spike_spreads", "resolvent_variance"]
 
 
 def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locations, N: float, psi: float,
-                  detail: list | None = None):
+                  detail: list | None = None, given_top=None):
     """``(sds, law)``: the standard deviation over batches of each outlier of ``P`` at ``locations`` (module
     docstring; docs/theory/two_step.md §8.5), and ``law(i, tail)``, the law of the ``i``-th as ``(x, sf)``,
     ``P(outlier > location + x) = sf`` on an ascending grid ``x`` (``None`` where its spread is 0).
@@ -52,6 +52,11 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locatio
     both with the first step's direction moving with them; ``chi2``: the batch across ``beta*``; ``rows``: the rows'
     empirical law; ``resolvent``: the bulk's own; ``None`` where the spread is 0), with ``kappa``, the outlier's move
     per unit relative move of its eigenvalue, and ``coefficients``, the spike's right vector on the Gram basis.
+    ``given_top``: ``[(weight, G_V), ...]``, ``P``'s Gram over the batches given their most extreme sample at each of
+    its quantiles and sides (weights summing to 1; :mod:`~rmtfl.theory._two_step.top_sample_gram`); the part of each
+    spike's variance that sample carries is then the variance over them of ``(R q)^T (G_V | top - G_V) (R q) / S``
+    (``detail``'s ``top``), and ``law(i, tail, left=True)`` is the law of what is left: scaled to the variance less
+    that part (docs/theory/two_step.md §8.5).
     """
     k = len(locations)
     d, n1 = N / psi, st.phi * N / psi
@@ -107,15 +112,25 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locatio
         var = terms["data"] + terms["chi2"] + terms["rows"] + terms["first"] + terms["resolvent"]
         kappa = got[0] / abs(got[1])
         sds[i] = kappa * math.sqrt(max(var, 0.0))
-        parts[i] = (wv, first, second, var, kappa)
+        top = 0.0
+        if given_top:
+            # the spike's first-order move at each quantile and side of the top sample (their mean is near 0)
+            wt = np.array([wq for wq, _ in given_top])
+            dev = np.array([float(Rq @ (G - G_V) @ Rq) for _, G in given_top]) / S
+            top = float(wt @ dev**2 - (wt @ dev) ** 2)
+        parts[i] = (wv, first, second, var, kappa, top)
         if detail is not None:
-            detail[i] = {name: kappa * math.sqrt(max(v, 0.0)) for name, v in terms.items()}
+            detail[i] = {name: kappa * math.sqrt(max(v, 0.0)) for name, v in dict(terms, top=top).items()}
             detail[i].update(kappa=kappa, coefficients=c)
 
-    def law(i, tail):
+    def law(i, tail, left=False):
         if parts[i] is None or sds[i] == 0.0:
             return None
-        wv, first, second, var, kappa = parts[i]
+        wv, first, second, var, kappa, top = parts[i]
+        if left:                   # what the top sample leaves: the same shape, the variance less the top's part
+            if top >= var:
+                return None
+            kappa *= math.sqrt((var - top) / var)
         tail = np.zeros(y.size, dtype=bool) if tail is None else tail      # no tail: the Gaussian alone
         yt, zt = y[tail], zs[tail]
         jumps, rates = [_per_sample(second, yt, zt, wv[tail]) / n2], [n2 * w[tail]]

@@ -321,10 +321,12 @@ def test_p_given_the_most_extreme_sample_against_200_draws(monkeypatch, point):
     the quadratic sigma with He1 + He3/sqrt(6), N = 1000, reused, at eta_t = N^(0.2, 0.4) and N^(0.3, 0.2).
 
     At (0.2, 0.4) the second value, a spike of P, is within 3 standard errors of the draws (P's population Gram puts
-    it 12.7 % and 9 standard errors high); the top three values of both points are within 6.5 % of the draws' means.
-    That is the accuracy stated in docs/theory/two_step.md §9.3, not the 3 standard errors of 200 draws: the third
-    value at (0.2, 0.4), a single sample, is 6.2 % high (3.1 standard errors), and at (0.3, 0.2) the conditional
-    Gram parts P's two spikes too far, the top one 6.1 % high and the second 5.5 % low (3.5 standard errors each)."""
+    it 12.7 % and 9 standard errors high); the top two values of both points, the spikes, are within 5 % of the
+    draws' means, the third within 6.5 %.  That is the accuracy stated in docs/theory/two_step.md §9.3, not the 3
+    standard errors of 200 draws: the third value at (0.2, 0.4), a single sample, is 6.5 % high (3.2 standard
+    errors), and at (0.3, 0.2) the two spikes lie 4.8 % high and 4.1 % low (2.7 and 2.6 standard errors).  Were
+    the spikes' laws to move the ranks by their whole variance, the part the most extreme sample carries counted
+    twice, they would part the two spikes further there: the top one 6.1 % high."""
     from rmtfl.theory._two_step import finite_n as fn
 
     act, tgt, batch, a1, a2 = point.split("|")
@@ -336,11 +338,14 @@ def test_p_given_the_most_extreme_sample_against_200_draws(monkeypatch, point):
         return [o.singular_value for o in p.outliers[:3]]
     now = predict()
     errors = [v / m - 1 for v, m in zip(now, ref["mean"])]
-    assert max(abs(e) for e in errors) < 0.065, errors
+    assert max(abs(e) for e in errors[:2]) < 0.05 and abs(errors[2]) < 0.065, errors
     if point.endswith("0.2|0.4"):
         assert abs(now[1] - ref["mean"][1]) < 3 * ref["sd"][1] / math.sqrt(ref["draws"])
         monkeypatch.setattr(fn, "TOP_SAMPLE_GRAM", False)
         assert predict()[1] / ref["mean"][1] - 1 > 0.1
+    else:
+        monkeypatch.setattr(fn, "TOP_SAMPLE_SPREAD", False)
+        assert predict()[0] / ref["mean"][0] - 1 > 0.055
 
 
 def test_the_wide_spread_note_takes_the_share_and_skips_missing_spreads():

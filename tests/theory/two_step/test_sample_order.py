@@ -51,3 +51,34 @@ def test_an_unresolved_rank_or_the_switch_off_keeps_the_samples_own_law(monkeypa
     locs, _, off, _, _ = rank_outliers(law, [spike], samples, joint, edge=EDGE, resolved=[True] * 4)
     assert [m for m, _, _ in off] == pytest.approx([m for m, _, _ in samples], abs=1e-12)
     assert locs[0] == pytest.approx(joint[0], abs=1e-12)
+
+
+def test_a_joint_rank_moves_by_the_joint_laws_and_keeps_the_medians_of_the_whole():
+    """Where the joint ranks average over P given the batch's most extreme sample, a spike's rank that takes its mean
+    from them moves by what ``joint_laws`` (its law less that sample's part) move it, not by its whole law; its
+    median and spread still come from the whole law, and a sample's rank that keeps its own law's mean moves by the
+    whole law as before (docs/theory/two_step.md §8.3)."""
+    from scipy import stats
+
+    law = _law()
+    spike, sd = 2.6, 0.3
+    x = np.linspace(-8 * sd, 8 * sd, 801)
+    whole, part = (x, stats.norm.sf(x / sd)), (0.5 * x, stats.norm.sf(x / sd))
+    ranks = ranked_values(law, [spike], 3, spread=True)
+    samples = tuple((m, 0.5, med) for m, med, _ in ranks[1:])
+    joint = [spike + 0.1, ranks[1][0] - 0.05, ranks[2][0] - 0.05]
+    still = ranks
+    moved = {name: ranked_values(law, [spike], 3, laws=[lw], spread=True) for name, lw in
+             (("whole", whole), ("part", part))}
+    args = dict(sds=[sd], laws=[whole], edge=EDGE, resolved=[True, False, False])
+    locs, medians, got, spreads, _ = rank_outliers(law, [spike], samples, joint, joint_laws=[part], **args)
+    r = 0 if spike > samples[0][2] else 1                # the spike's rank in a typical batch
+    assert locs[0] == pytest.approx(joint[r] + moved["part"][r][0] - still[r][0], abs=1e-12)
+    assert medians[0] == pytest.approx(moved["whole"][r][1], abs=1e-12)
+    assert spreads[0] == pytest.approx(moved["whole"][r][2], abs=1e-12)
+    assert abs(moved["part"][r][0] - moved["whole"][r][0]) > 1e-3      # the two laws move the rank differently
+    old, _, old_samples, _, _ = rank_outliers(law, [spike], samples, joint, **args)
+    assert old[0] == pytest.approx(joint[r] + moved["whole"][r][0] - still[r][0], abs=1e-12)
+    assert [g for g, _, _ in got] == pytest.approx([g for g, _, _ in old_samples], abs=1e-12)   # unresolved: own law
+    none, _, _, _, _ = rank_outliers(law, [spike], samples, joint, joint_laws=[None], **args)
+    assert none[0] == pytest.approx(joint[r], abs=1e-12)

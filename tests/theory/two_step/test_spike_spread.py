@@ -227,3 +227,42 @@ def test_batch_part_of_the_spread_against_its_own_model():
                             seed=11)
     predicted = math.hypot(det["data"], det["chi2"]) / det["kappa"]
     assert abs(predicted - own) <= 3 * own / math.sqrt(2 * (draws - 1)), (predicted, own)
+
+
+def test_the_top_samples_part_of_a_spikes_spread(monkeypatch):
+    """With P's Gram given the batch's most extreme sample at its quantiles (``given_top``), the part of a spike's
+    variance that sample carries is the variance over them of the spike's first-order move ``(R q)^T dG_V (R q) / S``
+    (docs/theory/two_step.md §8.5): Grams ``G_V (1 +- eps)`` move it by ``+-eps`` exactly, so that part is ``eps^2``
+    and the law of the rest is the whole law scaled by ``sqrt(1 - eps^2 / var)``; one Gram equal to ``G_V`` leaves
+    the law whole, and a part as large as the variance leaves no law."""
+    from rmtfl.theory import get_activation, make_target
+    from rmtfl.theory._two_step import finite_n as fn
+
+    seen = {}
+    kept = fn.spike_spreads
+
+    def capture(*args, **kw):
+        seen.update(args=args, kw=kw)
+        return kept(*args, **kw)
+    monkeypatch.setattr(fn, "spike_spreads", capture)
+    fn.predict_finite_n(get_activation("hermite(0, 1, 0.5)"), make_target("hermite(0, 1, 0, 0.4082482904638631)"),
+                        psi=1.0, phi=2.0, phi2=None, eta1=1000**0.2, eta2=1000**0.4, batch="reused", N=1000.0)
+    assert seen["kw"]["given_top"]                  # the reused joint path passes the top sample's Grams
+    kw = dict(seen["kw"])
+    G_V, eps = kw["G_V"], 0.05
+    detail = []
+    kw.update(detail=detail, given_top=[(0.5, G_V * (1 + eps)), (0.5, G_V * (1 - eps))])
+    sds, law = kept(*seen["args"], **kw)
+    var = (sds[0] / detail[0]["kappa"]) ** 2
+    assert detail[0]["top"] == pytest.approx(detail[0]["kappa"] * eps, rel=1e-9)
+    x, sf = law(0, None)
+    x_left, sf_left = law(0, None, left=True)
+    assert np.array_equal(sf, sf_left)
+    assert x_left == pytest.approx(x * math.sqrt(1 - eps**2 / var), rel=1e-12)
+    kw.update(given_top=[(1.0, G_V)])
+    _, law = kept(*seen["args"], **kw)
+    assert np.array_equal(law(0, None, left=True)[0], law(0, None)[0])
+    big = 2 * math.sqrt(var)
+    kw.update(given_top=[(0.5, G_V * (1 + big)), (0.5, G_V * (1 - big))])
+    _, law = kept(*seen["args"], **kw)
+    assert law(0, None, left=True) is None and law(0, None) is not None
