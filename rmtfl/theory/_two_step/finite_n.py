@@ -85,9 +85,8 @@ WHOLE_LAW_EIGENVALUE = True
 #: ``False``: the population law's Gram at every quantile.  The spikes and the count keep the population law.
 TOP_SAMPLE_GRAM = True
 
-#: Where the ranks' means average over P's Gram given the batch's most extreme sample, they already carry how that
-#: sample moves the spikes from batch to batch; the spikes' laws then move those means by the rest of their variance
-#: only (docs/theory/two_step.md §8.3).  ``False``: by the whole of it, as with the population Gram.
+#: Ranks averaged over P's Gram given the batch's most extreme sample carry how that sample moves the spikes: the
+#: spikes' laws move them by the rest of their variance only (docs/theory/two_step.md §8.3); ``False``: by all of it.
 TOP_SAMPLE_SPREAD = True
 
 
@@ -427,8 +426,8 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
                      "value: the target's tail is too heavy for a batch of this size (docs/theory/two_step.md §9.3)")
     laws = [spike_law(i, tail) if near[i] and i not in wild else None for i in range(len(locs))]
     # where the joint ranks averaged over the top sample's Grams, the laws move them by the part it leaves
-    joint_laws = [lw and spike_law(i, tail, left=True) for i, lw in enumerate(laws)] \
-        if tops is not None and TOP_SAMPLE_SPREAD else None
+    joint_laws = (None if tops is None or not TOP_SAMPLE_SPREAD else
+                  [lw and spike_law(i, tail, left=True) for i, lw in enumerate(laws)])
     counted = None
     if grouped and law is not None and law.sizes and samples:
         # the count's laws: the columns each on its own (below the fold) and as one group (above it), with the
@@ -439,8 +438,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge,
-                                                                          resolved=resolved,
-                                                                          joint_laws=joint_laws)
+                                                                          resolved=resolved, joint_laws=joint_laws)
     return FiniteNResult(tuple(float(x) for x in spikes[keep]), tuple(th), tuple(locs), tuple(c2t), tuple(c2a),
                          float(bulk.edge), t_max, tuple(notes), samples, band,
                          tuple(float(v) for v in bulk.top_values(count_window(N, psi) + 20)), tuple(spike_medians),
