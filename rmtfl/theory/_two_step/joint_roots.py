@@ -34,8 +34,8 @@ from .widened_bulk import psd_sqrt
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample",
            "top_sample_places", "top_quantiles", "TOP_QUANTILES"]
 
-#: Quantiles of the most extreme sample's outlier location averaged over by :func:`ranks_over_top_sample` (the
-#: ranks' means move by at most 0.2 % from 6 to 16 of them, docs/theory/two_step.md §8.3).
+#: Quantiles of the most extreme sample's outlier location averaged over by :func:`ranks_over_top_sample` (with P's
+#: Gram given that sample the ranks' means move by up to 1 % from 6 to 16 of them, docs/theory/two_step.md §8.3).
 TOP_QUANTILES = 6
 
 #: Relative precision of the roots averaged by :func:`ranks_over_top_sample` (well below the 0.2 % of its quadrature).

@@ -1,0 +1,66 @@
+"""How the finite-``N`` prediction's values move with the number of quantiles of the batch's most extreme sample
+(docs/theory/two_step.md §8.3, "Ranks of the spikes over the most extreme sample").
+
+The ranks the spikes of ``P`` and the single samples share are averaged over ``TOP_QUANTILES`` equally spaced
+quantiles of the law of the batch's most extreme sample (``ranks_over_top_sample``), each with ``P``'s Gram given that
+sample there (reused batches).  This prints a point's top values with other numbers of quantiles, the prediction
+otherwise as it is::
+
+    python -m benchmarks.diag_top_quantiles --quantiles 4 6 8 12 16 24 --points \\
+        "hermite(0, 1, 0.5)|hermite(0, 1, 0, 0.4082482904638631)|reused|0.3|0.2"
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sys
+
+
+@contextlib.contextmanager
+def top_quantiles(quantiles: int):
+    """Within the block, the prediction averages over ``quantiles`` quantiles of the most extreme sample (its ranks
+    and, with a reused batch, the Grams of ``P`` given it)."""
+    from rmtfl.theory._two_step import finite_n as fn
+
+    kept = fn.TOP_QUANTILES, fn.ranks_over_top_sample
+    fn.TOP_QUANTILES = quantiles
+    fn.ranks_over_top_sample = functools.partial(kept[1], quantiles=quantiles)
+    try:
+        yield
+    finally:
+        fn.TOP_QUANTILES, fn.ranks_over_top_sample = kept
+
+
+def top_values(point: str, quantiles: int, *, N: int = 1000, ranks: int = 3) -> list[float]:
+    """The top ``ranks`` predicted values at ``point`` (``"act|target|batch|alpha1|alpha2"``, ``eta_t = N^alpha_t``,
+    ``psi = 1``, ``phi = phi2 = 2``) with ``quantiles`` quantiles of the most extreme sample."""
+    from rmtfl.theory import two_step
+
+    act, tgt, batch, a1, a2 = point.split("|")
+    with top_quantiles(quantiles):
+        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** float(a1), eta2=N ** float(a2), N=N, batch=batch,
+                     phi2=2.0 if batch == "fresh" else None)
+    return [o.singular_value for o in p.outliers[:ranks]]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--points", nargs="+", required=True, help='"act|target|batch|alpha1|alpha2"')
+    ap.add_argument("--quantiles", nargs="+", type=int, default=[4, 6, 8, 12, 16, 24])
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--ranks", type=int, default=3)
+    args = ap.parse_args(argv)
+    if min(args.quantiles) < 1:
+        ap.error("--quantiles must be positive integers")
+    print("| point | quantiles | top values |")
+    print("|---|---|---|")
+    for point in args.points:
+        for q in args.quantiles:
+            v = top_values(point, q, N=args.N, ranks=args.ranks)
+            print(f"| {point} | {q} | {', '.join(f'{x:.3f}' for x in v)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
