@@ -18,7 +18,7 @@ import sys
 
 
 @contextlib.contextmanager
-def top_quantiles(quantiles: int):
+def quantile_count(quantiles: int):
     """Within the block, the prediction averages over ``quantiles`` quantiles of the most extreme sample (its ranks
     and, with a reused batch, the Grams of ``P`` given it)."""
     from rmtfl.theory._two_step import finite_n as fn
@@ -33,15 +33,12 @@ def top_quantiles(quantiles: int):
 
 
 def top_values(point: str, quantiles: int, *, N: int = 1000, ranks: int = 3) -> list[float]:
-    """The top ``ranks`` predicted values at ``point`` (``"act|target|batch|alpha1|alpha2"``, ``eta_t = N^alpha_t``,
-    ``psi = 1``, ``phi = phi2 = 2``) with ``quantiles`` quantiles of the most extreme sample."""
-    from rmtfl.theory import two_step
+    """The top ``ranks`` predicted values at ``point`` (``"act|target|batch|alpha1|alpha2"``, as
+    :func:`benchmarks.diag_spike_spread.predict`) with ``quantiles`` quantiles of the most extreme sample."""
+    from benchmarks.diag_spike_spread import predict
 
-    act, tgt, batch, a1, a2 = point.split("|")
-    with top_quantiles(quantiles):
-        p = two_step(act, tgt, psi=1.0, phi=2.0, eta1=N ** float(a1), eta2=N ** float(a2), N=N, batch=batch,
-                     phi2=2.0 if batch == "fresh" else None)
-    return [o.singular_value for o in p.outliers[:ranks]]
+    with quantile_count(quantiles):
+        return [o.singular_value for o in predict(point, N)[:ranks]]
 
 
 def main(argv=None) -> int:

@@ -64,10 +64,9 @@ def test_a_joint_rank_moves_by_the_joint_laws_and_keeps_the_medians_of_the_whole
     spike, sd = 2.6, 0.3
     x = np.linspace(-8 * sd, 8 * sd, 801)
     whole, part = (x, stats.norm.sf(x / sd)), (0.5 * x, stats.norm.sf(x / sd))
-    ranks = ranked_values(law, [spike], 3, spread=True)
-    samples = tuple((m, 0.5, med) for m, med, _ in ranks[1:])
-    joint = [spike + 0.1, ranks[1][0] - 0.05, ranks[2][0] - 0.05]
-    still = ranks
+    still = ranked_values(law, [spike], 3, spread=True)
+    samples = tuple((m, 0.5, med) for m, med, _ in still[1:])
+    joint = [spike + 0.1, still[1][0] - 0.05, still[2][0] - 0.05]
     moved = {name: ranked_values(law, [spike], 3, laws=[lw], spread=True) for name, lw in
              (("whole", whole), ("part", part))}
     args = dict(sds=[sd], laws=[whole], edge=EDGE, resolved=[True, False, False])
