@@ -1,9 +1,9 @@
 """How the finite-``N`` prediction's values move with the number of quantiles of the batch's most extreme sample
 (docs/theory/two_step.md §8.3, "Ranks of the spikes over the most extreme sample").
 
-The ranks the spikes of ``P`` and the single samples share are averaged over ``TOP_QUANTILES`` equally spaced
-quantiles of the law of the batch's most extreme sample (``ranks_over_top_sample``), each with ``P``'s Gram given that
-sample there (reused batches).  This prints a point's top values with other numbers of quantiles, the prediction
+The ranks the spikes of ``P`` and the single samples share are averaged over ``TOP_QUANTILES`` quantiles of the law of
+the batch's most extreme sample (``ranks_over_top_sample``, at the nodes of ``top_quantile_rule``), each with ``P``'s
+Gram given that sample there (reused batches).  This prints a point's top values with other numbers of quantiles, the prediction
 otherwise as it is::
 
     python -m benchmarks.diag_top_quantiles --quantiles 4 6 8 12 16 24 --points \\

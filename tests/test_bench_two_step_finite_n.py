@@ -136,10 +136,10 @@ def test_the_wide_spread_note_quotes_the_acceptance_page():
     assert quoted == [wide["rows"], round(100 * wide["median"], 1), round(100 * wide["largest"], 1), wide["off"],
                       wide["high"], round(100 * narrow["median"], 1), round(100 * narrow["largest"], 1),
                       narrow["rows"]]
-    # the note marks the points where the values fail: most of its points are more than 5 % off (37 of 56), more than
-    # ten times the share of the others (30 of 812)
+    # the note marks the points where the values fail: nearly half of its points are more than 5 % off (26 of 56),
+    # more than ten times the share of the others (25 of 812)
     share, others = wide["off"] / wide["rows"], narrow["off"] / narrow["rows"]
-    assert share > 0.5 and share > 10 * others and others < 0.1, (share, others)
+    assert share > 0.4 and share > 10 * others and others < 0.1, (share, others)
 
 
 def test_sample_value_errors_reads_the_single_samples_of_a_page(tmp_path):

@@ -54,7 +54,7 @@ from .sample_order import outlier_laws, rank_outliers
 from .sample_spikes import bulk_cut, truncated_rule
 from .sigma_table import F_table
 from .spike_spread import spike_spreads
-from .top_sample_gram import grams_given_top
+from .top_sample_gram import grams_given_top, weighted_grams
 from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
@@ -411,8 +411,7 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     # how far each spike moves from batch to batch (docs/theory/two_step.md §8.5)
     sds, spike_law = spike_spreads(bulk, st, G_V=G_V, C=vbar_coefficients(st, eta1, eta2, g.size), table=table, g=g,
                                    wg=wg, G_U_w=GUw, locations=locs, N=N, psi=psi, detail=spread_detail,
-                                   given_top=None if tops is None else
-                                   [(top.weight / len(tops), top.G_V) for sides in tops for top in sides])
+                                   given_top=None if tops is None else weighted_grams(tops))
     # a spike's law matters where another outlier comes within its spread: there the ranks share out their values
     others = list(locs) + [m for _, _, m in samples]
     near = [any(abs(v - x) < 6.0 * sd for j, x in enumerate(others) if j != i)
@@ -492,7 +491,7 @@ def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 1
 COUPLING_TOL = 1e-3
 
 #: A spike's rank averaged over the batch's most extreme sample beyond this factor of its location marks the result
-#: unreliable (the sample's tail beyond the range checked): at most 1.62 on the acceptance grids (the quadratic sigma
+#: unreliable (the sample's tail beyond the range checked): at most 1.61 on the acceptance grids (the quadratic sigma
 #: with He1 + He3/sqrt(6), fresh, N = 1000, eta_t = N^(0.4, 0); docs/theory/two_step.md §9.3).
 CARRY_LIMIT = 2.0
 

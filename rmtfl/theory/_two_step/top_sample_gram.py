@@ -21,21 +21,22 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .joint_roots import top_quantiles
+from .joint_roots import top_quantile_rule
 from .right_gram import GramMoments, reused_gram, reused_moments
 from .sample_spikes import reach_cuts, truncated_rule
 from .sigma_table import F_table
 
-__all__ = ["TopSample", "top_sample_levels", "grams_given_top", "moments_given_top", "MIN_SIDE"]
+__all__ = ["TopSample", "top_sample_levels", "grams_given_top", "weighted_grams", "moments_given_top", "MIN_SIDE"]
 
 #: A side of ``z*`` that holds the batch's most extreme sample with a smaller probability than this is left out (the
 #: other side takes its share): targets with one heavy tail, such as He1 + He2/2, put it on that tail's side.
 MIN_SIDE = 0.01
 
 #: The tails' grid: Gauss-Legendre nodes per segment between reaches, and on the last one's ``[u, u + 5]``.  With the
-#: quadratic sigma and He1 + He3/sqrt(6) the Grams lie within 3.3e-6 of a 64-node rule of the conditional law itself
-#: (4e-7 with 4 and 10 nodes, which take half as long again for gelu).
-_SEGMENT_ORDER, _TAIL_ORDER, _TAIL_LENGTH = 2, 8, 5.0
+#: quadratic sigma and He1 + He3/sqrt(6) the Grams lie within 1.2e-6 of a 64-node rule of the conditional law itself
+#: (1.7e-4 with 2 nodes per segment: the reaches of the top quantiles lie far apart; 8e-10 with 4 and 10 nodes, which
+#: take a third as long again for gelu).
+_SEGMENT_ORDER, _TAIL_ORDER, _TAIL_LENGTH = 3, 8, 5.0
 
 
 class TopSample(NamedTuple):
@@ -49,14 +50,15 @@ class TopSample(NamedTuple):
 
 
 def top_sample_levels(n: int, quantiles: int) -> np.ndarray:
-    """Tail probability beyond the reach of a batch's most extreme sample at the ``(k - 1/2)/quantiles`` quantiles of
-    its law, ``k = 1..quantiles``: ``p = 1 - q^(1/n)`` (the other ``n - 1`` samples all within that reach).
+    """Tail probability beyond the reach of a batch's most extreme sample at the quantiles ``q`` of its law that
+    :func:`~rmtfl.theory._two_step.joint_roots.top_quantile_rule` names: ``p = 1 - q^(1/n)`` (the other ``n - 1``
+    samples all within that reach).
 
-    >>> p = top_sample_levels(2000, 2)                # the batch's maximum at its 1/4 and 3/4 quantiles
+    >>> p = top_sample_levels(2000, 2)                # the batch's maximum at its 0.378 and 0.955 quantiles
     >>> [round(float(v) * 2000, 3) for v in p]        # about n p samples' worth of probability beyond it
-    [1.386, 0.288]
+    [0.973, 0.046]
     """
-    return -np.expm1(np.log(top_quantiles(quantiles)) / n)
+    return -np.expm1(np.log(top_quantile_rule(quantiles)[0]) / n)
 
 
 def grams_given_top(act, target, st, F_pop, t, C, *, n: int, quantiles: int, grid) -> list[list[TopSample]]:
@@ -71,6 +73,13 @@ def grams_given_top(act, target, st, F_pop, t, C, *, n: int, quantiles: int, gri
     """
     return [[TopSample(w, z, y, C @ reused_gram(mom, st.phi) @ C.T) for w, z, y, mom in sides]
             for sides in moments_given_top(act, target, st, F_pop, t, n=n, quantiles=quantiles, grid=grid)]
+
+
+def weighted_grams(tops: list[list[TopSample]]) -> list[tuple[float, np.ndarray]]:
+    """``[(probability, G_V), ...]`` over every quantile and side of :func:`grams_given_top`'s result: each side's
+    weight times its quantile's (:func:`~rmtfl.theory._two_step.joint_roots.top_quantile_rule`), summing to 1."""
+    weights = top_quantile_rule(len(tops))[1]
+    return [(top.weight * w, top.G_V) for sides, w in zip(tops, weights) for top in sides]
 
 
 def moments_given_top(act, target, st, F_pop, t, *, n: int, quantiles: int, grid) -> list[list[tuple]]:

@@ -5,7 +5,8 @@ s^2 = (1 + theta^2)(psi + theta^2) / theta^2, and the spiked-covariance (BBP) lo
 l / d, s^2 = psi l + l / (l - 1) (closed forms, docs/theory/two_step.md §2.1 and §8.3).  With coupling, the
 reference is a direct simulation of the same matrix: W = Z diag(1, .., sqrt(l), ..) + theta a v^T with v
 leaning on the heavy column.  The ranks averaged over the most extreme sample are checked against the same closed
-forms: without coupling each draw's two values are the spike and the sample's own location, whose law is given.
+forms: without coupling each draw's two values are the spike and the sample's own location, whose law is given
+(and their integrals over that law, ``scipy.integrate.quad``).
 """
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize
+from scipy import integrate, optimize
 
 from rmtfl.theory import two_step
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
 from rmtfl.theory._two_step.joint_roots import (ExtremeColumns, JointProblem, bracketed_secant, ranks_over_top_sample,
-                                                spike_roots)
+                                                spike_roots, top_quantile_rule)
 from rmtfl.theory._two_step.sample_order import SampleLaw
 
 from .mp_bulk import mp_bulk
@@ -124,11 +125,32 @@ def test_ranks_over_the_top_sample_without_coupling_are_the_sorted_pair():
     se = bulk.edge * (1 + 1e-7)
     law, quantile = _top_sample_law(se)
     spike = math.sqrt((1 + theta**2) * (1 + theta**2) / theta**2)
-    locs = np.array([quantile((k + 0.5) / Q) for k in range(Q)])
+    q, w = top_quantile_rule(Q)
+    locs = np.array([max(quantile(v), se) for v in q])     # at the edge in batches where no sample leaves the bulk
     assert locs.min() < spike < locs.max()          # the sample passes the spike in some batches, not in others
     got = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q)
-    want = [np.maximum(locs, spike).mean(), np.minimum(locs, spike).mean()]
+    want = [w @ np.maximum(locs, spike), w @ np.minimum(locs, spike)]
     assert np.allclose(got, want, rtol=3e-4), (got, want)
+
+
+def test_the_quantile_rule_integrates_over_the_rare_batches():
+    """:func:`top_quantile_rule`: with 6 quantiles the uncoupled ranks' means lie within 0.25 % of their integrals over
+    the law of the most extreme sample (``scipy.integrate.quad`` of the closed form); equally spaced quantiles, which
+    stop at ``1 - 1/12``, put the top rank 0.8 % low."""
+    N, theta, ell, Q = 2000, 1.5, 2.5, 6
+    bulk = mp_bulk(N)
+    se = bulk.edge * (1 + 1e-7)
+    law, quantile = _top_sample_law(se)
+    spike = math.sqrt((1 + theta**2) * (1 + theta**2) / theta**2)
+
+    def place(v):                                   # below the edge in the batches where no sample leaves the bulk
+        return max(quantile(v), se)
+    exact = [integrate.quad(lambda v: f(place(v), spike), 0.0, 1.0, limit=200, points=[0.5, 0.9, 0.99])[0]
+             for f in (max, min)]
+    got = ranks_over_top_sample(_problem(bulk, N, theta, ell, 0.0), se, 10.0, np.zeros(1), 0, law, 2, quantiles=Q)
+    assert np.allclose(got, exact, rtol=2.5e-3), (got, exact)
+    midpoint = np.mean([max(place((k + 0.5) / Q), spike) for k in range(Q)])
+    assert midpoint < exact[0] * (1 - 5e-3)
 
 
 def test_ranks_over_the_top_sample_repel():
@@ -143,7 +165,8 @@ def test_ranks_over_the_top_sample_repel():
 
 
 def test_ranks_over_the_top_sample_say_which_ranks_have_a_root_in_every_batch():
-    """Without coupling: the spike and the sample resolve ranks 1-2 at every quantile, a third rank has no root and
+    """Without coupling: the spike and the sample resolve ranks 1-2 at every quantile (the sample's law puts it out of
+    the bulk in all but 0.5 % of batches, below the lowest quantile), a third rank has no root and
     counts at the edge; the lower ranks solved coarsely (``precise=1``) agree with the precise means to
     ``COARSE_RTOL``."""
     from rmtfl.theory._two_step.joint_roots import COARSE_RTOL
@@ -151,7 +174,7 @@ def test_ranks_over_the_top_sample_say_which_ranks_have_a_root_in_every_batch():
     N, theta, ell = 2000, 1.5, 2.5
     bulk = mp_bulk(N)
     se = bulk.edge * (1 + 1e-7)
-    law, _ = _top_sample_law(se)
+    law, _ = _top_sample_law(se, p0=0.1)      # a sample out of the bulk at every quantile
     jp = _problem(bulk, N, theta, ell, 0.0)
     exact = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 2)
     means, resolved = ranks_over_top_sample(jp, se, 10.0, np.zeros(1), 0, law, 3, resolved=True)
@@ -204,3 +227,25 @@ def test_bracketed_secant_meets_its_tolerance_and_saves_evaluations():
         optimize.brentq(counted("brent"), 0.5, 6.0, xtol=1e-10)
         if root == 2.3:
             assert calls["secant"] < calls["brent"]
+
+
+def test_bracketed_secant_along_a_known_slope():
+    """``slope``: the first step is Newton's along it, so a guess near the root costs one evaluation when the slope
+    is right; a wrong slope (10x, or 1/10) still meets the tolerance, and ``slope_out`` gives the slope at the root."""
+    def f(s):
+        return math.tanh(3 * (s - 2.3)) + 0.1 * (s - 2.3)
+    slope = 3.1                                    # f'(2.3)
+    calls = []
+
+    def counted(s):
+        calls.append(s)
+        return f(s)
+    out = []
+    s = bracketed_secant(counted, 0.5, 6.0, 2.3 + 1e-5, xtol=1e-4, slope=slope, slope_out=out)
+    assert abs(s - 2.3) < 1e-8 and len(calls) == 1 and out == [slope]
+    for wrong in (10 * slope, slope / 10, -1.0, math.nan):
+        out = []
+        s = bracketed_secant(f, 0.5, 6.0, 2.0, xtol=1e-10, slope=wrong, slope_out=out)
+        assert abs(s - 2.3) < 1e-10
+        if out:
+            assert out[0] == pytest.approx(slope, rel=1e-2)
