@@ -3,8 +3,8 @@
 
 The ranks the spikes of ``P`` and the single samples share are averaged over ``TOP_QUANTILES`` quantiles of the law of
 the batch's most extreme sample (``ranks_over_top_sample``, at the nodes of ``top_quantile_rule``), each with ``P``'s
-Gram given that sample there (reused batches).  This prints a point's top values with other numbers of quantiles, the prediction
-otherwise as it is::
+Gram given that sample there (reused batches).  This prints a point's top values with other numbers of quantiles,
+the prediction otherwise as it is::
 
     python -m benchmarks.diag_top_quantiles --quantiles 4 6 8 12 16 24 --points \\
         "hermite(0, 1, 0.5)|hermite(0, 1, 0, 0.4082482904638631)|reused|0.3|0.2"

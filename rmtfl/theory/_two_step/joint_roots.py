@@ -297,8 +297,7 @@ def ranks_over_top_sample(jp: JointProblem, s_lo: float, s_hi: float, shift, col
     sample (the column ``column``) placed at the quantiles of :func:`top_quantile_rule` of the law of its outlier
     location, weighted as that rule says, and the other columns where ``shift`` puts them
     (docs/theory/two_step.md §8.3, "Ranked values"); a rank that a batch has no root for (pushed into the bulk) counts
-    at the edge ``s_lo``, as in
-    :func:`~rmtfl.theory._two_step.sample_order.ranks_of`.
+    at the edge ``s_lo``, as in :func:`~rmtfl.theory._two_step.sample_order.ranks_of`.
 
     Where that sample can come near a spike of ``P`` the two repel: the ranks' means differ from those of the spike
     and the sample taken apart.  ``law``: the :class:`~rmtfl.theory._two_step.sample_order.SampleLaw` of the
