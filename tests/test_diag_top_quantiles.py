@@ -23,3 +23,17 @@ def test_bad_quantiles_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--points", POINT, "--quantiles", "0"])
     assert e.value.code == 2
+
+
+def test_equally_spaced_quantiles_give_the_values_before_the_gauss_rule():
+    """``--rule midpoint``: six equally spaced quantiles give the values docs/theory/two_step.md §8.3 quotes for them
+    ("The quantiles of the most extreme sample": 19.51, 12.27), 6 % and 8 % from the Gauss rule's; the prediction's
+    rule is back after the block."""
+    from rmtfl.theory._two_step import joint_roots, top_sample_gram
+
+    midpoint = top_values(POINT, 6, rule="midpoint", ranks=2)
+    assert midpoint == pytest.approx([19.51, 12.27], abs=5e-3)
+    gauss = top_values(POINT, 6, ranks=2)
+    assert abs(midpoint[0] / gauss[0] - 1) > 0.05 and abs(midpoint[1] / gauss[1] - 1) > 0.07
+    assert joint_roots.top_quantile_rule is top_sample_gram.top_quantile_rule
+    assert joint_roots.top_quantile_rule(3)[0][-1] > 0.98         # the Gauss rule's top node, not 5/6
