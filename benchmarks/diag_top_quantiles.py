@@ -50,6 +50,8 @@ def quantile_rule(rule: str):
     ``"midpoint"`` (:func:`midpoint_rule`), for its ranks and for the Grams of ``P`` given it."""
     from rmtfl.theory._two_step import joint_roots, top_sample_gram
 
+    if rule not in ("gauss", "midpoint"):
+        raise ValueError(f"rule must be 'gauss' or 'midpoint', got {rule!r}")
     if rule == "gauss":
         yield
         return
