@@ -109,6 +109,11 @@ class Activation:
         ``hermite_exact(k)`` -> exact ``mu_k`` (float), where a closed form exists.
     herme : tuple of float or None
         ``He``-basis expansion coefficients ``a_k`` for polynomials.
+    derivs : callable or None
+        ``derivs(ks, z)`` -> the derivatives of orders ``ks`` at once, sharing their work (see :meth:`derivatives`).
+    smoothed : callable or None
+        ``smoothed(ks, a, b)`` -> ``[E f^(k)(a + b xi) for k in ks]``, ``xi ~ N(0, 1)``, in closed form where one
+        exists (gelu and erf, orders 1 and 2; see :meth:`gaussian_smoothed`).
     """
 
     name: str
@@ -122,6 +127,7 @@ class Activation:
     hermite_exact: Callable | None = field(default=None, repr=False, compare=False)
     herme: tuple | None = None
     derivs: Callable | None = field(default=None, repr=False, compare=False)
+    smoothed: Callable | None = field(default=None, repr=False, compare=False)
 
     def __call__(self, z):
         return self.fn(z)
@@ -143,6 +149,18 @@ class Activation:
         if self.derivs is not None and all(k >= 1 for k in ks):
             return self.derivs(tuple(ks), z)
         return [self.derivative(k, z) for k in ks]
+
+    def gaussian_smoothed(self, ks, a, b):
+        """``[E f^(k)(a + b xi) for k in ks]`` with ``xi ~ N(0, 1)`` (``a``, ``b`` broadcast), in closed form;
+        ``None`` where the activation has none for these orders (then a quadrature over ``xi`` is needed).
+
+        >>> from rmtfl.theory._classical.activations import get_activation
+        >>> [round(float(v), 6) for v in get_activation("gelu").gaussian_smoothed((1, 2), 0.0, 0.0)]
+        [0.5, 0.797885]
+        """
+        if self.smoothed is None or not all(k in (1, 2) for k in ks):
+            return None
+        return self.smoothed(tuple(ks), a, b)
 
 
 # ----------------------------------------------------------------- polynomials
@@ -336,7 +354,15 @@ def _erf() -> Activation:
         j = (k - 1) // 2
         return 2 / math.sqrt(3 * math.pi) * math.factorial(2 * j) / math.factorial(j) * (-1 / 3) ** j
 
-    return Activation("erf", special.erf, deriv, mp.erf, parity=-1, hermite_exact=exact, derivs=derivs)
+    def smoothed(ks, a, b):
+        # x = a + b xi: E exp(-x^2) = exp(-a^2 / v) / sqrt(v), v = 1 + 2 b^2, and E[x exp(-x^2)] = (a / v) times it
+        a = np.asarray(a, dtype=float)
+        v = 1.0 + 2.0 * np.square(b)
+        e = 2 / math.sqrt(math.pi) * np.exp(-np.square(a) / v) / np.sqrt(v)        # E erf'(x)
+        return [e if k == 1 else -2.0 * (a / v) * e for k in ks]                    # erf'' = -2 x erf'
+
+    return Activation("erf", special.erf, deriv, mp.erf, parity=-1, hermite_exact=exact, derivs=derivs,
+                      smoothed=smoothed)
 
 
 def _gelu() -> Activation:
@@ -383,8 +409,20 @@ def _gelu() -> Activation:
         val = e_phi_he(k + 1) + (k * e_phi_he(k - 1) if k >= 1 else 0.0)
         return float(val)
 
+    def smoothed(ks, a, b):
+        # x = a + b xi, s^2 = 1 + b^2: E Phi(x) = Phi(a / s); phi(x) times the law of x is E phi(x) = phi(a / s) / s
+        # times a Gaussian of mean a / s^2 and variance b^2 / s^2, which gives E[x phi(x)] and E[x^2 phi(x)]
+        a = np.asarray(a, dtype=float)
+        s2 = 1.0 + np.square(b)
+        s = np.sqrt(s2)
+        r = a / s
+        ph = np.exp(-np.square(r) / 2) / (_SQRT2PI * s)                            # E phi(x)
+        m = a / s2
+        # gelu' = Phi + x phi; gelu'' = (2 - x^2) phi, and 2 - b^2 / s^2 = 1 + 1 / s^2
+        return [special.ndtr(r) + m * ph if k == 1 else ph * (1.0 + 1.0 / s2 - np.square(m)) for k in ks]
+
     return Activation("gelu", lambda z: z * special.ndtr(z), deriv,
-                      lambda z: z * mp.ncdf(z), parity=0, hermite_exact=exact, derivs=derivs)
+                      lambda z: z * mp.ncdf(z), parity=0, hermite_exact=exact, derivs=derivs, smoothed=smoothed)
 
 
 def _identity(name="identity") -> Activation:

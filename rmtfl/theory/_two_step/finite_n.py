@@ -46,6 +46,7 @@ from .._classical.targets import Target
 from . import sample_spikes
 from .counting import count_window
 from .joint_roots import TOP_QUANTILES, JointProblem, extreme_columns, ranks_over_top_sample, spike_roots
+from .left_gram import weighted_gram_u
 from .relu_moments import is_relu
 from .right_gram import basis_gram
 from .sample_coupling import single_samples
@@ -237,20 +238,6 @@ class CountLaws(NamedTuple):
     above: object
     fixed: tuple
     laws: tuple | None
-
-
-def weighted_gram_u(g, wg):
-    """``tau -> G_U(tau)``: the ``N``-side Gram matrix of ``P`` (:func:`finite_n_grams`) with the rows at the nodes
-    ``g`` (weights ``wg``) weighted by the row kernel ``tau`` (the master equation, docs/theory/two_step.md §8.1)."""
-    def build(tau):
-        Q = g.size
-        G = np.zeros((Q + 1, Q + 1))
-        ww = wg * g**2 * tau
-        G[0, 0] = ww.sum()
-        G[0, 1:] = G[1:, 0] = ww
-        G[1:, 1:] = np.diag(ww)
-        return G
-    return build
 
 
 def extreme_ranks(*, N, psi, phi, phi2, batch) -> int:

@@ -13,8 +13,11 @@ where the symmetric matrix
     J(x) = [[I - x R G R,  R U],
             [U^T R,        diag(D_i)]]
 
-is singular (Schur complement: ``det J = prod D_i det(I - x R (G + sum_i u_i u_i^T / (x D_i)) R)``).  Far above the
-bulk ``J -> I``; each eigenvalue that turns negative as ``x`` comes down is an outlier.  Its null vector says what
+is singular (Schur complement: ``det J = prod D_i det(I - x R (G + sum_i u_i u_i^T / (x D_i)) R)``).  Any factor
+``F`` with ``F^T F = Phi_A`` in place of ``R`` gives the same eigenvalues wherever they can change sign (``F = Q R``
+with ``Q`` orthogonal conjugates ``J``): the blocks use ``F = diag(sqrt(w)) C`` of
+:class:`~rmtfl.theory._two_step.left_gram.WeightedGramU`, no eigensolver, and one row fewer (``Phi_A`` is singular;
+its null direction only adds an eigenvalue ``1`` to ``J``).  Far above the bulk ``J -> I``; each eigenvalue that turns negative as ``x`` comes down is an outlier.  Its null vector says what
 it is: mostly in the first block, a spike of ``P`` (lifted by the samples it leans on); mostly in the second, a
 single-sample outlier (reported by the order statistics of :mod:`.sample_order` instead).  With the batch's most
 extreme sample placed at quantiles of its law, the roots averaged rank by rank give the means of the ranks the spikes
@@ -29,7 +32,6 @@ import numpy as np
 from scipy import optimize
 
 from .sample_spikes import extreme_eigenvalues, sample_strengths, typical_extremes, y_law_truncated
-from .widened_bulk import psd_sqrt
 
 __all__ = ["ExtremeColumns", "JointProblem", "extreme_columns", "spike_roots", "ranks_over_top_sample",
            "top_sample_places", "top_quantile_rule", "TOP_QUANTILES"]
@@ -90,12 +92,16 @@ class JointProblem:
 
     def __init__(self, bulk, cols: ExtremeColumns, G_U_w, G_V, g, N, *, _kernels=None):
         self.bulk, self.cols, self.G_U_w, self.G_V, self.g, self.N = bulk, cols, G_U_w, G_V, g, N
-        self.r = G_V.shape[0]
+        C = G_U_w.C                     # the factor of P's N-side Gram is diag(sqrt(w(x))) C (module docstring)
+        self.r = C.shape[0]             # P's block of J
         self._cache = {}
-        # the bulk's kernels at each x (R and the column denominators), shared by the problems of :meth:`given`
+        # the bulk's kernels at each x (sqrt(w) and the column denominators), shared by the problems of :meth:`given`
         self._kernels = {} if _kernels is None else _kernels
-        # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share
-        self._gq, self._GVU = g / math.sqrt(N), G_V - cols.U @ cols.U.T
+        # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share, between
+        # the factor's constant parts
+        self._gq = g / math.sqrt(N)
+        M = C @ (G_V - cols.U @ cols.U.T) @ C.T
+        self._M, self._CU = (M + M.T) / 2, C @ cols.U
 
     def given(self, G_V, U=None) -> "JointProblem":
         """The same problem with ``P``'s right Gram ``G_V`` (and the columns' components ``U``) of another batch: the
@@ -104,7 +110,8 @@ class JointProblem:
         return JointProblem(self.bulk, cols, self.G_U_w, G_V, self.g, self.N, _kernels=self._kernels)
 
     def blocks(self, s):
-        """``(A, B, D)`` at ``x = s^2``: ``A = I - x R G R``, ``B = R U``, ``D`` the column denominators."""
+        """``(A, B, D)`` at ``x = s^2``: ``A = I - x F G F^T``, ``B = F U``, ``D`` the column denominators (``F``:
+        the factor of the module docstring)."""
         if s not in self._cache:
             if s not in self._kernels:
                 bulk, x = self.bulk, s * s
@@ -114,14 +121,14 @@ class JointProblem:
                 else:
                     ta, _ = bulk.tau_rows(bulk.a, x)
                     D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
-                    self._kernels[s] = (x * ttm, psd_sqrt(self.G_U_w(tq)), D)
+                    self._kernels[s] = (x * ttm, np.sqrt(self.G_U_w.weights(tq)), D)
             k = self._kernels[s]
             if k is None:
                 self._cache[s] = None
             else:
-                xt, R, D = k
-                A = np.eye(self.r) - xt * (R @ self._GVU @ R)
-                self._cache[s] = ((A + A.T) / 2, R @ self.cols.U, D)
+                xt, rho, D = k
+                A = np.eye(self.r) - xt * (np.outer(rho, rho) * self._M)      # symmetric: both factors are
+                self._cache[s] = (A, rho[:, None] * self._CU, D)
         return self._cache[s]
 
     def denominators(self, s):

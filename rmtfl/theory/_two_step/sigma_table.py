@@ -58,6 +58,8 @@ def F_table(act: Activation, st, t, *, bulk=True) -> FTable:
         # (docs/theory/two_step.md §8.2, "The sample's own term and the two remainders")
         Fo, Co, So = relu_F_table(st, t)
         return FTable(Fo, Co, So, Co, (t * st.mu1)[:, None] * Co)
+    if not bulk and act.gaussian_smoothed((1, 2), 0.0, 0.0) is not None:
+        return _smoothed_table(act, st, t)
     if st.batch == "fresh":
         # z + t xi is one Gaussian, N(0, 1 + t^2 tau_h^2): one sum over it, centred at t mu_1 s
         z, wz = gauss_hermite_rule(_W_ORDER)
@@ -110,3 +112,26 @@ def F_table(act: Activation, st, t, *, bulk=True) -> FTable:
                 if st.batch != "fresh":
                     Xo[q, r] = v @ xw
     return FTable(Fo, Co, So, Zo, Do, Xo if bulk and st.batch != "fresh" else None)
+
+
+def _smoothed_table(act: Activation, st, t) -> FTable:
+    """``F`` and ``dF/ds`` of :func:`F_table` (``bulk=False``) where ``E sigma^(k)(a + b xi)`` has a closed form
+    (:meth:`~rmtfl.theory._classical.activations.Activation.gaussian_smoothed`): the Gaussian ``xi`` (reused) or the
+    whole of ``z + t xi`` (fresh) integrated exactly, ``dF/ds = t mu_1 E sigma''(.)`` directly.  ``F(0) = mu_1`` as
+    on the quadrature route: the reused rule's own ``E sigma'(z)`` is taken out of it."""
+    if st.batch == "fresh":
+        # t mu_1 s + z + t xi: one Gaussian, N(t mu_1 s, 1 + t^2 tau_h^2)
+        e0 = act.gaussian_smoothed((1,), 0.0, 1.0)[0]
+        rows = [act.gaussian_smoothed((1, 2), (tq * st.mu1) * st.s, math.sqrt(1.0 + (tq * st.tau_h) ** 2))
+                for tq in t]
+    else:
+        # z + t (mu_1 s + y sigma'(z) / phi) + t tau_h xi: the inner rule over z, xi exactly
+        z, wz = gauss_hermite_rule(_Z_ORDER)
+        d1 = act.derivative(1, z)
+        e0 = float(wz @ d1)
+        base = st.mu1 * st.s[:, None] + (st.y[:, None] / st.phi) * d1[None, :]          # (I, A)
+        rows = [[v @ wz for v in act.gaussian_smoothed((1, 2), z[None, :] + tq * base, abs(tq) * st.tau_h)]
+                for tq in t]
+    Fo = np.array([v for v, _ in rows]) - e0 + st.mu1
+    Do = (t * st.mu1)[:, None] * np.array([c for _, c in rows])
+    return FTable(Fo, None, None, None, Do)

@@ -83,3 +83,23 @@ def test_in_pieces_is_the_function_itself(name, shape):
     for got, want in zip(many, act.derivatives((1, 2), z), strict=True):
         assert got.shape == z.shape
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["gelu", "erf"])
+def test_gaussian_smoothed_derivatives_are_the_gaussian_expectations(name):
+    """``E f^(k)(a + b xi)``, ``xi ~ N(0, 1)``, in closed form (gelu: ``Phi`` and Gaussian products; erf:
+    ``exp(-x^2)``) against a 200-node Gauss–Hermite rule over ``xi``, ``a`` and ``b`` as arrays (broadcast)."""
+    act = get_activation(name)
+    a = np.linspace(-4.0, 4.0, 9)[:, None]
+    b = np.array([0.0, 0.3, 1.0, 2.0])[None, :]
+    x, w = np.polynomial.hermite_e.hermegauss(200)
+    w = w / w.sum()
+    got = act.gaussian_smoothed((1, 2), a, b)
+    for k, g in zip((1, 2), got):
+        ref = np.einsum("abx,x->ab", act.derivative(k, a[..., None] + b[..., None] * x), w)
+        np.testing.assert_allclose(g, ref, atol=1e-13)
+
+
+def test_gaussian_smoothed_is_none_without_a_closed_form():
+    assert get_activation("tanh").gaussian_smoothed((1,), 0.0, 1.0) is None
+    assert get_activation("gelu").gaussian_smoothed((3,), 0.0, 1.0) is None

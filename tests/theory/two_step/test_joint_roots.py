@@ -20,6 +20,7 @@ from rmtfl.theory import two_step
 from rmtfl.theory._classical.hermite import gauss_hermite_rule
 from rmtfl.theory._two_step.joint_roots import (ExtremeColumns, JointProblem, bracketed_secant, ranks_over_top_sample,
                                                 spike_roots, top_quantile_rule)
+from rmtfl.theory._two_step.left_gram import WeightedGram
 from rmtfl.theory._two_step.sample_order import SampleLaw
 
 from .mp_bulk import mp_bulk
@@ -29,7 +30,7 @@ def _problem(bulk, N, theta, ell, c):
     """``W = H + theta a v^T`` with ``|a| = |v| = 1``, ``v`` at squared overlap ``c^2`` with one column of variance
     ``ell / d``: P's Gram matrices (one direction) and that column."""
     g, wg = gauss_hermite_rule(16)
-    G_U_w = lambda tau: np.array([[wg @ (g * g * tau)]])  # noqa: E731
+    G_U_w = WeightedGram(np.ones((g.size, 1)), wg * g * g)      # one direction: wg @ (g^2 tau)
     cols = ExtremeColumns(V=np.full((1, bulk.a.size), ell), U=np.array([[theta * c]]))
     return JointProblem(bulk, cols, G_U_w, np.array([[theta**2]]), g, N)
 

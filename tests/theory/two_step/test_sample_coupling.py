@@ -19,6 +19,7 @@ from rmtfl.theory._two_step import finite_n as fn
 from rmtfl.theory._two_step import sample_coupling as sc
 from rmtfl.theory._two_step import sample_spikes
 from rmtfl.theory._two_step.joint_roots import ExtremeColumns, JointProblem
+from rmtfl.theory._two_step.left_gram import WeightedGram
 from rmtfl.theory._two_step.sample_coupling import law_shift
 from rmtfl.theory._two_step.sample_order import column_parts, tail_law
 from rmtfl.theory._two_step.widened_bulk import master_eigs
@@ -34,7 +35,7 @@ def test_the_shift_is_the_schur_complement_of_the_joint_problem(c):
     N, theta, ell = 2000, 1.5, 2.5
     bulk = mp_bulk(N)
     g, wg = gauss_hermite_rule(16)
-    G_U_w = lambda tau: np.array([[wg @ (g * g * tau)]])  # noqa: E731
+    G_U_w = WeightedGram(np.ones((g.size, 1)), wg * g * g)      # one direction: wg @ (g^2 tau)
     G_V, U = np.array([[theta**2]]), np.array([[theta * c]])
     jp = JointProblem(bulk, ExtremeColumns(V=np.full((1, bulk.a.size), ell), U=U), G_U_w, G_V, g, N)
     se = bulk.edge * (1 + 1e-7)
