@@ -22,9 +22,11 @@ from pathlib import Path
 
 
 def discover() -> list[str]:
-    """Module names ``bench_*`` in this package folder, sorted."""
+    """Module names ``bench_*`` in this package folder that define ``run(quick)``, sorted (the others, such as
+    ``bench_two_step_finite_n`` and ``bench_phase_agreement``, are command-line scripts with arguments of their own:
+    ``python -m benchmarks.<name> --help``)."""
     here = Path(__file__).resolve().parent
-    return sorted(p.stem for p in here.glob("bench_*.py"))
+    return sorted(p.stem for p in here.glob("bench_*.py") if "\ndef run(" in p.read_text())
 
 
 def _fmt(v, nd=4) -> str:

@@ -99,9 +99,12 @@ class JointProblem:
         self._kernels = {} if _kernels is None else _kernels
         # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share, between
         # the factor's constant parts
-        self._gq = g / math.sqrt(N)
+        # the rows the kernels are read at: P's nodes, then the bulk's (for the columns' denominators)
+        self._rows = np.concatenate([g / math.sqrt(N), bulk.a])
+        self._Vw = bulk.red.psi * cols.V * bulk.wa[None, :]
         M = C @ (G_V - cols.U @ cols.U.T) @ C.T
         self._M, self._CU = (M + M.T) / 2, C @ cols.U
+        self._J = np.empty((self.r + cols.U.shape[1],) * 2)       # J's buffer, filled at each x
 
     def given(self, G_V, U=None) -> "JointProblem":
         """The same problem with ``P``'s right Gram ``G_V`` (and the columns' components ``U``) of another batch: the
@@ -114,14 +117,13 @@ class JointProblem:
         the factor of the module docstring)."""
         if s not in self._cache:
             if s not in self._kernels:
-                bulk, x = self.bulk, s * s
-                tq, ttm = bulk.tau_rows(self._gq, x)
-                if tq is None:
+                x = s * s
+                t, ttm = self.bulk.tau_rows(self._rows, x)
+                if t is None:
                     self._kernels[s] = None
                 else:
-                    ta, _ = bulk.tau_rows(bulk.a, x)
-                    D = 1.0 - bulk.red.psi * (self.cols.V * ta[None, :]) @ bulk.wa
-                    self._kernels[s] = (x * ttm, np.sqrt(self.G_U_w.weights(tq)), D)
+                    Q = self.g.size
+                    self._kernels[s] = (x * ttm, np.sqrt(self.G_U_w.weights(t[:Q])), 1.0 - self._Vw @ t[Q:])
             k = self._kernels[s]
             if k is None:
                 self._cache[s] = None
@@ -140,10 +142,8 @@ class JointProblem:
         if b is None:
             return None
         A, B, D = b
-        r, K = self.r, D.size
-        J = np.empty((r + K, r + K))
-        J[:r, :r], J[:r, r:], J[r:, :r] = A, B, B.T
-        J[r:, r:] = np.diag(D - shift)
+        r, J = self.r, self._J
+        J[:r, :r], J[:r, r:], J[r:, :r], J[r:, r:] = A, B, B.T, np.diag(D - shift)
         return np.linalg.eigh(J) if vectors else np.linalg.eigvalsh(J)
 
     def coupling(self, s):
