@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._classical.activations import PIECE, Activation
+from .._classical.activation_type import PIECE, Activation
 from .._classical.hermite import gauss_hermite_rule
 from .._classical.targets import Target
 from .relu_moments import is_relu, relu_h_moments, relu_move_covariance

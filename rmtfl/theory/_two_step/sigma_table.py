@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._classical.activations import PIECE, Activation
+from .._classical.activation_type import PIECE, Activation
 from .._classical.hermite import gauss_hermite_rule
 from .relu_moments import is_relu, relu_F_table
 
