@@ -13,15 +13,16 @@ where the symmetric matrix
     J(x) = [[I - x R G R,  R U],
             [U^T R,        diag(D_i)]]
 
-is singular (Schur complement: ``det J = prod D_i det(I - x R (G + sum_i u_i u_i^T / (x D_i)) R)``).  Any factor
-``F`` with ``F^T F = Phi_A`` in place of ``R`` gives the same eigenvalues wherever they can change sign (``F = Q R``
-with ``Q`` orthogonal conjugates ``J``): the blocks use ``F = diag(sqrt(w)) C`` of
-:class:`~rmtfl.theory._two_step.left_gram.WeightedGramU`, no eigensolver, and one row fewer (``Phi_A`` is singular;
-its null direction only adds an eigenvalue ``1`` to ``J``).  Far above the bulk ``J -> I``; each eigenvalue that turns negative as ``x`` comes down is an outlier.  Its null vector says what
-it is: mostly in the first block, a spike of ``P`` (lifted by the samples it leans on); mostly in the second, a
-single-sample outlier (reported by the order statistics of :mod:`.sample_order` instead).  With the batch's most
-extreme sample placed at quantiles of its law, the roots averaged rank by rank give the means of the ranks the spikes
-hold (:func:`ranks_over_top_sample`): where that sample comes near a spike the two repel.
+is singular (Schur complement: ``det J = prod D_i det(I - x R (G + sum_i u_i u_i^T / (x D_i)) R)``).  Any factor ``F``
+with ``F^T F = Phi_A`` in place of ``R`` gives the same eigenvalues wherever they can change sign (``F = Q R`` with
+``Q`` orthogonal conjugates ``J``): the blocks use ``F = diag(sqrt(w)) C`` of
+:class:`~rmtfl.theory._two_step.left_gram.WeightedGram`, no eigensolver, and one row fewer (``Phi_A`` is singular; its
+null direction only adds an eigenvalue ``1`` to ``J``).  Far above the bulk ``J -> I``; each eigenvalue that turns
+negative as ``x`` comes down is an outlier.  Its null vector says what it is: mostly in the first block, a spike of
+``P`` (lifted by the samples it leans on); mostly in the second, a single-sample outlier (reported by the order
+statistics of :mod:`.sample_order` instead).  With the batch's most extreme sample placed at quantiles of its law, the
+roots averaged rank by rank give the means of the ranks the spikes hold (:func:`ranks_over_top_sample`): where that
+sample comes near a spike the two repel.
 """
 from __future__ import annotations
 
@@ -97,9 +98,9 @@ class JointProblem:
         self._cache = {}
         # the bulk's kernels at each x (sqrt(w) and the column denominators), shared by the problems of :meth:`given`
         self._kernels = {} if _kernels is None else _kernels
-        # the same at every x: the rows of P's Gram matrix, and that matrix less the extreme samples' share, between
-        # the factor's constant parts
-        # the rows the kernels are read at: P's nodes, then the bulk's (for the columns' denominators)
+        # the same at every x: the rows the kernels are read at (P's nodes, then the bulk's, for the columns'
+        # denominators), the columns' weights over the bulk's rows, and P's right Gram less the extreme samples'
+        # share between the factor's constant parts
         self._rows = np.concatenate([g / math.sqrt(N), bulk.a])
         self._Vw = bulk.red.psi * cols.V * bulk.wa[None, :]
         M = C @ (G_V - cols.U @ cols.U.T) @ C.T

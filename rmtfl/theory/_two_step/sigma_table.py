@@ -116,7 +116,7 @@ def F_table(act: Activation, st, t, *, bulk=True) -> FTable:
 
 def _smoothed_table(act: Activation, st, t) -> FTable:
     """``F`` and ``dF/ds`` of :func:`F_table` (``bulk=False``) where ``E sigma^(k)(a + b xi)`` has a closed form
-    (:meth:`~rmtfl.theory._classical.activations.Activation.gaussian_smoothed`): the Gaussian ``xi`` (reused) or the
+    (:meth:`~rmtfl.theory._classical.activation_type.Activation.gaussian_smoothed`): the Gaussian ``xi`` (reused) or the
     whole of ``z + t xi`` (fresh) integrated exactly, ``dF/ds = t mu_1 E sigma''(.)`` directly.  ``F(0) = mu_1`` as
     on the quadrature route: the reused rule's own ``E sigma'(z)`` is taken out of it."""
     if st.batch == "fresh":
