@@ -165,13 +165,12 @@ def left_route_problem(base_cls):
 
 def left_route_kernel(bulk, G_U_w, g, N, A, s):
     """``(tau, u^T K_LL u)`` at ``P``'s nodes ``g`` at ``x = s^2`` (:func:`left_route_problem`): the row kernel and
-    the quadratic form of ``K_LL = R^{-1} S (I - S)^{-1} R^{-1}`` (``I - S = A``, ``P``'s block of the joint problem;
-    ``R^2 = G_U(tau)``) in the left basis ``u(g)`` of ``P``'s Gram ``G_U``."""
-    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
-
+    the quadratic form of ``K_LL = F^+ S (I - S)^{-1} F^{+T}`` (``I - S = A``, ``P``'s block of the joint problem in
+    the basis of its factor ``F``, ``F^T F = G_U(tau)``, ``F^+`` its pseudo-inverse; with the symmetric root ``R`` in
+    place of ``F`` the same form) in the left basis ``u(g)`` of ``P``'s Gram ``G_U``."""
     tq, _ = bulk.tau_rows(g / math.sqrt(N), s * s)
-    Ri = np.linalg.pinv(psd_sqrt(G_U_w(tq)), rcond=1e-12)
-    K_ll = Ri @ (np.eye(A.shape[0]) - A) @ np.linalg.solve(A, Ri)
+    Fp = np.linalg.pinv(G_U_w.factor(tq), rcond=1e-12)
+    K_ll = Fp @ (np.eye(A.shape[0]) - A) @ np.linalg.solve(A, Fp.T)
     Q = g.size
     U = np.zeros((Q + 1, Q))
     U[0] = g
@@ -183,12 +182,10 @@ def left_route_shift(bulk, G_U_w, G_V, g, N, s, V, wg):
     """The change of the strengths of columns with profiles ``V`` (rows: columns, at ``P``'s nodes ``g``, weights
     ``wg``) at ``s`` by ``P``'s update of the bulk's row kernel along its left vectors, ``(psi / N) E_g[v tau^2 u^T
     K_LL u]`` (:func:`left_route_kernel`, with ``P``'s block ``A`` of the joint problem at ``s``)."""
-    from rmtfl.theory._two_step.widened_bulk import psd_sqrt
-
     x = s * s
     tq, ttm = bulk.tau_rows(g / math.sqrt(N), x)
-    R = psd_sqrt(G_U_w(tq))
-    A = np.eye(G_V.shape[0]) - x * ttm * (R @ G_V @ R)
+    F = G_U_w.factor(tq)
+    A = np.eye(F.shape[0]) - x * ttm * (F @ G_V @ F.T)
     tq, quad = left_route_kernel(bulk, G_U_w, g, N, (A + A.T) / 2, s)
     return (bulk.red.psi / N) * (np.asarray(V) @ (tq**2 * quad * wg))
 
