@@ -3,8 +3,8 @@
 ``rmtfl.theory.two_step(..., N=1000)`` at the 272 points of the acceptance page at ``N = 1000``
 (docs/benchmarks/two_step_finite_n.md: four σ, two targets, the 25 points of α ∈ {0, …, 0.4}² with a reused batch
 and the 9 of α ∈ {0, 0.2, 0.4}² with a fresh second batch), each the fastest of ``--repeat``
-calls after a first call per target (which tabulates the law of ``M``: the first call in a process takes
-0.2 s longer), and a 21 × 21 finite-N phase map (:func:`rmtfl.theory.finite_n_outlier_map`, gelu,
+calls after a first call per target and batch (the first calls in a process tabulate the law of ``M`` and load
+``scipy.stats`` for the count's lattice: up to 0.5 s longer), and a 21 × 21 finite-N phase map (:func:`rmtfl.theory.finite_n_outlier_map`, gelu,
 He1 + He3/√6, ``N = 1000``, α ∈ [0, 0.45]²).  Targets: at most 0.2 s a prediction and 90 s a map (2 cores).  Single
 calls vary with the machine's load: run it alone::
 
@@ -62,12 +62,13 @@ def predict(act, tgt, batch, a1, a2):
 
 
 def time_points(repeat: int, progress: bool = True) -> list[tuple[float, tuple]]:
-    """``[(seconds, point), ...]``: the fastest of ``repeat`` calls at each point (after one call per target)."""
+    """``[(seconds, point), ...]``: the fastest of ``repeat`` calls at each point (after one call per target and
+    batch)."""
     from tqdm import tqdm
 
-    for tgt in TARGETS:
-        predict("tanh", tgt, "reused", 0.1, 0.1)
-        predict("tanh", tgt, "fresh", 0.1, 0.1)
+    for tgt in TARGETS:             # what a process loads once: the law of M, scipy.stats for the count's lattice
+        predict(ACTIVATIONS[-1], tgt, "reused", 0.4, 0.4)
+        predict(ACTIVATIONS[-1], tgt, "fresh", 0.4, 0.4)
     out = []
     for p in tqdm(points(), desc="predictions", disable=not progress, leave=False):
         best = np.inf
