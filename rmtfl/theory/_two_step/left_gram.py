@@ -39,6 +39,7 @@ class WeightedGram:
         return np.sqrt(self.weights(tau))[:, None] * self.C
 
     def __call__(self, tau):
+        """``G(tau)`` (``r x r``)."""
         return (self.C.T * (self.c * tau)) @ self.C
 
 
