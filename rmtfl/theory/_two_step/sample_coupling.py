@@ -28,7 +28,6 @@ import math
 import numpy as np
 
 from .sample_order import ranks_of, sample_outliers
-from .widened_bulk import psd_sqrt
 
 __all__ = ["law_shift", "single_samples", "COUPLE_SAMPLES"]
 
@@ -67,7 +66,6 @@ def law_shift(bulk, G_U_w, G_V, g, N, components, n_spikes):
     ``n_spikes``: the number of spikes of ``P`` above the bulk's edge.  A sub-bin repelled below (``1 + x <-tt> beta
     <= 0``) gets ``-inf``.
     """
-    r = G_V.shape[0]
     gq = g / math.sqrt(N)
 
     def shift(s):
@@ -75,12 +73,12 @@ def law_shift(bulk, G_U_w, G_V, g, N, components, n_spikes):
         tq, ttm = bulk.tau_rows(gq, x)
         if tq is None:
             return None
-        R = psd_sqrt(G_U_w(tq))
-        A = np.eye(r) - x * ttm * (R @ G_V @ R)
+        F = G_U_w.factor(tq)                                # F^T F = Phi_A (no eigensolver)
+        A = np.eye(F.shape[0]) - x * ttm * (F @ G_V @ F.T)
         A = (A + A.T) / 2
         if int(np.sum(np.linalg.eigvalsh(A) < 0.0)) < n_spikes:
             return None
-        S = R @ np.linalg.solve(A, R)
+        S = F.T @ np.linalg.solve(A, F)                     # = Phi_A^(1/2) (I - x<-tt> M)^-1 Phi_A^(1/2)
         out = []
         for U in components:
             beta = np.einsum("ik,ij,jk->k", U, S, U)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .right_gram import basis_gram
-from .widened_bulk import WidenedBulk, master_eigs, psd_sqrt
+from .widened_bulk import WidenedBulk, master_eigs
 
 __all__ = ["spike_spreads", "resolvent_variance"]
 
@@ -72,10 +72,10 @@ def spike_spreads(bulk: WidenedBulk, st, *, G_V, C, table, g, wg, G_U_w, locatio
         got = _slope(bulk, s, G_U_w, G_V, g, N)
         if tq is None or got is None or got[1] == 0.0:
             continue                                        # no derivative: variance 0
-        R = psd_sqrt(G_U_w(tq))
-        M = s * s * ttm * (R @ G_V @ R)
+        F = G_U_w.factor(tq)                                # F^T F = Phi_A; F^T q = Phi_A^(1/2) q' (q' of master_eigs)
+        M = s * s * ttm * (F @ G_V @ F.T)
         ev, qv = np.linalg.eigh((M + M.T) / 2)
-        Rq = R @ qv[:, int(np.argmin(np.abs(ev - 1.0)))]
+        Rq = F.T @ qv[:, int(np.argmin(np.abs(ev - 1.0)))]
         S = float(Rq @ G_V @ Rq)
         u = G_V @ Rq / S
         omega = g**2 * (u[0] + u[1:]) ** 2                  # the spike's row weights

@@ -473,13 +473,15 @@ def psd_sqrt(G):
 def master_eigs(bulk: WidenedBulk, s, G_U_w, G_V, g, N):
     """Eigenvalues of ``Phi_A(s) Phi_B(s)`` (the master equation of docs/theory/two_step.md §8.1, with the profile).
 
-    ``G_U_w(tau)`` builds the ``N``-side Gram matrix with row weights ``tau`` at the nodes ``g``.
+    ``G_U_w``: the ``N``-side Gram matrix with row weights ``tau`` at the nodes ``g``
+    (:class:`~rmtfl.theory._two_step.left_gram.WeightedGram`).  Taken as ``F G_V F^T`` with its factor ``F``
+    (``F^T F = Phi_A``): the same nonzero eigenvalues as ``Phi_A^(1/2) G_V Phi_A^(1/2)``, one per node.
     """
     tq, ttm = bulk.tau_rows(g / math.sqrt(N), s * s)
     if tq is None:
         return None
-    R = psd_sqrt(G_U_w(tq))
-    M = s * s * ttm * (R @ G_V @ R)
+    F = G_U_w.factor(tq)
+    M = s * s * ttm * (F @ G_V @ F.T)
     return np.sort(np.linalg.eigvalsh((M + M.T) / 2))[::-1]
 
 
