@@ -356,7 +356,7 @@ def save_grid_figure(results, path):
 
 
 #: Bins of the gap between the count rule's edge on the predicted spectrum and the bulk's fold (:func:`edge_gaps`).
-GAP_BINS = ((-math.inf, -0.04), (-0.04, -0.02), (-0.02, 0.0), (0.0, math.inf))
+GAP_BINS = ((-math.inf, -0.04), (-0.04, -0.02), (-0.02, 0.02), (0.02, math.inf))
 
 
 def edge_gaps(page) -> list[dict]:
@@ -376,6 +376,27 @@ def edge_gaps(page) -> list[dict]:
     return [dict(gap=(lo, hi), rows=len(v), edge_off=sum(r[1] for r in v), count_over=sum(r[2] > 0 for r in v),
                  count_under=sum(r[2] < 0 for r in v))
             for lo, hi in GAP_BINS for v in [[r for r in rows if lo <= r[0] < hi]]]
+
+
+#: Activations whose bulk ends in a square-root edge (bounded ``sigma'``): :func:`edge_offsets` reports them apart.
+SATURATING = ("tanh", "erf", "sigmoid", "softplus")
+
+
+def edge_offsets(page) -> dict:
+    """``fitted_edge / simulated_edge - 1`` (the count rule's edge on the predicted spectrum against the one it fits on
+    the draws) over the rows of a page this benchmark wrote: its median and mean over all rows and its mean over the
+    rows of :data:`SATURATING` activations, each with the row count (docs/theory/two_step.md §9.2, "Where the bulk's
+    values are read"); the rows read as in :func:`edge_gaps`."""
+    every, light = [], []
+    for _, c in page_rows(page):
+        m = re.fullmatch(r"([\d.]+)/([\d.]+) \(([\d.]+)\)", c[9])
+        if m:
+            fitted, sim, _ = map(float, m.groups())
+            every.append(fitted / sim - 1)
+            if c[2] in SATURATING:
+                light.append(fitted / sim - 1)
+    return dict(rows=len(every), median=float(np.median(every)), mean=float(np.mean(every)),
+                saturating_rows=len(light), saturating_mean=float(np.mean(light)))
 
 
 def spread_errors(page, share=None) -> list[dict]:
@@ -435,7 +456,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                     help="where the draws are simulated (the same draws on both, drawn on the host from the seed)")
     ap.add_argument("--edge-gaps", default=None, metavar="PAGE",
-                    help="only print the edge-gap table of a page this benchmark wrote (docs/theory/two_step.md §9.3)")
+                    help="only print the edge-gap table of a page this benchmark wrote (docs/theory/two_step.md §9.3) "
+                         "and the fitted edge's offset from the simulated one (docs/theory/two_step.md §9.2)")
     ap.add_argument("--sample-values", default=None, metavar="PAGE",
                     help="only print the errors of the single-sample outliers on a page this benchmark wrote, per "
                          "N, batch, σ and target (docs/theory/two_step.md §9.3)")
@@ -459,6 +481,10 @@ def main(argv=None) -> int:
         for b in edge_gaps(a.edge_gaps):
             print(f"gap in [{b['gap'][0]:+.2f}, {b['gap'][1]:+.2f}): {b['rows']} points, fitted edge >3 % off at "
                   f"{b['edge_off']}, count too high at {b['count_over']}, too low at {b['count_under']}")
+        o = edge_offsets(a.edge_gaps)
+        print(f"fitted edge against the simulated one over {o['rows']} points: median {100 * o['median']:+.2f} %, "
+              f"mean {100 * o['mean']:+.2f} %; {', '.join(SATURATING)} ({o['saturating_rows']} points): mean "
+              f"{100 * o['saturating_mean']:+.2f} %")
         return 0
     if a.pool and (a.own_seeds or a.simulate_only):
         ap.error("--pool adds each point's own draws to the shared ones of --cache: it takes neither --own-seeds nor "

@@ -147,13 +147,16 @@ def _column_shift(m, V, V2, G, noise):
 
 def _below_edge(m, vals, count):
     """The roots above the edge (descending) and, below it, the ``k``-th value where ``count`` falls to
-    ``k - 1/2``; and how many lie above the edge."""
+    ``k - c`` (``c``: where the bulk's top values are read, ``TOP_VALUE_OFFSET``, docs/theory/two_step.md §9.2); and
+    how many lie above the edge."""
+    from rmtfl.theory._two_step.widened_bulk import TOP_VALUE_OFFSET
+
     vals = sorted(vals, reverse=True)
     out = list(vals)
     for k in range(len(vals) + 1, m["J"] + 25):
-        if count[0] < k - 0.5:
+        if count[0] < k - TOP_VALUE_OFFSET:
             break
-        out.append(math.sqrt(float(np.interp(-(k - 0.5), -count, m["xb"]))))
+        out.append(math.sqrt(float(np.interp(-(k - TOP_VALUE_OFFSET), -count, m["xb"]))))
     return np.array(out), len(vals)
 
 

@@ -106,7 +106,7 @@ def test_the_edge_gap_note_quotes_the_acceptance_page():
     page = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "two_step_finite_n.md"
     bins = edge_gaps(page)
     far, near = bins[0], bins[2]
-    assert far["gap"] == (-np.inf, -EDGE_GAP) and near["gap"] == (-0.02, 0.0)
+    assert far["gap"] == (-np.inf, -EDGE_GAP) and near["gap"] == (-0.02, 0.02)
     rule = count_on_prediction([10.0], 2.0, N=1000, psi=1.0)
     note = low_edge_note(rule, 2.0 * rule.edge)
     m = re.search(r"at the (\d+) points .* at (\d+) and the count .* at (\d+) \((\d+) of them too many\), against "
@@ -195,6 +195,22 @@ def test_sections_with_seeds_of_their_own_are_not_counted_twice(tmp_path):
                     f"## N = 1000, reused batch, {GROUPED_TITLE}\n\n{row}\n", encoding="utf-8")
     assert sum(b["rows"] for b in edge_gaps(page)) == 1
     assert [title for title, _ in page_rows(page)] == ["N = 1000, reused batch"]
+
+
+def test_edge_offsets_read_the_fitted_edges_against_the_simulated_ones(tmp_path):
+    """``edge_offsets``: fitted / simulated - 1 per row (1.900/2.000: -5 %; 2.200/2.000: +10 %), its median and mean,
+    and the mean over the saturating activations alone."""
+    from benchmarks.bench_two_step_finite_n import edge_offsets
+
+    rows = ["| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 1.900/2.000 (2.000) | yes |",
+            "| 1000 | reused | gelu | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 2.200/2.000 (2.000) | yes |",
+            "| 1000 | reused | erf | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 2.000/2.000 (2.000) | yes |"]
+    page = tmp_path / "page.md"
+    page.write_text("## N = 1000, reused batch\n\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    o = edge_offsets(page)
+    assert o["rows"] == 3 and o["saturating_rows"] == 2
+    assert o["median"] == pytest.approx(0.0) and o["mean"] == pytest.approx(0.05 / 3)
+    assert o["saturating_mean"] == pytest.approx(-0.025)
 
 
 def test_pool_follows_the_shared_draws_with_each_points_own(tmp_path, capsys):

@@ -92,8 +92,9 @@ def test_grid_options_need_the_grid(argv, word, capsys):
 
 def test_fine_top_values_lie_lower_in_a_thin_tail_and_only_inside_the_block():
     """The quadratic sigma with He1 + He2/2 at (0.4, 0.4), N = 1000, whose bulk ends in a thin tail: read off the
-    converged density its top values lie lower (0.5-3 %; docs/theory/two_step.md §9.2 has 1-2 % at ranks 1, 11
-    and 31), and outside the block they are as before."""
+    converged density its top values lie lower, by less than 1 % since the prediction smooths the density over a
+    fortieth of its grid step (measured 0.2-0.6 % at ranks 1, 11 and 31; 1-3 % over a tenth, before;
+    docs/theory/two_step.md §9.2), and outside the block they are as before."""
     from rmtfl.theory import get_activation, make_target
     from rmtfl.theory._two_step.finite_n import predict_finite_n
 
@@ -107,5 +108,5 @@ def test_fine_top_values_lie_lower_in_a_thin_tail_and_only_inside_the_block():
     with fine_top():
         fine = bulk_top()
     ratio = fine[[0, 10, 30]] / before[[0, 10, 30]]
-    assert np.all(ratio < 0.995) and np.all(ratio > 0.97)
+    assert np.all(ratio < 1.0) and np.all(ratio > 0.99)
     assert np.array_equal(bulk_top(), before)

@@ -47,10 +47,11 @@ def test_windowed_lambda_moves_only_the_samples_part():
     from types import SimpleNamespace
 
     from rmtfl.theory._two_step.poisson_count import mean_count
+    from rmtfl.theory._two_step.widened_bulk import TOP_VALUE_OFFSET
     from rmtfl.theory._two_step.sample_order import SampleLaw
 
     N, fold = 1000, 2.0
-    bulk_top = fold - 0.01 * (1.5 * np.pi * (np.arange(60) + 0.5)) ** (2 / 3)
+    bulk_top = fold - 0.01 * (1.5 * np.pi * (np.arange(1, 61) - TOP_VALUE_OFFSET)) ** (2 / 3)   # as top_values reads
     sig = 0.01
     s = fold + sig * np.linspace(0.0, 30.0, 301)
     x0 = 6.05

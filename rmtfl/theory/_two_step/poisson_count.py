@@ -5,7 +5,8 @@
 above the bulk's fold (held at its fold value below it) plus the bulk's count from its top values, with a finite real
 matrix's soft edge (:func:`soft_edge_count`).  The ``k``-th value below the spikes lies above ``s`` when a Poisson
 variable of mean ``Lambda(s)`` is at least ``k`` (:func:`rank_laws`), for the top :data:`TOP_RANKS` ranks below the
-spikes; deeper ranks sit where ``Lambda`` is ``k - 1/2`` (the bulk's values are rigid); the spikes at their
+spikes; deeper ranks sit at the bulk's top values (rigid: where ``k - c`` are expected above them, the mean place
+of a real matrix's ``k``-th value at a soft edge, :data:`~.widened_bulk.TOP_VALUE_OFFSET`); the spikes at their
 places or spread by their laws.  The count rule's median count over those spectra on a fixed Sobol lattice, and the
 mean of the edge it fits there, are the prediction's count and fitted edge (:func:`poisson_count`).  Deterministic:
 the lattice is the same at every call.
@@ -21,6 +22,7 @@ from scipy.integrate import cumulative_trapezoid
 from .._classical.edge_count import edge_positions
 from .._classical.tracy_widom import tracy_widom_quantile
 from .sample_order import SampleLaw
+from .widened_bulk import TOP_VALUE_OFFSET
 
 __all__ = ["TOP_RANKS", "LATTICE_POINTS", "soft_edge_count", "edge_fit", "samples_above", "mean_count", "blended",
            "rank_laws", "lattice_rule", "poisson_count"]
@@ -56,8 +58,9 @@ def soft_edge_count(x):
 
 def edge_fit(bulk_top) -> tuple[float, float]:
     """``(edge, scale)``: the soft edge's place and Tracy–Widom scale fitted to the bulk's first ten top values
-    (descending), where the density counts ``k - 1/2`` at ``edge - scale (3 pi (k - 1/2) / 2)^(2/3)``."""
-    pos = (1.5 * np.pi * (np.arange(10) + 0.5)) ** (2.0 / 3.0)
+    (descending), where the density counts ``k - c`` at ``edge - scale (3 pi (k - c) / 2)^(2/3)`` (``c``:
+    :data:`~.widened_bulk.TOP_VALUE_OFFSET`, where :meth:`~.widened_bulk.WidenedBulk.top_values` puts them)."""
+    pos = (1.5 * np.pi * (np.arange(1, 11) - TOP_VALUE_OFFSET)) ** (2.0 / 3.0)
     (e, sig), *_ = np.linalg.lstsq(np.stack([np.ones(10), -pos], 1), np.asarray(bulk_top, float)[:10], rcond=None)
     return float(e), float(sig)
 
@@ -75,8 +78,9 @@ def mean_count(law: SampleLaw, bulk_top):
     of a finite matrix (the density's count plus :func:`soft_edge_count`, at the edge and scale fitted to its first
     ten top values)."""
     bt = np.asarray(bulk_top, float)
-    xs = np.concatenate([[bt[0] + 0.5 * (bt[0] - bt[1])], bt])[::-1]          # the bulk's count: k - 1/2 at v_k
-    ns = np.concatenate([[0.0], np.arange(bt.size) + 0.5])[::-1]
+    c = TOP_VALUE_OFFSET                                                     # the bulk's count: k - c at v_k
+    xs = np.concatenate([[bt[0] + (1.0 - c) * (bt[0] - bt[1])], bt])[::-1]
+    ns = np.concatenate([[0.0], np.arange(1, bt.size + 1) - c])[::-1]
     e, sig = edge_fit(bt)
     lo, hi = bt[-1], max(xs[-1], law.grid[-1], e + 4.0 * sig)
     grid = np.unique(np.concatenate([np.linspace(lo, hi, 1200), xs, law.grid]))

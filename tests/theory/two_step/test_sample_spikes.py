@@ -142,16 +142,21 @@ def test_column_spike_is_the_spiked_covariance_location():
 
 
 def test_bulk_top_values_are_marchenko_pastur_quantiles():
-    """At vanishing steps the bulk's k-th value is where k - 1/2 of the N eigenvalues of W W^T lie above it:
+    """At vanishing steps the bulk's k-th value is where k - c of the N eigenvalues of W W^T lie above it (c = 0.72,
+    the mean place of a real matrix's k-th value at its soft edge, docs/theory/two_step.md §9.2):
     Marchenko-Pastur with ratio psi, density sqrt((b - x)(x - a)) / (2 pi psi x) (scipy quad + brentq)."""
     from scipy import integrate, optimize
+
+    from rmtfl.theory._two_step.widened_bulk import TOP_VALUE_OFFSET
+
+    assert TOP_VALUE_OFFSET == 0.72
 
     N = 1000
     for psi in (1.0, 0.5):
         a, b = (1 - math.sqrt(psi)) ** 2, (1 + math.sqrt(psi)) ** 2
         rho = lambda x: math.sqrt(max((b - x) * (x - a), 0.0)) / (2 * math.pi * psi * x)   # noqa: E731
         above = lambda x: N * integrate.quad(rho, x, b)[0]                                   # noqa: E731
-        ref = [math.sqrt(optimize.brentq(lambda x: above(x) - (k - 0.5), a + 1e-9, b)) for k in range(1, 31)]
+        ref = [math.sqrt(optimize.brentq(lambda x: above(x) - (k - 0.72), a + 1e-9, b)) for k in range(1, 31)]
         got = mp_bulk(N, psi).top_values(30)
         np.testing.assert_allclose(got, ref, rtol=2e-3)
 
