@@ -202,9 +202,8 @@ def test_edge_offsets_read_the_fitted_edges_against_the_simulated_ones(tmp_path)
     and the mean over the saturating activations alone."""
     from benchmarks.bench_two_step_finite_n import edge_offsets
 
-    rows = ["| 1000 | reused | tanh | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 1.900/2.000 (2.000) | yes |",
-            "| 1000 | reused | gelu | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 2.200/2.000 (2.000) | yes |",
-            "| 1000 | reused | erf | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | 2.000/2.000 (2.000) | yes |"]
+    row = "| 1000 | reused | {} | He1+He2/2 | (0.0, 0.0) | 2.1 | 2.1 | 1/1 | 1–1 / 1–1 | {}/2.000 (2.000) | yes |"
+    rows = [row.format("tanh", "1.900"), row.format("gelu", "2.200"), row.format("erf", "2.000")]
     page = tmp_path / "page.md"
     page.write_text("## N = 1000, reused batch\n\n" + "\n".join(rows) + "\n", encoding="utf-8")
     o = edge_offsets(page)

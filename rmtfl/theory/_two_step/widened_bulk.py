@@ -25,7 +25,8 @@ from .separable_profile import SeparableProfile, fold_edge, solve_near
 from .sample_spikes import outlier_shares, y_law_truncated, y_tail
 
 __all__ = ["WidenedBulk", "bulk_rows", "row_functions", "row_coefficients", "column_functions", "m_law_cdf",
-           "column_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE", "TOP_VALUE_OFFSET"]
+           "column_law_cdf", "column_spike", "master_eigs", "psd_sqrt", "M_GRID", "MAX_OUTLIER_SHARE",
+           "TOP_VALUE_OFFSET"]
 
 #: Grid points of the tabulated law of ``M``.
 M_GRID = 600
