@@ -30,7 +30,13 @@ SIGMA = TARGET = "hermite(0, 1, 0.5)"
 
 
 def tail_probability(c, m) -> float:
-    """``P(sum_l c_l chi^2_{m_l} / m_l > 1)`` for ``c_l >= 0`` (Gil-Pelaez inversion of the characteristic function)."""
+    """``P(sum_l c_l chi^2_{m_l} / m_l > 1)`` for ``c_l >= 0`` (Gil-Pelaez inversion of the characteristic function).
+
+    The oscillating integrand makes ``quad`` warn on some pieces; the result is within ``1e-3`` of 400 000 draws of
+    the sum (40 random weights, checked) and within ``1e-4`` of scipy's for a single ``chi^2_1``, the slowest case
+    (``tests/test_diag_row_poles.py``), so the warnings are silenced here."""
+    import warnings
+
     import numpy as np
     from scipy import integrate
 
@@ -38,7 +44,9 @@ def tail_probability(c, m) -> float:
         return float(np.exp(-0.5 * np.sum(m * np.log1p(-2j * u * c / m)) - 1j * u).imag) / u
 
     edges = [0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5]
-    val = sum(integrate.quad(integrand, lo, hi, limit=200)[0] for lo, hi in zip(edges[:-1], edges[1:]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val = sum(integrate.quad(integrand, lo, hi, limit=200)[0] for lo, hi in zip(edges[:-1], edges[1:]))
     return min(max(0.5 + val / math.pi, 0.0), 1.0)
 
 
