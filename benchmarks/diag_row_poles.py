@@ -67,7 +67,7 @@ def rank_one(batch: str, alpha1: float, alpha2: float, *, N: int = 1000, psi: fl
     K = fn.extreme_ranks(N=N, psi=psi, phi=phi, phi2=phi2, batch=batch)
     bulk = fn.bulk_without(act, target, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn)
     red, d = bulk.red, N / psi
-    wl = red.Pl[:, 0] / red.colh[:, 0]                  # the columns' weights (colh's first function is 1)
+    wl = red.col_weights
     m = np.maximum(wl * d, 1.0)                         # columns per node
 
     def weights(g, x):

@@ -100,7 +100,7 @@ class SeparableProfile:
     ``S_jl = sum_k f_k(row j) h_k(col l) / d`` with ``f_0 = h_0 = 1``: ``rowf`` is ``(N, K)``
     (``f_k`` at the row nodes), ``colh`` is ``(d, K)``.  Unknowns ``A_k = psi <f_k t>``,
     ``B_k = <h_k tt>`` and ``x``; ``A_0 = psi m`` is the continuation parameter.  Optional
-    ``row_weights``/``col_weights`` replace the uniform means (nodes of a quadrature).
+    ``row_weights``/``col_weights`` replace the uniform means (nodes of a quadrature); kept as attributes.
     """
 
     def __init__(self, rowf, colh, psi, row_weights=None, col_weights=None):
@@ -109,6 +109,7 @@ class SeparableProfile:
         self.rowf, self.colh = rowf, colh
         wa = np.full(len(rowf), 1.0 / len(rowf)) if row_weights is None else np.asarray(row_weights, float)
         wl = np.full(len(colh), 1.0 / len(colh)) if col_weights is None else np.asarray(col_weights, float)
+        self.row_weights, self.col_weights = wa, wl
         self.Pa = rowf * wa[:, None]
         self.Pl = colh * wl[:, None]
         # the system in the stacked unknowns v = (A, B): the row then the column denominators are D = 1 + F v, and
