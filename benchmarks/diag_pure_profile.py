@@ -79,6 +79,17 @@ def pure_profile(alpha1: float, alpha2: float, *, activation: str = QUADRATIC, t
     return res
 
 
+def parse_alphas(ap, text: str):
+    """``(alpha1, alpha2)`` from ``--alphas`` ``"a1,a2"``, each in ``[0, 0.5)``; ``ap.error`` (exit 2) otherwise."""
+    try:
+        a1, a2 = (float(v) for v in text.split(","))
+    except ValueError:
+        ap.error(f"--alphas takes alpha1,alpha2, got {text!r}")
+    if not (0 <= a1 < 0.5 and 0 <= a2 < 0.5):
+        ap.error(f"--alphas must lie in [0, 0.5), got {text!r}")
+    return a1, a2
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--alphas", default="0.4,0.4", help="alpha1,alpha2 in [0, 0.5)")
@@ -90,12 +101,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=700, help="the first draw's seed (draw k: seed + k)")
     ap.add_argument("--kept", action="store_true", help="columns of M over the batch less its extreme samples")
     args = ap.parse_args(argv)
-    try:
-        a1, a2 = (float(v) for v in args.alphas.split(","))
-    except ValueError:
-        ap.error(f"--alphas takes alpha1,alpha2, got {args.alphas!r}")
-    if not (0 <= a1 < 0.5 and 0 <= a2 < 0.5):
-        ap.error(f"--alphas must lie in [0, 0.5), got {args.alphas!r}")
+    a1, a2 = parse_alphas(ap, args.alphas)
     if args.N < 50 or args.draws < 2:
         ap.error("--N must be at least 50 and --draws at least 2")
     res = pure_profile(a1, a2, activation=args.activation, target=args.target, batch=args.batch, N=args.N,

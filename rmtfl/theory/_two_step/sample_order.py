@@ -25,6 +25,7 @@ import numpy as np
 from scipy import special
 
 from .bulk_edge import y_law
+from .first_batch import carried_columns
 from .sample_spikes import extreme_eigenvalues, sample_strengths, tail_bins, tail_refinement, y_law_truncated
 from .widened_bulk import column_spike
 
@@ -403,12 +404,23 @@ def column_parts(act, target, st, bulk, *, eta1, eta2, N, psi, ranks, rho=None, 
                                     which=which, lams=lams, moments=mom, rho=rho, h_cache=h_cache)
         vmean = np.array([1.0 + r_rows + ex for ex in rws])
         vm2 = np.array([m4 + 6.0 * r_rows * m2 + 3.0 * r_rows**2 for m2, m4 in mom])
+        if which == "first" and FIRST_BATCH_CARRIED:
+            # the second step carries the column on, its M_2 part among the bulk's columns
+            # (docs/theory/two_step.md §8.3, "A first-batch sample in the second step")
+            vmean, vm2 = carried_columns(bulk, vmean, vm2, psi=psi)
+            rws = list(vmean - 1.0 - r_rows)
+            th2 = N / d * (np.asarray(rws) @ bulk.wa)
         parts.append((mass_f, R @ vmean, R @ vm2, n_b))
         th2s.append(R @ th2)
         us.append(None if components is None else np.asarray(components(ys, zs, which), dtype=float) @ R.T)
         if guess is None or th2.max() > guess[0]:
             guess = (float(th2.max()), rws[int(np.argmax(th2))])
     return parts, th2s, guess, (us if components is not None else None)
+
+
+#: Whether a first-batch sample's column (fresh batches) takes the second step's part along ``M_2``
+#: (:func:`~rmtfl.theory._two_step.first_batch.carried_columns`).
+FIRST_BATCH_CARRIED = True
 
 
 def _tail_bins(target, n_b: int, p_tail: float, cache=None):
