@@ -96,8 +96,8 @@ def wide_spread_note(outliers) -> str | None:
     return (f"{'an outlier' if one else 'outliers'} at {at} {'spreads' if one else 'spread'} over batches by at least "
             f"a quarter of {'its' if one else 'their'} value, where the values are least certain: at the 56 points "
             "of the acceptance grids with such an outlier the worst value was off the simulated mean of its rank by "
-            "4.8 % at the median point (up to 11.3 %, above 5 % at 26, the prediction high at 28), against 1.1 % "
-            "(up to 14.1 %) at the 812 others (docs/theory/two_step.md §9.3)")
+            "4.8 % at the median point (up to 11.3 %, above 5 % at 26, the prediction high at 29), against 1.1 % "
+            "(up to 13.4 %) at the 812 others (docs/theory/two_step.md §9.3)")
 
 
 def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=None, noise=0.0, N=None,
