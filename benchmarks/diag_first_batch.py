@@ -19,7 +19,8 @@ sample ``x_i`` (a generic direction for ``M_2``) leaves it as ``(1 + e_j + beta_
   added after the second step (the column alone), and the single-column location of the column alone and with the
   ``beta`` part, as the prediction takes it (:mod:`rmtfl.theory._two_step.first_batch`).
 - ``batches``: the same product model with the 12 most extreme samples of each batch left out of its ``M`` or kept
-  in it: the top three values with neither, either and both batches' extreme samples.
+  in it: the top three values with neither, either and both batches' extreme samples, and with both less the term
+  ``t1_j t2_j w_j E_1 E_2`` in which they meet directly (``E_b`` their part of ``M_b``).
 """
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ def batches(alphas=(0.4, 0.4), *, N: int = 1000, draws: int = 6, seed: int = 900
     batch's 12 most extreme samples left out of its ``M`` or kept in it (module docstring)."""
     import numpy as np
 
-    out = {"both left out": [], "first batch's kept": [], "second batch's kept": [], "both kept": []}
+    out = {"both left out": [], "first batch's kept": [], "second batch's kept": [], "both kept": [],
+           "both, no cross term": []}
     for k in range(draws):
         rng = np.random.default_rng(seed + k)
         (M1, M1k), (M2, M2k) = _batch_m(rng, 2 * N, N), _batch_m(rng, 2 * N, N)
@@ -113,6 +115,10 @@ def batches(alphas=(0.4, 0.4), *, N: int = 1000, draws: int = 6, seed: int = 900
         for case, A, B in (("both left out", M1k, M2k), ("first batch's kept", M1, M2k),
                            ("second batch's kept", M1k, M2), ("both kept", M1, M2)):
             out[case].append(np.linalg.svd(_two_products(W0, t1, t2, A, B), compute_uv=False)[:3])
+        # the extreme samples of the two batches met directly: t1 t2 W0 E1 E2 (E_b their part of M_b)
+        cross = (t1 * t2)[:, None] * (W0 @ (M1 - M1k) @ (M2 - M2k))
+        out["both, no cross term"].append(np.linalg.svd(_two_products(W0, t1, t2, M1, M2) - cross,
+                                                        compute_uv=False)[:3])
     return {case: (np.mean(v, axis=0), np.std(v, axis=0, ddof=1) / math.sqrt(draws)) for case, v in out.items()}
 
 
