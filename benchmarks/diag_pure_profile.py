@@ -48,11 +48,7 @@ def pure_profile(alpha1: float, alpha2: float, *, activation: str = QUADRATIC, t
     tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=True)[3]
     K = fn.extreme_ranks(N=N, psi=1.0, phi=phi, phi2=phi2, batch=batch)
     bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=1.0, tn=tn)
-    red = bulk.red
-    per_row = np.round(red.row_weights * N).astype(int)    # each node stands for this many rows
-    per_col = np.round(red.col_weights * d).astype(int)
-    rows_at_nodes = np.repeat(red.rowf, per_row, axis=0)
-    cols_at_nodes = np.repeat(red.colh, per_col, axis=0)
+    rows_at_nodes, cols_at_nodes = bulk.red.at_nodes(N, d)    # each node stands for its weight's share of rows
     g_quantiles = special.ndtri((np.arange(N) + 0.5) / N)
     link = tgt.links[0]
     out = {"nodes": [], "rows drawn": [], "columns of M": [], "both": []}

@@ -122,6 +122,12 @@ class SeparableProfile:
         self._P[:K, :n], self._P[K:, n:] = psi * self.Pa.T, self.Pl.T
         self._eye = np.eye(2 * K)
 
+    def at_nodes(self, rows: int, cols: int):
+        """``(F, H)``: the row and column functions with each node repeated by its weight times ``rows`` or
+        ``cols`` (rounded), the profile of a matrix of that size whose rows and columns sit at the nodes."""
+        return (np.repeat(self.rowf, np.round(self.row_weights * rows).astype(int), axis=0),
+                np.repeat(self.colh, np.round(self.col_weights * cols).astype(int), axis=0))
+
     def parts(self, A, B, x):
         Dt = 1.0 + self.rowf @ B
         Dtt = 1.0 + self.colh @ A

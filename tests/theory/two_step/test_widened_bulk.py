@@ -128,9 +128,7 @@ def _own_profile_gap(act, tgt, draws=16, ranks=6, N=1000):
     tn = finite_n_grams(a, st, eta1=N**0.4, eta2=N**0.4, N=N, bulk=True)[3]
     K = extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
     bulk = bulk_without(a, t, st, ranks=K, eta1=N**0.4, eta2=N**0.4, N=N, psi=1.0, tn=tn)
-    red = bulk.red
-    F = np.repeat(red.rowf, np.round(red.row_weights * N).astype(int), axis=0)
-    C = np.repeat(red.colh, np.round(red.col_weights * N).astype(int), axis=0)
+    F, C = bulk.red.at_nodes(N, N)
     assert F.shape[0] == N and C.shape[0] == N
     sd = np.sqrt(np.clip(F @ C.T, 0.0, None) / N)
     tops = np.array([np.linalg.svd(sd * np.random.default_rng(700 + k).standard_normal((N, N)),
