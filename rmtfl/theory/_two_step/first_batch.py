@@ -33,7 +33,7 @@ CARRY_POINTS = 32
 def carried_columns(bulk, vmean, vm2, *, psi: float):
     """``(vmean, vm2)`` of the first-batch tail bins with the second step's ``beta`` part (module docstring):
     ``vmean``, ``vm2`` are ``E[v]`` and ``E[v^2]`` per bin and row of ``bulk`` (units of ``1/d``); unchanged where
-    ``beta`` vanishes (a ``sigma`` whose ``sigma''`` has no part along ``M``, such as tanh)."""
+    ``beta`` vanishes (``sigma''`` without a part along ``M``: an odd ``sigma`` with an odd target)."""
     _, _, beta, _, _ = row_coefficients(bulk.a, bulk.st, bulk.eta1, bulk.eta2, bulk.tn, bulk.rows)
     if not np.any(np.abs(beta) > 1e-9):
         return vmean, vm2

@@ -3,7 +3,7 @@ docs/theory/two_step.md §8.3, "A first-batch sample in the second step").
 
 Reference: the root of the 2 x 2 problem itself (its top eigenvalue equal to 1, found by brentq on the kernels of the
 widened bulk), against which the row weights the laws take (the eigenvector at the column's own root) must give the
-same root; and a sigma without a part along M_2 (tanh), whose columns stay as they are.
+same root; and an odd sigma with an odd target (no part along M_2), whose columns stay as they are.
 """
 import math
 
@@ -63,7 +63,8 @@ def test_the_carried_columns_keep_the_root_of_the_two_by_two_problem():
 
 
 def test_a_sigma_without_a_part_along_m2_keeps_its_columns():
-    """tanh: sigma'' is odd, the second step's part along M_2 vanishes, and the columns come back as they went in."""
+    """tanh with an odd target: the second step's part along M_2 vanishes (sigma'' and y both odd), and the columns
+    come back as they went in."""
     act, tgt, st, bulk = _fresh_bulk("tanh", "hermite(0, 1, 0, 0.4082482904638631)", (0.4, 0.4))
     _, v = _first_batch_columns(act, tgt, st, bulk, [3.5, 4.0])
     got, got2 = carried_columns(bulk, v, v * v, psi=1.0)
