@@ -46,7 +46,8 @@ def _bulk(act, tgt, a1, a2, N):
 
 def carry_slopes(activation: str = "tanh", target: str = HE3, alphas=(0.4, 0.4), *, N: int = 1000, draws: int = 2,
                  samples: int = 12, seed: int = 7000) -> list:
-    """Per bin of ``g = sqrt(N) a_j`` (:data:`BINS`): ``(lo, hi, rows, slope, standard error, predicted)`` (module docstring)."""
+    """Per bin of ``g = sqrt(N) a_j`` (:data:`BINS`): ``(lo, hi, rows, slope, standard error, predicted)`` (module
+    docstring)."""
     import numpy as np
 
     from rmtfl.numerics import gd_steps, init_first_layer, init_second_layer, sample_inputs, sample_targets
@@ -112,20 +113,20 @@ def batches(alphas=(0.4, 0.4), *, N: int = 1000, draws: int = 6, seed: int = 900
         a = rng.standard_normal(N) / math.sqrt(N)
         t1, t2 = float(N) ** alphas[0] * a, float(N) ** alphas[1] * a
         W0 = rng.standard_normal((N, N)) / math.sqrt(N)
-        for case, A, B in (("both left out", M1k, M2k), ("first batch's kept", M1, M2k),
-                           ("second batch's kept", M1k, M2), ("both kept", M1, M2)):
-            out[case].append(np.linalg.svd(_two_products(W0, t1, t2, A, B), compute_uv=False)[:3])
+        H = {case: _two_products(W0, t1, t2, A, B) for case, A, B in (
+            ("both left out", M1k, M2k), ("first batch's kept", M1, M2k), ("second batch's kept", M1k, M2),
+            ("both kept", M1, M2))}
         # the extreme samples of the two batches met directly: t1 t2 W0 E1 E2 (E_b their part of M_b)
-        cross = (t1 * t2)[:, None] * (W0 @ (M1 - M1k) @ (M2 - M2k))
-        out["both, no cross term"].append(np.linalg.svd(_two_products(W0, t1, t2, M1, M2) - cross,
-                                                        compute_uv=False)[:3])
+        H["both, no cross term"] = H["both kept"] - (t1 * t2)[:, None] * (W0 @ (M1 - M1k) @ (M2 - M2k))
+        for case, M in H.items():
+            out[case].append(np.linalg.svd(M, compute_uv=False)[:3])
     return {case: (np.mean(v, axis=0), np.std(v, axis=0, ddof=1) / math.sqrt(draws)) for case, v in out.items()}
 
 
 def propagation(alphas=(0.4, 0.4), y: float = 12.0, *, N: int = 1000, draws: int = 12, seed: int = 900) -> dict:
     """``{case: (mean, standard error)}`` of the top singular value over ``draws`` of the quadratic product model
-    (module docstring), and ``"prediction"``: the single column's location as the prediction takes it and with the
-    ``beta`` part added."""
+    (module docstring), and ``"prediction"``: the single column's location alone and with the ``beta`` part, as the
+    prediction takes it."""
     import numpy as np
 
     from rmtfl.theory import get_activation, make_target

@@ -81,7 +81,7 @@ def carried_columns(bulk, vmean, vm2, *, psi: float):
         j = min(k + 1, s.size - 1)
         a, bb, c = ((1 - f) * Pi[k, b] + f * Pi[j, b] for Pi in P)
         q = (1 - f) * sq[k] + f * sq[j]
-        ev = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + bb * bb)
+        ev = top((a, bb, c))
         if abs(bb) > 1e-300:
             u = np.array([bb, ev - a])
         else:                                            # no coupling: the larger diagonal entry's axis
