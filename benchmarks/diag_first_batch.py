@@ -36,12 +36,10 @@ BINS = ((-math.inf, -2.0), (-2.0, -1.0), (-1.0, 0.0), (0.0, 1.0), (1.0, 2.0), (2
 
 
 def _bulk(act, tgt, a1, a2, N):
-    import rmtfl.theory._two_step.finite_n as fn
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
-    eta1, eta2 = float(N) ** a1, float(N) ** a2
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=True)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
-    return fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=1.0, tn=tn), st
+    from rmtfl.theory._two_step.finite_n import prediction_bulk
+    st, bulk = prediction_bulk(act, tgt, psi=1.0, phi=2.0, phi2=2.0, eta1=float(N) ** a1, eta2=float(N) ** a2,
+                               batch="fresh", N=N)
+    return bulk, st
 
 
 def carry_slopes(activation: str = "tanh", target: str = HE3, alphas=(0.4, 0.4), *, N: int = 1000, draws: int = 2,

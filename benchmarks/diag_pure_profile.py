@@ -44,10 +44,8 @@ def pure_profile(alpha1: float, alpha2: float, *, activation: str = QUADRATIC, t
     d, n = N, int(round(phi * N))
     phi2 = phi if batch == "fresh" else None
     eta1, eta2 = float(N) ** alpha1, float(N) ** alpha2
-    st = fn.finite_n_setup(act, tgt, phi=phi, batch=batch, phi2=phi2)
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=True)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=phi, phi2=phi2, batch=batch)
-    bulk = fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=1.0, tn=tn)
+    _, bulk = fn.prediction_bulk(act, tgt, psi=1.0, phi=phi, phi2=phi2, eta1=eta1, eta2=eta2, batch=batch, N=N)
+    K = fn.extreme_ranks(N=N, psi=1.0, phi=phi, phi2=phi2, batch=batch)     # the samples the bulk leaves out
     rows_at_nodes, cols_at_nodes = bulk.red.at_nodes(N, d)    # each node stands for its weight's share of rows
     g_quantiles = special.ndtri((np.arange(N) + 0.5) / N)
     link = tgt.links[0]

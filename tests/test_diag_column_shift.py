@@ -9,14 +9,11 @@ from benchmarks.diag_column_shift import column_shift, converged_kernels, left_o
 
 def _bulk(act="tanh"):
     from rmtfl.theory import get_activation, make_target
-    from rmtfl.theory._two_step.finite_n import bulk_without, extreme_ranks, finite_n_grams, finite_n_setup
+    from rmtfl.theory._two_step.finite_n import extreme_ranks, prediction_bulk
 
     a, tgt, N = get_activation(act), make_target("linear"), 1000
-    st = finite_n_setup(a, tgt, phi=2.0, batch="reused", phi2=None)
-    tn = finite_n_grams(a, st, eta1=N**0.4, eta2=N**0.4, N=N, bulk=False)[3]
-    K = extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
-    bulk = bulk_without(a, tgt, st, ranks=K, eta1=N**0.4, eta2=N**0.4, N=N, psi=1.0, tn=tn)
-    return a, tgt, st, bulk, K
+    st, bulk = prediction_bulk(a, tgt, psi=1.0, phi=2.0, phi2=None, eta1=N**0.4, eta2=N**0.4, batch="reused", N=N)
+    return a, tgt, st, bulk, extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=None, batch="reused")
 
 
 def test_the_left_out_columns_are_the_samples_beyond_the_cut_and_their_shift_lifts_the_top_only_below_the_fold():

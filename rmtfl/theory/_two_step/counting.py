@@ -100,5 +100,5 @@ def low_edge_note(rule: EdgeCount, fold: float) -> str | None:
     return (f"the count rule's edge on the predicted spectrum, {rule.edge:#.4g}, lies {100 * gap:.0f} % below the "
             f"bulk's fold {fold:#.4g}, where the predicted values just below the outliers are least certain: at the "
             "11 points of the acceptance grids with a gap above 4 %, the fitted edge was more than 3 % off the "
-            "simulated one at 8 and the count off the simulated median at 8 (6 of them too many), against "
+            "simulated one at 8 and the count off the simulated median at 9 (6 of them too many), against "
             "3 and 37 of the 664 points with a gap within 2 % (docs/theory/two_step.md §9.3)")

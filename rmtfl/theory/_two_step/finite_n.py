@@ -32,7 +32,6 @@ most extreme samples of a typical batch out; their columns and the spikes of ``P
 from __future__ import annotations
 
 import math
-from functools import partial
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -60,19 +59,15 @@ from .whole_law import whole_law_eigenvalues
 from .widened_bulk import WidenedBulk, bulk_rows, column_spike, master_eigs, psd_sqrt
 
 __all__ = ["FiniteNSetup", "finite_n_setup", "finite_n_grams", "F_table", "MAX_TARGET_DEGREE", "FiniteNResult",
-           "extreme_ranks", "bulk_without", "predict_finite_n", "check_finite_n_inputs", "T_MAX_CHECKED", "master_eigs",
-           "column_spike", "WidenedBulk", "weighted_gram_u", "sample_components", "vbar_coefficients"]
+           "extreme_ranks", "bulk_without", "predict_finite_n", "master_eigs",
+           "column_spike", "WidenedBulk", "weighted_gram_u", "sample_components", "vbar_coefficients",
+           "prediction_bulk"]
 
 #: Highest Hermite degree of a polynomial target link that the quadrature orders below integrate.
 MAX_TARGET_DEGREE = 4
 
 _ZS_ORDER, _ZETA_ORDER, _EPS_ORDER = 24, 16, 6   # data grid (z*, zeta[, eps])
 
-#: The count's law above the fold solves its group at every COUNT_EVERY-th ``s`` of its grid
-#: (:func:`~rmtfl.theory._two_step.sample_group.grouped_tail_law`'s ``every``): the fitted edge moves by at most
-#: 1e-3, the counts not at all (16 heavy N = 1000 points), 185 and 56 of the page's 200 and 72 N = 1000 points pass
-#: against 183 and 56 with every ``s``.
-COUNT_EVERY = 2
 _G_ORDER = 16                                      # law of g = sqrt(N) a
 
 #: M's eigenvalue along each extreme sample over the whole law of ``y``, where the batch's other extreme samples are
@@ -158,10 +153,7 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     ``U = [a, a ⊙ 1_{bin 1}, ..., a ⊙ 1_{bin Q}]`` (so column 0 is ``a`` itself),
     ``Vbar = [eta_1 mu_1 beta_hat_1, eta_2 v(t_1), ..., eta_2 v(t_Q)]``.
     """
-    if second_layer == "gaussian":
-        g, wg = gauss_hermite_rule(_G_ORDER)
-    else:
-        g, wg = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
+    g, wg = _g_rule(second_layer)
     t = eta1 * g / math.sqrt(N)
     table = F_table(act, st, t, bulk=bulk)
     Q = g.size
@@ -182,6 +174,13 @@ def finite_n_grams(act: Activation, st: FiniteNSetup, *, eta1, eta2, N, second_l
     Mbar = (C @ basis_t)[:, None]
     rows = bulk_rows(st, t, table) if bulk else None
     return G_U, G_V, Mbar, t, g, wg, rows, table
+
+
+def _g_rule(second_layer):
+    """The nodes and weights of ``g = sqrt(N) a`` (Gauss–Hermite, or Rademacher's two points)."""
+    if second_layer == "gaussian":
+        return gauss_hermite_rule(_G_ORDER)
+    return np.array([-1.0, 1.0]), np.array([0.5, 0.5])
 
 
 def vbar_coefficients(st: FiniteNSetup, eta1, eta2, Q):
@@ -269,6 +268,26 @@ def bulk_without(act: Activation, target: Target, st: FiniteNSetup, *, ranks, et
     # fresh batches: each basis keeps one M's direction structure and averages the other, so each edge
     # falls short of the true one; the larger is kept (docs/theory/two_step.md §8.2)
     return max(bulks, key=lambda b: b.edge)
+
+
+def prediction_bulk(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
+                    second_layer="gaussian") -> tuple[FiniteNSetup, WidenedBulk]:
+    """``(st, bulk)``: the data grid and the widened bulk that :func:`predict_finite_n` builds at these arguments (the
+    same objects, without the rest of the prediction), for checks of the bulk on its own.
+
+    >>> from rmtfl.theory._classical.activations import get_activation
+    >>> from rmtfl.theory._classical.targets import make_target
+    >>> st, bulk = prediction_bulk(get_activation("tanh"), make_target("hermite(0, 1, 0.5)"), psi=1.0, phi=2.0,
+    ...                            phi2=None, eta1=1.0, eta2=1.0, batch="reused", N=1000)
+    >>> from rmtfl.theory import two_step
+    >>> bulk.edge == two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=1.0, eta2=1.0, N=1000).bulk_edge
+    True
+    """
+    st = finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
+    tn = eta1 * _g_rule(second_layer)[0] / math.sqrt(N)
+    K = extreme_ranks(N=N, psi=psi, phi=phi, phi2=phi2, batch=batch)
+    return st, bulk_without(act, target, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn,
+                            second_layer=second_layer)
 
 
 def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, eta2, batch, N,
@@ -418,9 +437,12 @@ def predict_finite_n(act: Activation, target: Target, *, psi, phi, phi2, eta1, e
     if grouped and law is not None and law.sizes and samples:
         # the count's laws: the columns each on its own (below the fold) and as one group (above it), with the
         # spikes at their locations and laws (docs/theory/two_step.md §8.3)
-        below, above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
-                                    eigenvalue=eig, law_fns=(None, partial(grouped_tail_law, every=COUNT_EVERY)),
-                                    h_cache=h_cache)
+        # above it the law the single samples' ranks came from, where that took the whole law of y as well
+        same = eig_sample is eig
+        below, *above = outlier_laws(act, target, st, bulk, eta1=eta1, eta2=eta2, N=N, psi=psi, ranks=K, rho=rho,
+                                     eigenvalue=eig, law_fns=(None,) if same else (None, grouped_tail_law),
+                                     h_cache=h_cache)
+        above = (law if law.uncoupled is None else law.uncoupled) if same else above[0]
         counted = CountLaws(below, above, tuple(locs), tuple(laws) if any(lw is not None for lw in laws) else None)
     locs, spike_medians, samples, spreads, sample_spreads = rank_outliers(law, locs, samples, joint_ranks, sds=sds,
                                                                           laws=laws, edge=bulk.edge,
@@ -453,27 +475,6 @@ def sample_components(act, st, eta1, eta2, tn, ys, zs, d, which):
     return C @ (vec * ys[None, :]) * (math.sqrt(d) / (phi_b * d))
 
 
-def takes_activation(act: Activation) -> bool:
-    """Whether the finite-``N`` route handles ``act``: relu (closed forms) or smooth with known derivatives."""
-    return (act.smooth and act.deriv is not None) or is_relu(act)
-
-
-def check_finite_n_inputs(act: Activation, target: Target, N, max_width: int = 10**9):
-    """Bad-input errors of the finite-``N`` route (each names its parameter)."""
-    if isinstance(N, bool) or not isinstance(N, (int, float, np.integer, np.floating)) or not 2 <= N <= max_width \
-            or N != int(N):
-        raise ValueError(f"N must be an integer width in [2, {max_width:.0e}], got {N!r}")
-    if not takes_activation(act):
-        raise ValueError(f"activation must be relu or smooth with known derivatives for the finite-N route (sigma'' "
-                         f"enters the widened bulk), got {act.name!r}")
-    if target.rank != 1:
-        raise ValueError(f"target must be single-index (rank 1) for the finite-N route, got rank {target.rank}")
-    deg = target.links[0].degree
-    if deg is not None and deg > MAX_TARGET_DEGREE:
-        raise ValueError(f"target must have Hermite degree <= {MAX_TARGET_DEGREE} for the finite-N quadrature, "
-                         f"got degree {deg}")
-
-
 #: Below this ``sum_i |R u_i|^2 / D_i`` at the edge the extreme samples cannot move the spikes of ``P`` (skipped).
 COUPLING_TOL = 1e-3
 
@@ -481,6 +482,3 @@ COUPLING_TOL = 1e-3
 #: unreliable (the sample's tail beyond the range checked): at most 1.61 on the acceptance grids (the quadratic sigma
 #: with He1 + He3/sqrt(6), fresh, N = 1000, eta_t = N^(0.4, 0); docs/theory/two_step.md §9.3).
 CARRY_LIMIT = 2.0
-
-#: ``eta_1 max_j |a_j|`` beyond which the finite-N route is flagged unreliable (largest value checked).
-T_MAX_CHECKED = 3.0

@@ -105,7 +105,9 @@ class JointProblem:
         self._Vw = bulk.red.psi * cols.V * bulk.wa[None, :]
         M = C @ (G_V - cols.U @ cols.U.T) @ C.T
         self._M, self._CU = (M + M.T) / 2, C @ cols.U
-        self._J = np.empty((self.r + cols.U.shape[1],) * 2)       # J's buffer, filled at each x
+        self._J = np.zeros((self.r + cols.U.shape[1],) * 2)       # J's buffer, filled at each x
+        self._eye = np.eye(self.r)
+        self._diag = (np.arange(self.r, self._J.shape[0]),) * 2      # the columns' diagonal in J (zero off it)
 
     def given(self, G_V, U=None) -> "JointProblem":
         """The same problem with ``P``'s right Gram ``G_V`` (and the columns' components ``U``) of another batch: the
@@ -130,7 +132,7 @@ class JointProblem:
                 self._cache[s] = None
             else:
                 xt, rho, D = k
-                A = np.eye(self.r) - xt * (np.outer(rho, rho) * self._M)      # symmetric: both factors are
+                A = self._eye - xt * (rho[:, None] * rho * self._M)           # symmetric: both factors are
                 self._cache[s] = (A, rho[:, None] * self._CU, D)
         return self._cache[s]
 
@@ -144,7 +146,8 @@ class JointProblem:
             return None
         A, B, D = b
         r, J = self.r, self._J
-        J[:r, :r], J[:r, r:], J[r:, :r], J[r:, r:] = A, B, B.T, np.diag(D - shift)
+        J[:r, :r], J[:r, r:], J[r:, :r] = A, B, B.T
+        J[self._diag] = D - shift
         return np.linalg.eigh(J) if vectors else np.linalg.eigvalsh(J)
 
     def coupling(self, s):

@@ -287,15 +287,13 @@ def _far_below(q, sd, w, e2) -> bool:
     return float(np.max(q + 6.0 * sd)) + 3.0 * math.sqrt(max(float(np.max(ew)), 0.0)) < 1.0
 
 
-def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa, shift=None,
-                     every: int = 1) -> SampleLaw:
+def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi: float, wa,
+                     shift=None) -> SampleLaw:
     """:func:`~rmtfl.theory._two_step.sample_order.tail_law` (same arguments) with the batch's most extreme columns
     coupled into one group (module docstring): the law of the other bins as it is, plus the group's expected number
     above each ``s`` per batch part (:func:`group_count`, each fixed point along the grid started from the last one)
     over the part's size.  The coupling to ``P`` (``shift``) acts on the other bins only; the law without it
-    (``uncoupled``) holds the group as well.  ``every``: the group solved at every ``every``-th ``s`` of the grid
-    (and its last), linear in ``s`` between (a law read only through the count's Poisson process, where ``Lambda``
-    to a few 1e-3 is as good as exact)."""
+    (``uncoupled``) holds the group as well."""
     kernels = {}
 
     def tau_once(x):                                   # the law's grid and the group's share the row kernels
@@ -312,24 +310,16 @@ def grouped_tail_law(tau, x_edge: float, x_guess: float, parts, *, N: float, psi
     group = np.zeros_like(law.tails)                   # the group's expected number above s, per part's sample
     rows = _group_rows(parts, masks)
     count = warm_group_count()
-    solved = []
     for i, s in enumerate(law.grid):
-        if i % every and i != law.grid.size - 1:
-            continue
         t = tau_once(s * s)
         if t is None:
             continue
         q, sd, w, e2, part = _group_parts(rows, t, N=N, psi=psi, wa=wa)
-        solved.append(i)
         if _far_below(q, sd, w, e2):
             break                              # here and beyond (the strengths fall with s) no column reaches 1
         above = np.clip(count(q, sd, w, e2), 0.0, None)
         for ip in range(len(parts)):
             group[i, ip] = above[part == ip].sum() / law.sizes[ip]
-    if every > 1 and len(solved) > 1:          # the s between, linear in s
-        inner = np.arange(solved[0], solved[-1] + 1)
-        for ip in range(len(parts)):
-            group[inner, ip] = np.interp(law.grid[inner], law.grid[solved], group[solved, ip])
 
     def with_group(base):                      # non-increasing in s, as a law must be
         return np.maximum.accumulate((np.asarray(base, dtype=float) + group)[::-1], axis=0)[::-1]

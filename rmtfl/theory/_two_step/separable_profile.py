@@ -135,10 +135,8 @@ class SeparableProfile:
 
     def equations(self, A, B, x):
         """The reduced equations ``(A - psi Pa^T t, B - Pl^T tt)`` at ``(A, B, x)`` (the arithmetic of
-        :meth:`parts`, inlined: this is the innermost call of every solve).  The kernels of
-        :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk` are its roots to ``xtol = 1e-12``, and the outliers
-        found from them move by up to 1e-9 with the last bit of its rounding: it keeps its arithmetic, where the fold
-        takes the cheaper :meth:`stacked_equations`."""
+        :meth:`parts`); the solvers take :meth:`stacked_equations`, the same equations in half the numpy calls (the
+        kernels of :class:`~rmtfl.theory._two_step.widened_bulk.WidenedBulk` are their roots to ``xtol = 1e-12``)."""
         K = self.K
         out = np.empty(2 * K)
         out[:K] = A - self.psi * (self.Pa.T @ (-1.0 / (x * (1.0 + self.rowf @ B))))

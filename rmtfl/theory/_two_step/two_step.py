@@ -33,7 +33,8 @@ from rmtfl._validate import check_choice
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
 from .counting import count_on_prediction, count_through_process, low_edge_note, process_note, uncounted_note
-from .finite_n import MAX_TARGET_DEGREE, T_MAX_CHECKED, check_finite_n_inputs, predict_finite_n, takes_activation
+from .finite_n import MAX_TARGET_DEGREE, predict_finite_n
+from .finite_n_inputs import T_MAX_CHECKED, check_finite_n_inputs, takes_activation
 from .plan import MAX_WIDTH, analytic_grams, plan_two_step, predict_from_grams
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .sample_order import BAND

@@ -253,13 +253,13 @@ class WidenedBulk:
                 self._keep(x, v)
 
     def _solve_x(self, x, guess):
-        red, K = self.red, self.red.K
+        red = self.red
 
         last = [None, None]          # Newton's last residual, which the acceptance test asks for again
 
         def res(v):
             if last[0] is not v:
-                last[0], last[1] = v, red.equations(v[:K], v[K:], x)
+                last[0], last[1] = v, red.stacked_equations(v, x)
             return last[1]
 
         def jac(v):

@@ -22,11 +22,9 @@ N = 1000
 
 def _fresh_bulk(activation, target, alphas):
     act, tgt = get_activation(activation), make_target(target)
-    st = fn.finite_n_setup(act, tgt, phi=2.0, batch="fresh", phi2=2.0)
-    eta1, eta2 = N ** alphas[0], N ** alphas[1]
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=True)[3]
-    K = fn.extreme_ranks(N=N, psi=1.0, phi=2.0, phi2=2.0, batch="fresh")
-    return act, tgt, st, fn.bulk_without(act, tgt, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=1.0, tn=tn)
+    st, bulk = fn.prediction_bulk(act, tgt, psi=1.0, phi=2.0, phi2=2.0, eta1=N ** alphas[0], eta2=N ** alphas[1],
+                                  batch="fresh", N=N)
+    return act, tgt, st, bulk
 
 
 def _first_batch_columns(act, tgt, st, bulk, zs):

@@ -10,7 +10,8 @@ import pytest
 from scipy import integrate, stats
 
 from rmtfl.theory import get_activation, make_target, two_step
-from rmtfl.theory._two_step.finite_n import F_table, check_finite_n_inputs, finite_n_setup
+from rmtfl.theory._two_step.finite_n import F_table, finite_n_setup
+from rmtfl.theory._two_step.finite_n_inputs import check_finite_n_inputs
 from rmtfl.theory._two_step.relu_moments import half_moments, relu_A, relu_B, relu_F_table, relu_h_moments
 
 phi, Phi = stats.norm.pdf, stats.norm.cdf
