@@ -61,11 +61,8 @@ def rank_one(batch: str, alpha1: float, alpha2: float, *, N: int = 1000, psi: fl
 
     act, target = get_activation(SIGMA), make_target(TARGET)
     phi2 = phi if batch == "fresh" else None
-    st = fn.finite_n_setup(act, target, phi=phi, batch=batch, phi2=phi2)
-    eta1, eta2 = N ** alpha1, N ** alpha2
-    tn = fn.finite_n_grams(act, st, eta1=eta1, eta2=eta2, N=N, bulk=True)[3]
-    K = fn.extreme_ranks(N=N, psi=psi, phi=phi, phi2=phi2, batch=batch)
-    bulk = fn.bulk_without(act, target, st, ranks=K, eta1=eta1, eta2=eta2, N=N, psi=psi, tn=tn)
+    _, bulk = fn.prediction_bulk(act, target, psi=psi, phi=phi, phi2=phi2, eta1=N ** alpha1, eta2=N ** alpha2,
+                                 batch=batch, N=N)
     red, d = bulk.red, N / psi
     wl = red.col_weights
     m = np.maximum(wl * d, 1.0)                         # columns per node
