@@ -28,7 +28,7 @@ import numpy as np
 from rmtfl._results import Result
 from rmtfl._validate import (check_alpha, check_array, check_choice, check_int, check_memory, check_nonnegative,
                              check_positive, check_real, check_rng)
-from rmtfl.theory import edge_margin, get_activation, make_target, step_size
+from rmtfl.theory import edge_margin, edge_outlier_count, get_activation, make_target, step_size
 from rmtfl.theory._two_step.bulk_edge import quadratic_c2
 from .._backend import get_backend, to_numpy
 from .model import (ETA_LIMIT, check_data, check_dtype, gd_steps, init_first_layer, init_second_layer, sample_inputs,
@@ -109,16 +109,14 @@ class EmpiricalPhaseDiagram(Result):
 def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
     edge = float(edge_margin(N, d, p=p_margin))
     m = min(N, d)
+    # k = None: every value from the dense spectrum, and the vectors of the top n_vec alone (the values above the
+    # edge of a widened bulk can number in the hundreds: their vectors are not measured)
     if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
         s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
-        n_out = int(np.count_nonzero(s_all > edge))
-        if n_out > U.shape[1]:
-            s_all, _, U, V = dense_spectrum_and_top(W, min(n_out, m), backend=be)
         s, complete = s_all, True
     elif k is None:
         s_all = singular_values(W, backend=be)
-        n_out = int(np.count_nonzero(s_all > edge))
-        top = top_singular_triplets(W, min(max(n_vec, n_out), m), rng=rng, backend=be)
+        top = top_singular_triplets(W, min(max(n_vec, 1), m), rng=rng, backend=be)
         s, U, V, complete = s_all, top.U, top.V, True
     else:  # top k (the solver is chosen by top_singular_triplets: mixed precision up to m = 2000)
         top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
@@ -210,7 +208,9 @@ def simulate_two_step(activation, target, *, N, d, n, eta1, eta2, batch="reused"
         Extra label-noise standard deviation.
     first_layer, second_layer : laws of ``W_0`` and ``a``.
     n_vectors : int, optional
-        How many top singular vectors to measure (default ``max(3, outliers + 1)``).
+        How many top singular vectors to measure (default ``max(3, outliers + 1)``, the outliers the values above
+        ``edge``, at most 32 of them unless the count rule of docs/theory/two_step.md §9.2 finds more above the
+        bulk's own edge: a widened bulk has hundreds of values above ``edge``).
     a_powers : int
         Number of powers ``a^{⊙(j+1)}`` for the left alignments.
 
@@ -281,13 +281,28 @@ def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise
     nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
     s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
                                                       max(nv, 1), a_powers)
-    if n_vectors is None and n_out + 1 > nv:  # measure every outlier's vectors
+    if n_vectors is None and _default_vectors(s, n_out, k) > nv:   # measure every outlier's vectors
         s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
-                                                          min(n_out + 1, min(N, d)), a_powers)
+                                                          min(_default_vectors(s, n_out, k), min(N, d)), a_powers)
     params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
               "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
     return StepSimulation(s, cos_t, cos_a, n_out, edge, complete, params)
+
+
+#: The default ``n_vectors`` of :func:`simulate_two_step` measures the vectors of every value above ``edge`` up to
+#: this many, beyond it of the count rule's outliers alone (plus one either way).
+DEFAULT_VECTORS = 32
+
+
+def _default_vectors(s, n_out: int, k) -> int:
+    """How many top vectors the default ``n_vectors`` measures: the values above the Marchenko–Pastur ``edge`` plus
+    one, at most ``DEFAULT_VECTORS`` of them or, where the whole spectrum is known (``k=None``), the outliers the count
+    rule finds above the bulk's own edge if there are more (:func:`rmtfl.theory.edge_outlier_count`,
+    docs/theory/two_step.md §9.2): above that edge a widened bulk has hundreds of values, whose vectors cost a solve
+    of hundreds of triplets."""
+    count = edge_outlier_count(s).count if k is None and len(s) >= 16 else n_out
+    return min(n_out, max(count, DEFAULT_VECTORS)) + 1
 
 
 def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer, second_layer, dev):
