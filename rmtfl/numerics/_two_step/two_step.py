@@ -28,12 +28,13 @@ import numpy as np
 from rmtfl._results import Result
 from rmtfl._validate import (check_alpha, check_array, check_choice, check_int, check_memory, check_nonnegative,
                              check_positive, check_real, check_rng)
-from rmtfl.theory import edge_margin, edge_outlier_count, get_activation, make_target, step_size
+from rmtfl.theory import get_activation, make_target, step_size
 from rmtfl.theory._two_step.bulk_edge import quadratic_c2
 from .._backend import get_backend, to_numpy
 from .model import (ETA_LIMIT, check_data, check_dtype, gd_steps, init_first_layer, init_second_layer, sample_inputs,
                     sample_targets, sigma_prime)
-from .._classical.spectra import dense_spectrum_and_top, singular_values, top_singular_triplets
+from .._classical.spectra import singular_values
+from .measure import default_vectors, measure_step
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "EmpiricalPhaseDiagram",
            "empirical_phase_diagram", "taylor_term_weights", "separated_count", "quadratic_bulk"]
@@ -104,37 +105,6 @@ class EmpiricalPhaseDiagram(Result):
     n: int
     batch: str
     seeds: int
-
-
-def _measure(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
-    edge = float(edge_margin(N, d, p=p_margin))
-    m = min(N, d)
-    # k = None: every value from the dense spectrum, and the vectors of the top n_vec alone (the values above the
-    # edge of a widened bulk can number in the hundreds: their vectors are not measured)
-    if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
-        s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
-        s, complete = s_all, True
-    elif k is None:
-        s_all = singular_values(W, backend=be)
-        top = top_singular_triplets(W, min(max(n_vec, 1), m), rng=rng, backend=be)
-        s, U, V, complete = s_all, top.U, top.V, True
-    else:  # top k (the solver is chosen by top_singular_triplets: mixed precision up to m = 2000)
-        top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
-        s, U, V, complete = top.s, top.U, top.V, top.complete
-    U = U[:, :n_vec]
-    V = V[:, :n_vec]
-    R = target.rank
-    B = target.direction_matrix(d)
-    if target.directions is None:
-        cos_t = (V[:R, :].T) ** 2 / np.sum(V**2, axis=0)[:, None]
-    else:
-        cos_t = (V.T @ B.T) ** 2 / np.sum(V**2, axis=0)[:, None]
-    a_h = to_numpy(a).astype(np.float64)
-    Apow = np.stack([a_h ** (j + 1) for j in range(a_powers)], axis=1)
-    Apow /= np.linalg.norm(Apow, axis=0)
-    cos_a = (U.T.astype(np.float64) @ Apow) ** 2 / np.sum(U.astype(np.float64) ** 2, axis=0)[:, None]
-    return (np.asarray(s, dtype=np.float64), cos_t.astype(np.float64), cos_a,
-            int(np.count_nonzero(np.asarray(s) > edge)), edge, bool(complete))
 
 
 def _check_common(N, d, n, dtype, backend, k, n2=None):
@@ -279,30 +249,14 @@ def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise
     del batches
     nv = n_vectors if n_vectors is not None else 3
     nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
-    s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
-                                                      max(nv, 1), a_powers)
-    if n_vectors is None and _default_vectors(s, n_out, k) > nv:   # measure every outlier's vectors
-        s, cos_t, cos_a, n_out, edge, complete = _measure(W, a, t, N, d, k, g_solve, be,
-                                                          min(_default_vectors(s, n_out, k), min(N, d)), a_powers)
+    s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, max(nv, 1), a_powers)
+    if n_vectors is None and default_vectors(s, n_out, k) > nv:   # measure every outlier's vectors
+        nv = min(default_vectors(s, n_out, k), min(N, d))
+        s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, nv, a_powers)
     params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
               "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
     return StepSimulation(s, cos_t, cos_a, n_out, edge, complete, params)
-
-
-#: The default ``n_vectors`` of :func:`simulate_two_step` measures the vectors of every value above ``edge`` up to
-#: this many, beyond it of the count rule's outliers alone (plus one either way).
-DEFAULT_VECTORS = 32
-
-
-def _default_vectors(s, n_out: int, k) -> int:
-    """How many top vectors the default ``n_vectors`` measures: the values above the Marchenko–Pastur ``edge`` plus
-    one, at most ``DEFAULT_VECTORS`` of them or, where the whole spectrum is known (``k=None``), the outliers the count
-    rule finds above the bulk's own edge if there are more (:func:`rmtfl.theory.edge_outlier_count`,
-    docs/theory/two_step.md §9.2): above that edge a widened bulk has hundreds of values, whose vectors cost a solve
-    of hundreds of triplets."""
-    count = edge_outlier_count(s).count if k is None and len(s) >= 16 else n_out
-    return min(n_out, max(count, DEFAULT_VECTORS)) + 1
 
 
 def _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer, second_layer, dev):

@@ -161,24 +161,3 @@ def test_quadratic_bulk_is_w2_minus_its_exact_low_rank_part():
     with pytest.raises(ValueError, match="activation must be"):
         quadratic_bulk("hermite(0, 2, 0.5)", "linear", N=N, d=d, n=n, eta1=1.0, eta2=1.0)
 
-
-def test_the_default_vectors_stop_short_of_a_widened_bulks_values_above_the_mp_edge():
-    """A widened bulk (the quadratic sigma at eta_t = N^0.4) has dozens of values above the Marchenko–Pastur edge;
-    the default ``n_vectors`` measures at most ``DEFAULT_VECTORS`` + 1 of them, with every outlier the count rule
-    finds (docs/theory/two_step.md §9.2), an explicit ``n_vectors`` its own number, and the values are the same
-    either way."""
-    from rmtfl.numerics import edge_outlier_count
-    from rmtfl.numerics._two_step.two_step import DEFAULT_VECTORS
-
-    N = 400
-    kw = dict(N=N, d=N, n=2 * N, eta1=N**0.4, eta2=N**0.4, rng=3)
-    r = simulate_two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", **kw)
-    count = edge_outlier_count(r.singular_values).count
-    assert r.outlier_count > DEFAULT_VECTORS + 1 > count + 1   # above the MP edge: the widened bulk's top as well
-    assert r.cos2_target.shape == (DEFAULT_VECTORS + 1, 1) and r.cos2_a_powers.shape[0] == DEFAULT_VECTORS + 1
-    r5 = simulate_two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", n_vectors=5, **kw)
-    assert r5.cos2_target.shape == (5, 1)
-    np.testing.assert_array_equal(r5.singular_values, r.singular_values)
-    # vectors from solves of 5 and of 33 triplets: equal to the solver's accuracy (the third value lies close to the
-    # fourth, so its vector is the least sharp)
-    np.testing.assert_allclose(r5.cos2_target[:3], r.cos2_target[:3], atol=1e-7)
