@@ -13,8 +13,8 @@ from .._classical.spectra import dense_spectrum_and_top, singular_values, top_si
 __all__ = ["measure_step", "default_vectors", "DEFAULT_VECTORS"]
 
 
-#: The default ``n_vectors`` of :func:`~rmtfl.numerics.simulate_two_step` measures the vectors of every value above ``edge`` up to
-#: this many, beyond it of the count rule's outliers alone (plus one either way).
+#: The default ``n_vectors`` of :func:`~rmtfl.numerics.simulate_two_step` measures the vectors of every value above
+#: ``edge`` up to this many, beyond it of the count rule's outliers alone (plus one either way).
 DEFAULT_VECTORS = 32
 
 

@@ -178,9 +178,9 @@ def simulate_two_step(activation, target, *, N, d, n, eta1, eta2, batch="reused"
         Extra label-noise standard deviation.
     first_layer, second_layer : laws of ``W_0`` and ``a``.
     n_vectors : int, optional
-        How many top singular vectors to measure (default ``max(3, outliers + 1)``, the outliers the values above
-        ``edge``, at most 32 of them unless the count rule of docs/theory/two_step.md §9.2 finds more above the
-        bulk's own edge: a widened bulk has hundreds of values above ``edge``).
+        How many top singular vectors to measure (default ``max(3, outliers + 1)``; the outliers are the values
+        above ``edge``, at most 32 of them unless the count rule of docs/theory/two_step.md §9.2 finds more above
+        the bulk's own edge: a widened bulk has hundreds of values above ``edge``).
     a_powers : int
         Number of powers ``a^{⊙(j+1)}`` for the left alignments.
 
@@ -250,9 +250,10 @@ def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise
     nv = n_vectors if n_vectors is not None else 3
     nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
     s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, max(nv, 1), a_powers)
-    if n_vectors is None and default_vectors(s, n_out, k) > nv:   # measure every outlier's vectors
-        nv = min(default_vectors(s, n_out, k), min(N, d))
-        s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, nv, a_powers)
+    want = default_vectors(s, n_out, k) if n_vectors is None else nv
+    if want > nv:   # measure every outlier's vectors
+        s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, min(want, min(N, d)),
+                                                              a_powers)
     params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
               "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}
