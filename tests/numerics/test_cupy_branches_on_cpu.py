@@ -338,11 +338,25 @@ def test_simulations_match_numpy(cp, k):
     h = simulate_two_step(**kw, rng=3, dtype="float32")
     np.testing.assert_allclose(c.singular_values[:5], h.singular_values[:5], rtol=2e-5)
     assert c.outlier_count == h.outlier_count
-    # one step, with enough outliers that the "measure every outlier's vectors" re-measure runs
+    # one step, with enough outliers that the default measures more vectors than its least three
     o_kw = dict(activation="hermite(0, 1, 1)", target=[[0, 1, 0.5]], N=100, d=100, n=300, eta=8.0, k=k)
     c, h = simulate_one_step(**o_kw, rng=1, backend="cupy"), simulate_one_step(**o_kw, rng=1)
     _agree(c, h, 1e-10)
-    assert c.outlier_count >= 4 and c.cos2_target.shape[0] == c.outlier_count + 1  # both re-measures ran
+    assert c.outlier_count >= 4 and c.cos2_target.shape[0] == c.outlier_count + 1  # every outlier's vectors
+
+
+def test_more_outliers_than_the_default_cap_on_the_device(cp, monkeypatch):
+    """Where the count rule finds more outliers than ``DEFAULT_VECTORS`` the device's full spectrum is taken again
+    for their vectors (rmtfl/numerics/_two_step/measure.py), as the host solves for them."""
+    import rmtfl.numerics._two_step.measure as measure
+    from rmtfl.numerics import simulate_one_step
+
+    monkeypatch.setattr(measure, "DEFAULT_VECTORS", 2)          # the first eigh keeps 3 vectors
+    monkeypatch.setattr(measure, "default_vectors", lambda s, n_out, k: min(n_out, 6) + 1)   # the rule finds 6
+    o_kw = dict(activation="hermite(0, 1, 1)", target=[[0, 1, 0.5]], N=100, d=100, n=300, eta=8.0)
+    c, h = simulate_one_step(**o_kw, rng=1, backend="cupy"), simulate_one_step(**o_kw, rng=1)
+    _agree(c, h, 1e-10)
+    assert c.cos2_target.shape[0] == h.cos2_target.shape[0] == 7
 
 
 @pytest.mark.parametrize("k", [None, 5])

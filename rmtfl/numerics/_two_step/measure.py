@@ -28,23 +28,40 @@ def default_vectors(s, n_out: int, k) -> int:
     return min(n_out, max(count, DEFAULT_VECTORS)) + 1
 
 
-def measure_step(W, a, target, N, d, k, rng, be, n_vec, a_powers, p_margin=0.99):
+def measure_step(W, a, target, N, d, k, rng, be, n_vectors, a_powers, p_margin=0.99):
     """``(singular values, cos2 target, cos2 a-powers, values above edge, edge, complete)`` of ``W`` (module
     docstring): every value (``k=None``) or the top ``k`` certified at ``edge`` (the Marchenko–Pastur edge plus the
-    Tracy–Widom margin at ``p_margin``), and the alignments of the top ``n_vec`` vectors."""
+    Tracy–Widom margin at ``p_margin``), and the alignments of the top ``n_vectors`` vectors, or with
+    ``n_vectors=None`` of at least three and of as many as :func:`default_vectors` asks for once the values are
+    known: one solve for the vectors a draw."""
     edge = float(edge_margin(N, d, p=p_margin))
     m = min(N, d)
+    least = 3 if n_vectors is None else n_vectors
+
+    def wanted(s):
+        if n_vectors is not None:
+            return n_vectors
+        return min(max(least, default_vectors(s, int(np.count_nonzero(np.asarray(s) > edge)), k)), m)
+
     # k = None: every value from the dense spectrum, and the vectors of the top n_vec alone (the values above the
     # edge of a widened bulk can number in the hundreds: their vectors are not measured)
     if k is None and be.name != "numpy":  # device: one Gram product and one dense eigh for everything
-        s_all, _, U, V = dense_spectrum_and_top(W, min(max(n_vec, 1), m), backend=be)
+        first = min(m, max(least, DEFAULT_VECTORS + 1) if n_vectors is None else least)
+        s_all, _, U, V = dense_spectrum_and_top(W, first, backend=be)
+        n_vec = wanted(s_all)
+        if n_vec > first:   # more outliers than the cap: every vector is in the same eigh
+            s_all, _, U, V = dense_spectrum_and_top(W, n_vec, backend=be)
         s, complete = s_all, True
     elif k is None:
-        s_all = singular_values(W, backend=be)
-        top = top_singular_triplets(W, min(max(n_vec, 1), m), rng=rng, backend=be)
-        s, U, V, complete = s_all, top.U, top.V, True
+        s = singular_values(W, backend=be)
+        n_vec = wanted(s)
+        top = top_singular_triplets(W, n_vec, rng=rng, backend=be)
+        U, V, complete = top.U, top.V, True
     else:  # top k (the solver is chosen by top_singular_triplets: mixed precision up to m = 2000)
-        top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
+        top = top_singular_triplets(W, min(max(k, least), m), rng=rng, edge=edge, backend=be)
+        n_vec = wanted(top.s)
+        if n_vec > top.U.shape[1]:   # every value of the top k is an outlier: the vectors of one more
+            top = top_singular_triplets(W, min(max(k, n_vec), m), rng=rng, edge=edge, backend=be)
         s, U, V, complete = top.s, top.U, top.V, top.complete
     U = U[:, :n_vec]
     V = V[:, :n_vec]

@@ -34,7 +34,7 @@ from .._backend import get_backend, to_numpy
 from .model import (ETA_LIMIT, check_data, check_dtype, gd_steps, init_first_layer, init_second_layer, sample_inputs,
                     sample_targets, sigma_prime)
 from .._classical.spectra import singular_values
-from .measure import default_vectors, measure_step
+from .measure import measure_step
 
 __all__ = ["StepSimulation", "simulate_two_step", "simulate_one_step", "EmpiricalPhaseDiagram",
            "empirical_phase_diagram", "taylor_term_weights", "separated_count", "quadratic_bulk"]
@@ -242,18 +242,13 @@ def _simulate(etas, batch, act, t, *, N, d, n, n2, rng, k, dtype, backend, noise
     a_powers = check_int("a_powers", a_powers, lo=1, hi=8)
     if t.rank > d:
         raise ValueError(f"d must be >= the target rank {t.rank}, got {d}")
+    nv = None if n_vectors is None else check_int("n_vectors", n_vectors, lo=1, hi=min(N, d))
     be = get_backend(backend)
     dev = bool(device_rng)
     W, a, batches, g_solve = _sample_and_step(etas, batch, act, t, N, d, n, n2, rng, dtype, be, first_layer,
                                               second_layer, dev)
     del batches
-    nv = n_vectors if n_vectors is not None else 3
-    nv = check_int("n_vectors", nv, lo=1, hi=min(N, d))
-    s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, max(nv, 1), a_powers)
-    want = default_vectors(s, n_out, k) if n_vectors is None else nv
-    if want > nv:   # measure every outlier's vectors
-        s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, min(want, min(N, d)),
-                                                              a_powers)
+    s, cos_t, cos_a, n_out, edge, complete = measure_step(W, a, t, N, d, k, g_solve, be, nv, a_powers)
     params = {"activation": act.name, "target": t.name, "N": N, "d": d, "n": n, "n2": n2,
               "etas": etas, "batch": batch, "k": k, "dtype": str(np.dtype(dtype)), "backend": be.name,
               "first_layer": first_layer, "second_layer": second_layer, "device_rng": dev}

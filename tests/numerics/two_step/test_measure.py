@@ -39,3 +39,28 @@ def test_the_default_vectors_stop_short_of_a_widened_bulks_values_above_the_mp_e
     # vectors from solves of 5 and of 33 triplets: equal to the solver's accuracy (the third value lies close to the
     # fourth, so its vector is the least sharp)
     np.testing.assert_allclose(r5.cos2_target[:3], r.cos2_target[:3], atol=1e-7)
+
+
+def test_a_draw_takes_one_dense_spectrum_and_one_vector_solve(monkeypatch):
+    """The default ``n_vectors`` is read from the draw's values, then one solve measures every vector it asks for:
+    the dense spectrum is not taken twice (docs/theory/two_step.md §9.2)."""
+    import rmtfl.numerics._two_step.measure as measure
+
+    calls = {"values": 0, "vectors": []}
+    values, triplets = measure.singular_values, measure.top_singular_triplets
+
+    def counted_values(*args, **kwargs):
+        calls["values"] += 1
+        return values(*args, **kwargs)
+
+    def counted_triplets(W, k, **kwargs):
+        calls["vectors"].append(k)
+        return triplets(W, k, **kwargs)
+
+    monkeypatch.setattr(measure, "singular_values", counted_values)
+    monkeypatch.setattr(measure, "top_singular_triplets", counted_triplets)
+    N = 300
+    r = simulate_two_step("hermite(0, 1, 0.5)", "hermite(0, 1, 0.5)", N=N, d=N, n=2 * N, eta1=N**0.4, eta2=N**0.4,
+                          rng=5)
+    assert r.cos2_target.shape[0] > 3                          # more vectors than the least three
+    assert calls == {"values": 1, "vectors": [r.cos2_target.shape[0]]}
