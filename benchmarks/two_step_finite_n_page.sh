@@ -9,15 +9,34 @@
 # BACKEND=cupy simulates the draws on a CUDA device: the same inputs, drawn on the host from each seed, and float32
 # steps on the device (the N = 2000 sections of 2026-12-04 were simulated so; their simulated columns match the host's
 # at 78 of 80 rows digit for digit, the other two by one in the last digit).
+# ONLY='REGEX' writes again only the sections whose titles match the extended regular expression and copies every
+# other section of the page as it stands, e.g. after a change that moves the fresh batches' predictions alone:
+#
+#   ONLY='fresh second batch' bash benchmarks/two_step_finite_n_page.sh [CACHE_DIR]
+#
+# PAGE=FILE writes FILE instead of docs/benchmarks/two_step_finite_n.md (the figures stay under docs/benchmarks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 C=${1:-two_step_finite_n_cache}
 mkdir -p "$C"
 export OPENBLAS_NUM_THREADS=1
-PAGE=docs/benchmarks/two_step_finite_n.md
+PAGE=${PAGE:-docs/benchmarks/two_step_finite_n.md}
 FIG=docs/benchmarks
 awk '/^## /{exit} {print}' "$PAGE" > "$PAGE.new"
 run() {
+    local title="" prev="" x
+    for x in "$@"; do [[ $prev == --title ]] && title=$x; prev=$x; done
+    if [[ -n "${ONLY:-}" ]] && ! grep -qE -- "$ONLY" <<< "$title"; then    # kept as the page has it
+        awk -v t="## $title" '$0 == t {on = 1; print; next} on && /^## / {exit} on {print}' "$PAGE" > "$PAGE.kept"
+        if [[ ! -s "$PAGE.kept" ]]; then
+            echo "ONLY: the section \"$title\" is not on $PAGE; write it (widen ONLY)" >&2
+            rm -f "$PAGE.kept" "$PAGE.new"
+            exit 2
+        fi
+        cat "$PAGE.kept" >> "$PAGE.new"
+        rm -f "$PAGE.kept"
+        return
+    fi
     python -m benchmarks.bench_two_step_finite_n --backend "${BACKEND:-numpy}" --out "$PAGE.new" --append "$@" > /dev/null
 }
 G5="alpha in {0, 0.1, 0.2, 0.3, 0.4}^2"; G3="alpha in {0, 0.2, 0.4}^2"; G2="alpha in {0.2, 0.4}^2"
