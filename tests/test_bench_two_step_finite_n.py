@@ -236,3 +236,18 @@ def test_pool_follows_the_shared_draws_with_each_points_own(tmp_path, capsys):
             main(args + bad)
         assert e.value.code == 2
     assert "--pool" in capsys.readouterr().err
+
+
+def test_a_draw_keeps_enough_values_for_the_count_at_any_width(monkeypatch):
+    """80 values, or the count rule's window plus 44 beyond N = 2000 (at N = 8000 the window is 72: 80 values would cap
+    the count at 8)."""
+    import types
+
+    import rmtfl.numerics
+    from benchmarks.bench_two_step_finite_n import rule_window, simulate_cell
+
+    fake = types.SimpleNamespace(singular_values=np.linspace(3.0, 1.0, 500), cos2_target=np.zeros((3, 1)))
+    monkeypatch.setattr(rmtfl.numerics, "simulate_two_step", lambda *a, **k: fake)
+    for N, kept in ((1000, 80), (2000, 80), (8000, 116)):
+        assert len(simulate_cell("tanh", "linear", "reused", 0.4, 0.4, N, 1)[0]["sv"]) == kept
+        assert kept - rule_window(N, 1.0) >= 44

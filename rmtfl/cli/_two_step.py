@@ -125,6 +125,10 @@ def _cmd_two_step(args) -> int:
             lines.append(f"  outlier {i}: {s}, one extreme sample of the batch (its place and "
                          f"presence vary from batch to batch; docs/theory/two_step.md §8.3)")
             continue
+        if o.kind == "tail":
+            lines.append(f"  outlier {i}: {s}, a top value of the bulk's thin tail, above the edge the count rule "
+                         f"fits below it (docs/theory/two_step.md §8.3)")
+            continue
         lines.append(f"  outlier {i}: {s}, cos^2 target = {o.cos2_target:.6f}, cos^2 a = {o.cos2_second_layer:.6f}")
     if any(o.spread is not None for o in p.outliers):
         lines.append("  (± the standard deviation of each value from one draw of W0, a and the batch to the next, "

@@ -68,6 +68,17 @@ def test_theory_two_step_grouped_extreme_samples(capsys):
     assert r["count_range"] == list(p.count_range)
 
 
+def test_theory_two_step_names_the_bulks_top_tail(capsys):
+    # the values the count reads in the bulk's thin top tail (docs/theory/two_step.md §8.3, "The bulk's top tail")
+    argv = ["theory", "two-step", "--activation", "gelu", "--alpha1", "0.4", "--alpha2", "0.4", "--N", "2000"]
+    r = _json(capsys, argv + ["--json"])
+    assert [o["kind"] for o in r["outliers"]][-1] == "tail"
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"outlier {len(r['outliers'])}: s = {r['outliers'][-1]['singular_value']:.6f}" in out
+    assert out.count("a top value of the bulk's thin tail") == 1
+
+
 def test_theory_two_step_header_names_the_truncation_of_its_route(capsys):
     # the finite-N route keeps sigma' exact (K = -1 in the result): the header says so instead of printing K=-1
     argv = ["theory", "two-step", "--activation", "tanh", "--alpha1", "0.3", "--alpha2", "0.3", "--N", "1000"]

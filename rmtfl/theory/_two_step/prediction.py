@@ -17,8 +17,10 @@ class TwoStepOutlier(Result):
     is ``s_psi(theta)``; ``cos2_target`` is the squared norm of the projection of the
     right singular vector on the target subspace (per direction in ``cos2_targets``);
     ``cos2_second_layer`` is ``cos^2`` of the left singular vector with ``a``.  ``kind`` is ``"spike"``
-    (a singular value of ``P``) or ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
-    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``).  Where the finite-``N``
+    (a singular value of ``P``), ``"sample"`` (one extreme sample of a heavy-tailed target, finite-``N``
+    route only, docs/theory/two_step.md §8.3: ``theta`` its strength, overlaps ``O(1/d)``) or ``"tail"`` (a top
+    value of the bulk's thin tail that the count rule counts, finite-``N`` route with the extreme samples grouped,
+    docs/theory/two_step.md §8.3, "The bulk's top tail": ``theta`` and the overlaps 0).  Where the finite-``N``
     route predicts single-sample outliers, ``singular_value`` is the mean over batches of the singular value of
     this outlier's rank (docs/theory/two_step.md §8.3, "Ranked values").  ``spread`` (finite-``N`` route; ``None``
     on the others): the predicted standard deviation of that value from one draw of ``W_0``, ``a`` and the batch to

@@ -32,9 +32,11 @@ from scipy import special
 from rmtfl._validate import check_choice
 from .._classical.activations import Activation, get_activation
 from .._classical.targets import Target, make_target
+from .._classical.tracy_widom import TW_STD
 from .counting import count_on_prediction, count_through_process, low_edge_note, process_note, uncounted_note
 from .finite_n import MAX_TARGET_DEGREE, predict_finite_n
 from .finite_n_inputs import T_MAX_CHECKED, check_finite_n_inputs, takes_activation
+from .poisson_count import edge_fit
 from .plan import MAX_WIDTH, analytic_grams, plan_two_step, predict_from_grams
 from .prediction import TwoStepOutlier, TwoStepPrediction
 from .sample_order import BAND
@@ -66,6 +68,11 @@ def extreme_samples_for(extreme_samples: str, batch: str) -> str:
 
 #: A spike of ``P`` at the locations it exceeds in ``BAND`` of batches: its median -+ this many spreads (Gaussian).
 BAND_Z = float(special.ndtri(BAND[1]))
+
+#: Grouped extreme samples: where the count read through the Poisson process exceeds the predicted roots, the ranks
+#: beyond them are the bulk's top values, outliers of kind ``"tail"`` (docs/theory/two_step.md §8.3, "The bulk's top
+#: tail"); ``False``: the count stops at the roots.
+TAIL_COUNT = True
 
 #: An outlier whose spread over batches (docs/theory/two_step.md §8.5) reaches this share of its value marks a
 #: prediction whose values are least certain (:func:`wide_spread_note`).
@@ -327,6 +334,13 @@ def two_step_finite_n(activation, target, *, psi, phi, eta1, eta2, N, batch="reu
                                                                   psi=plan.psi)
     if got is not None:
         count, fitted, process = got
+        if TAIL_COUNT:
+            # the process counts the bulk's own top values as well where they stand above the edge the rule fits to
+            # the bulk below them (a thin top tail, at large N): those ranks are the bulk's top values
+            # (docs/theory/two_step.md §8.3, "The bulk's top tail")
+            sd = TW_STD[1] * edge_fit(r.bulk_top)[1]
+            seen += [(v, TwoStepOutlier(float(v), 0.0, 0.0, (0.0,), 0.0, "tail", spread=sd))
+                     for v in r.bulk_top[:max(count - len(seen), 0)]]
         count = min(count, len(seen))
         rule = replace(rule, count=count, edge=fitted)
         if seen[count:]:

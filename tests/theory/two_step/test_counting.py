@@ -90,3 +90,37 @@ def test_a_fitted_edge_far_below_the_fold_is_noted():
     assert sum("below the bulk's fold" in n for n in p.notes) == 1 and p.reliable
     q = two_step("tanh", "hermite(0, 1, 0.5)", psi=1.0, phi=2.0, eta1=2000**0.2, eta2=2000**0.4, N=2000)
     assert not any("below the bulk's fold" in n for n in q.notes)
+
+
+def test_the_process_counts_the_bulks_top_tail(monkeypatch):
+    """gelu with He1 + He2/2 at (0.4, 0.4), reused: the Poisson process counts more values than the predicted roots,
+    and those beyond them are the bulk's top values, kind "tail" (docs/theory/two_step.md §8.3, "The bulk's top
+    tail").  The draws' median counts (the rule of docs/theory/two_step.md §9.2): 5 at N = 2000 in each of the three
+    N = 2000 sections of docs/benchmarks/two_step_finite_n.md (25 shared draws, 25 of the point's own, both), 7-8 at
+    N = 4000 (6 draws, docs/theory/two_step.md §8.4, "A larger width")."""
+    import rmtfl.theory._two_step.two_step as module
+    from rmtfl.theory._classical.activations import get_activation
+    from rmtfl.theory._classical.targets import make_target
+    from rmtfl.theory._two_step.finite_n import prediction_bulk
+
+    kw = dict(psi=1.0, phi=2.0)
+    for N, sim_counts, tails in ((2000, (5, 5), 1), (4000, (7, 8), 4)):
+        p = two_step("gelu", "hermite(0, 1, 0.5)", eta1=N**0.4, eta2=N**0.4, N=N, **kw)
+        kinds = [o.kind for o in p.outliers]
+        assert sim_counts[0] <= len(p.outliers) <= sim_counts[1] and kinds.count("tail") == tails
+        assert kinds[-tails:] == ["tail"] * tails                     # below every root
+        _, bulk = prediction_bulk(get_activation("gelu"), make_target("hermite(0, 1, 0.5)"), phi2=None, eta1=N**0.4,
+                                  eta2=N**0.4, batch="reused", N=N, **kw)
+        top = bulk.top_values(count_window(N, 1.0) + 20)
+        np.testing.assert_allclose([o.singular_value for o in p.outliers[-tails:]], top[:tails], rtol=1e-12)
+        assert all(0 < o.spread < 0.05 * o.singular_value and o.theta == o.cos2_target == 0.0
+                   for o in p.outliers[-tails:])
+        assert p.count_range[0] <= len(p.outliers) <= p.count_range[1]
+        monkeypatch.setattr(module, "TAIL_COUNT", False)           # the count stopped at the roots: one or more short
+        q = two_step("gelu", "hermite(0, 1, 0.5)", eta1=N**0.4, eta2=N**0.4, N=N, **kw)
+        monkeypatch.setattr(module, "TAIL_COUNT", True)
+        assert len(q.outliers) == len(p.outliers) - tails < sim_counts[0]
+        assert [o.singular_value for o in q.outliers] == [o.singular_value for o in p.outliers[:-tails]]
+    # each sample on its own the count stays at the roots
+    s = two_step("gelu", "hermite(0, 1, 0.5)", eta1=4000**0.4, eta2=4000**0.4, N=4000, extreme_samples="single", **kw)
+    assert "tail" not in [o.kind for o in s.outliers]
