@@ -76,11 +76,6 @@ def point_seed(key: str) -> int:
     return 10**9 + 1000 * (zlib.crc32(key.encode()) % 10**6)
 
 
-def rule_window(N, psi) -> int:
-    """The count rule's ``J`` at width ``N``: the bulk values its edge is fitted to (docs/theory/two_step.md §9.2)."""
-    return max(12, math.ceil(0.8 * math.sqrt(min(N, N / psi))))
-
-
 def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, backend="numpy", seed0=1000):
     """Top singular values (80, or the count rule's window plus 44 where that is more, beyond ``N = 2000``: at
     ``N = 8000`` the window holds 72 values, and 80 would cap the count at 8) and the top 3 target alignments of
@@ -88,6 +83,7 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
     drawn on the host from the seed on either ``backend``, so ``"cupy"`` gives the same draws up to float32
     rounding."""
     from rmtfl.numerics import simulate_two_step
+    from rmtfl.theory._two_step.counting import count_window
 
     d = int(round(N / psi))
     n = int(round(phi * d))
@@ -96,7 +92,7 @@ def simulate_cell(act, tgt, batch, a1, a2, N, seeds, start=0, psi=1.0, phi=2.0, 
         kw = dict(batch="fresh", n2=n) if batch == "fresh" else {}
         r = simulate_two_step(act, tgt, N=N, d=d, n=n, eta1=N ** a1, eta2=N ** a2, rng=seed0 + s,
                               dtype="float32", n_vectors=3, backend=backend, **kw)
-        rows.append(dict(sv=[float(v) for v in r.singular_values[:max(80, rule_window(N, psi) + 44)]],
+        rows.append(dict(sv=[float(v) for v in r.singular_values[:max(80, count_window(N, psi) + 44)]],
                          ct=[float(v) for v in r.cos2_target[:3, 0]]))
     return rows
 
@@ -150,13 +146,14 @@ def compare_cell(act, tgt, batch, a1, a2, N, rows, psi=1.0, phi=2.0, extreme_sam
     """One table row: prediction beside the simulation (module docstring for the criteria)."""
     from rmtfl.numerics import edge_outlier_count
     from rmtfl.theory import two_step
+    from rmtfl.theory._two_step.counting import count_window
 
     t0 = time.perf_counter()
     p = two_step(act, tgt, psi=psi, phi=phi, eta1=N ** a1, eta2=N ** a2, N=N, batch=batch,
                  phi2=phi if batch == "fresh" else None, extreme_samples=extreme_samples)
     dt = time.perf_counter() - t0
     S = np.array([r["sv"] for r in rows])
-    window = rule_window(N, psi)
+    window = count_window(N, psi)        # the rule's J (docs/theory/two_step.md §9.2)
     fits = [edge_outlier_count(np.array(r["sv"]), window=window) for r in rows]
     counts = np.array([f.count for f in fits])
     mid = middle_counts(counts)

@@ -244,10 +244,11 @@ def test_a_draw_keeps_enough_values_for_the_count_at_any_width(monkeypatch):
     import types
 
     import rmtfl.numerics
-    from benchmarks.bench_two_step_finite_n import rule_window, simulate_cell
+    from benchmarks.bench_two_step_finite_n import simulate_cell
+    from rmtfl.theory._two_step.counting import count_window
 
     fake = types.SimpleNamespace(singular_values=np.linspace(3.0, 1.0, 500), cos2_target=np.zeros((3, 1)))
     monkeypatch.setattr(rmtfl.numerics, "simulate_two_step", lambda *a, **k: fake)
     for N, kept in ((1000, 80), (2000, 80), (8000, 116)):
         assert len(simulate_cell("tanh", "linear", "reused", 0.4, 0.4, N, 1)[0]["sv"]) == kept
-        assert kept - rule_window(N, 1.0) >= 44
+        assert kept - count_window(N, 1.0) >= 44
