@@ -5,11 +5,12 @@
 above the bulk's fold (held at its fold value below it) plus the bulk's count from its top values, with a finite real
 matrix's soft edge (:func:`soft_edge_count`).  The ``k``-th value below the spikes lies above ``s`` when a Poisson
 variable of mean ``Lambda(s)`` is at least ``k`` (:func:`rank_laws`), for the top :data:`TOP_RANKS` ranks below the
-spikes; deeper ranks sit at the bulk's top values (rigid: where ``k - c`` are expected above them, the mean place
-of a real matrix's ``k``-th value at a soft edge, :data:`~.widened_bulk.TOP_VALUE_OFFSET`); the spikes at their
-places or spread by their laws.  The count rule's median count over those spectra on a fixed Sobol lattice, and the
-mean of the edge it fits there, are the prediction's count and fitted edge (:func:`poisson_count`).  Deterministic:
-the lattice is the same at every call.
+spikes (more where the count reaches them, :func:`poisson_count`); deeper ranks sit at the bulk's top values (rigid:
+where ``k - c`` are expected above them, the mean place of a real matrix's ``k``-th value at a soft edge,
+:data:`~.widened_bulk.TOP_VALUE_OFFSET`, and below the last of them on the bulk's square-root law); the spikes at
+their places or spread by their laws.  The count rule's median count over those spectra on a fixed Sobol lattice,
+and the mean of the edge it fits there, are the prediction's count and fitted edge (:func:`poisson_count`).
+Deterministic: the lattice is the same at every call.
 """
 from __future__ import annotations
 
@@ -21,14 +22,17 @@ from scipy.integrate import cumulative_trapezoid
 
 from .._classical.edge_count import edge_positions
 from .._classical.tracy_widom import tracy_widom_quantile
-from .sample_order import SampleLaw
+from .sample_order import BAND, SampleLaw
 from .widened_bulk import TOP_VALUE_OFFSET
 
-__all__ = ["TOP_RANKS", "LATTICE_POINTS", "soft_edge_count", "edge_fit", "samples_above", "mean_count", "blended",
-           "rank_laws", "lattice_rule", "poisson_count"]
+__all__ = ["TOP_RANKS", "MAX_RANKS", "LATTICE_POINTS", "soft_edge_count", "edge_fit", "samples_above", "mean_count",
+           "blended", "rank_laws", "lattice_rule", "poisson_count"]
 
 #: Ranks below the spikes drawn from the Poisson process (the rest rigid).
 TOP_RANKS = 12
+
+#: The most ranks drawn where the counts reach the rigid ranks (:func:`poisson_count`).
+MAX_RANKS = 200
 
 #: Points of the Sobol lattice the count rule is read over.
 LATTICE_POINTS = 2048
@@ -179,7 +183,7 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     if S.shape[1] <= J:
         return None                                          # no window of J values below any count
     P, q = _rule(J)
-    K = min(40, S.shape[1] - J)
+    K = S.shape[1] - J
     events = np.ones((points, K + 1), bool)
     for r in range(K):
         win = S[:, r:r + J]
@@ -191,22 +195,49 @@ def lattice_rule(grid, F, bulk_top, J: int, points: int = LATTICE_POINTS):
     return counts, windows @ P[0]
 
 
+def _rigid_values(grid, lam, ks):
+    """The rigid ranks' values: where ``Lambda = k`` for each ``k`` of ``ks``; beyond the grid's bottom, along the
+    bulk's square-root law ``s = e - scale (3 pi k / 2)^(2/3)`` through the grid's bottom and the place where
+    ``Lambda`` is three quarters of it (a deep rank is the bulk's, rigid at the scale of the count)."""
+    lam_up, s_down = lam[::-1], np.asarray(grid, float)[::-1]
+    v = np.interp(ks, lam_up, s_down)
+    k1 = float(lam_up[-1])
+    out = ks > k1
+    if out.any() and k1 > 2.0:
+        s1, s0 = float(s_down[-1]), float(np.interp(0.75 * k1, lam_up, s_down))
+        p0, p1 = (1.125 * np.pi * k1) ** (2.0 / 3.0), (1.5 * np.pi * k1) ** (2.0 / 3.0)
+        scale = (s0 - s1) / (p1 - p0)
+        v[out] = s0 + scale * p0 - scale * (1.5 * np.pi * ks[out]) ** (2.0 / 3.0)
+    return v[(v > s_down[-1]) | out] if k1 > 2.0 else v[v > s_down[-1]]
+
+
 def poisson_count(grid, lam, fixed, J: int, *, laws=None, ranks: int = TOP_RANKS):
     """``(count, fitted edge, counts)``: the count rule's median count (the lower middle one) over the lattice
     spectra whose top ``ranks`` values below the spikes ``fixed`` are the points of a Poisson process of mean count
     ``lam`` above each ``s`` of the ascending ``grid`` (module docstring), the mean of the edge it fits there, and
     every lattice spectrum's count (``None`` where the process holds no more than ``J`` values); ``laws``: the
-    spikes' laws as :func:`rank_laws` takes them."""
+    spikes' laws as :func:`rank_laws` takes them.
+
+    Where a tenth of the lattice spectra count into the rigid ranks below the drawn ones (a thin top tail of the
+    bulk at large ``N`` holds more values above the fitted edge than ``ranks``), the ranks drawn grow to that count
+    plus ``ranks`` and the lattice is read again: a count among the rigid ranks would be the same on every spectrum,
+    its spread over batches lost.  The rigid ranks run ``J + 30`` deep, continued below the grid's bottom by the
+    bulk's square-root law, so that no count stops short for want of values (docs/theory/two_step.md §8.3, "A count
+    deeper than the drawn ranks")."""
     lam = np.asarray(lam, float)
     big = 10**9                                      # one part of 10^9 samples: the Poisson limit of the binomial
     law = SampleLaw(np.asarray(grid, float), (lam / big)[:, None], (big,))
     fixed = list(fixed)
-    g, F = rank_laws(law, fixed, ranks + len(fixed), laws)
-    ks = np.arange(ranks, ranks + J + 30) + 0.5
-    deeper = np.interp(ks, lam[::-1], np.asarray(grid, float)[::-1])
-    got = lattice_rule(g, F, deeper[deeper > grid[0]], J)
-    if got is None:
-        return None
-    counts, edges = got
+    drawn = ranks
+    while True:
+        g, F = rank_laws(law, fixed, drawn + len(fixed), laws)
+        got = lattice_rule(g, F, _rigid_values(grid, lam, np.arange(drawn, drawn + J + 30) + 0.5), J)
+        if got is None:
+            return None
+        counts, edges = got
+        high = int(np.quantile(counts, BAND[1], method="inverted_cdf"))
+        if high < drawn + len(fixed) - 1 or drawn >= MAX_RANKS:
+            break
+        drawn = min(int(counts.max()) + ranks, MAX_RANKS)
     c = np.sort(counts)
     return int(c[(c.size - 1) // 2]), float(edges.mean()), counts

@@ -124,3 +124,20 @@ def test_the_process_counts_the_bulks_top_tail(monkeypatch):
     # each sample on its own the count stays at the roots
     s = two_step("gelu", "hermite(0, 1, 0.5)", eta1=4000**0.4, eta2=4000**0.4, N=4000, extreme_samples="single", **kw)
     assert "tail" not in [o.kind for o in s.outliers]
+
+
+def test_the_count_range_at_n_8000_holds_every_draw():
+    """gelu at (0.4, 0.4), reused, N = 8000: the bulk's top tail holds more values above the rule's cut than the ranks
+    the process draws at first, and those ranks grow with it (docs/theory/two_step.md §8.3, "A count deeper than the
+    drawn ranks").
+    The counts of 4 draws per target (seeds 1000-1003; `python -m benchmarks.bench_two_step_finite_n --N 8000 --grid
+    0.4 --seeds 4 --batches reused --activations gelu`, docs/theory/two_step.md §8.4): He1 + He2/2 8, 8, 10, 10 and
+    He1 + He3/sqrt(6) 13, 25, 21, 19.  Each lies in the predicted count_range, and with He1 + He3/sqrt(6) the count
+    lies among them (it was 32, the range's top, where the ranks beyond the drawn ones sat rigid)."""
+    N = 8000
+    for target, draws in (("hermite(0, 1, 0.5)", (8, 8, 10, 10)),
+                          ("hermite(0, 1, 0, 0.4082482904638631)", (13, 25, 21, 19))):
+        p = two_step("gelu", target, psi=1.0, phi=2.0, eta1=N**0.4, eta2=N**0.4, N=N)
+        lo, hi = p.count_range
+        assert all(lo <= c <= hi for c in draws) and lo < len(p.outliers) < hi
+    assert min(draws) <= len(p.outliers) <= max(draws)

@@ -64,6 +64,38 @@ def test_a_process_of_mean_one_and_a_half_above_the_cut_counts_its_median():
     assert 0.15 < np.mean(counts == 0) <= poisson.pmf(0, 1.5) + 0.01
 
 
+def _thin_tail(bottom_rank: int | None):
+    """``(grid, Lambda)``: a bulk of 300 values (edge 2, Tracy–Widom scale 0.003; its k-th value where k - 1/2 lie
+    above) and a thin tail of mean 20 values spread evenly over (2.05, 2.3), on a grid from the bulk's value of rank
+    ``bottom_rank`` (its lowest if ``None``) up."""
+    bulk = _bulk(300, scale=0.003)
+    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
+    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    grid = np.linspace(bulk[-1 if bottom_rank is None else bottom_rank], 2.5, 4000)
+    return grid, np.interp(grid, xs, ns, right=0.0) + 20.0 * np.clip((2.3 - grid) / 0.25, 0.0, 1.0)
+
+
+def test_a_thin_tail_of_twenty_values_keeps_its_spread_over_batches():
+    """More values above the cut than the ranks drawn from the process (12), the rule's window of 72 below them: the
+    ranks drawn grow with the count, so that the count spreads over the lattice (10 % and 90 % points 17 and 22;
+    the process's own number of points, Poisson(20), 14 and 26) instead of sitting on the rigid ranks, where every
+    spectrum counted 20 (docs/theory/two_step.md §8.3, "A count deeper than the drawn ranks")."""
+    count, _, counts = poisson_count(*_thin_tail(None), [], J=72)
+    lo, hi = (int(np.quantile(counts, q, method="inverted_cdf")) for q in (0.1, 0.9))
+    assert count == 20 and lo <= 18 and hi >= 22
+
+
+@pytest.mark.parametrize("bottom_rank", [62, 42])
+def test_a_count_deeper_than_the_grid_is_not_cut_short(bottom_rank):
+    """A grid that holds fewer bulk values than the rule's window (72): the rigid ranks below it follow the bulk's
+    square-root law, so the count is the full grid's, 20, and its fitted edge within two Tracy–Widom scales of it
+    (0.0005 and 0.0036 off; the continuation's law is the bulk's, but through two of Lambda's points where the bulk's
+    k-th value sits at k - 1/2; it stopped at 10, or had no window at all)."""
+    full = poisson_count(*_thin_tail(None), [], J=72)
+    count, edge, _ = poisson_count(*_thin_tail(bottom_rank), [], J=72)
+    assert count == full[0] == 20 and abs(edge - full[1]) < 2 * 0.003
+
+
 def test_the_blend_is_one_lambda_below_the_fold_and_the_other_above_it():
     """blended: below the fold exactly the first Lambda, from (1 + width) times the fold exactly the second, a
     straight mix in s between."""
