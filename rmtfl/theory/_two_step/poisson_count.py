@@ -201,14 +201,16 @@ def _rigid_values(grid, lam, ks):
     ``Lambda`` is three quarters of it (a deep rank is the bulk's, rigid at the scale of the count)."""
     lam_up, s_down = lam[::-1], np.asarray(grid, float)[::-1]
     v = np.interp(ks, lam_up, s_down)
-    k1 = float(lam_up[-1])
-    out = ks > k1
-    if out.any() and k1 > 2.0:
-        s1, s0 = float(s_down[-1]), float(np.interp(0.75 * k1, lam_up, s_down))
-        p0, p1 = (1.125 * np.pi * k1) ** (2.0 / 3.0), (1.5 * np.pi * k1) ** (2.0 / 3.0)
-        scale = (s0 - s1) / (p1 - p0)
-        v[out] = s0 + scale * p0 - scale * (1.5 * np.pi * ks[out]) ** (2.0 / 3.0)
-    return v[(v > s_down[-1]) | out] if k1 > 2.0 else v[v > s_down[-1]]
+    inside = v > s_down[-1]
+    k1 = float(lam_up[-1])                          # Lambda at the grid's bottom
+    if k1 <= 2.0:                                   # too few values below the tail to continue the bulk's law
+        return v[inside]
+    deep = ks > k1
+    s1, s0 = float(s_down[-1]), float(np.interp(0.75 * k1, lam_up, s_down))
+    p0, p1 = (1.125 * np.pi * k1) ** (2.0 / 3.0), (1.5 * np.pi * k1) ** (2.0 / 3.0)
+    scale = (s0 - s1) / (p1 - p0)
+    v[deep] = s0 + scale * (p0 - (1.5 * np.pi * ks[deep]) ** (2.0 / 3.0))
+    return v[inside | deep]
 
 
 def poisson_count(grid, lam, fixed, J: int, *, laws=None, ranks: int = TOP_RANKS):
