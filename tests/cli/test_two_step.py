@@ -109,6 +109,7 @@ def test_simulate_two_step(capsys, tmp_path):
     ["theory", "one-step", "--eta", "1", "--psi", "-1"],
     ["theory", "one-step", "--eta", "1", "--activation", "nope"],
     ["simulate", "two-step", "--N", "0", "--d", "50", "--n", "50", "--eta1", "1", "--eta2", "1"],
+    ["theory", "two-step", "--target", "hermite(0, 1, 0, 0, 0, 0.1)", "--eta1", "1", "--eta2", "1", "--N", "1000"],
 ])
 def test_bad_input_exit_2(argv, capsys):
     assert main(argv) == 2

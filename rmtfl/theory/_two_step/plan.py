@@ -246,18 +246,21 @@ def predict_from_grams(plan: TwoStepPlan, grams: SpikeGrams, *, mode: str = "ana
     spikes, outs = outliers_from_gram(grams.G_U, grams.G_V, grams.Mbar, plan.psi)
     all_notes = list(plan.notes) + list(notes)
     setup, N, K, act = plan.setup, plan.N, plan.K, plan.act
-    tp = None
+    tp, shaky = None, []
     if N is not None:
         ey2 = setup.ey2
         mus2 = sum(m * m for m in setup.mus)
         d2 = setup.mu1**2 * (mus2 + ey2 / plan.phi) + setup.tau_h2_unit * ey2 / plan.phi
         tp = abs(plan.eta1) * math.sqrt(2 * math.log(max(N, 2.0)) / N) * math.sqrt(d2)
         if tp > 0.5 and K > 0 and (act.degree is None or act.degree > 2):  # degree 2 is exact (docs/theory/two_step.md §5.4)
-            all_notes.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
-                             "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
+            shaky.append(f"Taylor parameter eta1*max|a D| ~ {tp:.2f} is not small: the mean replacement "
+                         "of the k >= 1 terms is unreliable here (docs/theory/two_step.md §9)")
+            all_notes += shaky
     # a non-smooth sigma keeps only k = 0: the first step's finite-N effect is missing, by an amount not estimated
     # (relu on this route, before it had closed forms: 3-8 % high at N = 1000, docs/theory/two_step.md §8.2)
     rough = N is not None and not act.smooth
+    # the route's own error estimate makes the result unreliable, as the finite-N route's do
+    reasons = (tuple(plan.notes) if rough else ()) + tuple(shaky)
     return TwoStepPrediction(outliers=outs, spikes=spikes, mode=mode, K=K, bulk_edge=1 + math.sqrt(plan.psi),
                              batch=plan.batch, outlier_count=plan.lam, notes=tuple(all_notes),
-                             taylor_parameter=tp, reliable=not rough, reasons=plan.notes if rough else ())
+                             taylor_parameter=tp, reliable=not reasons, reasons=reasons)

@@ -65,9 +65,9 @@ class TwoStepPrediction(Result):
     notes : tuple of str
     taylor_parameter : float or None
         ``eta_1 sqrt(2 ln N / N) sqrt(E D^2)``, an estimate of ``eta_1 max_j |a_j D_ji|``; the
-        Taylor expansion and the mean replacement need it ``<< 1`` (docs/theory/two_step.md §9).  A note
-        is added when it exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then
-        not a reliable prediction).
+        Taylor expansion and the mean replacement need it ``<< 1`` (docs/theory/two_step.md §9).  Where it
+        exceeds 0.5 (non-polynomial ``sigma``: the truncated series is then not a reliable prediction) a note
+        says so and ``reliable`` is ``False``.
     bulk : str
         ``"mp"`` (BGN closed form, Marchenko–Pastur bulk; always for :func:`two_step`) or
         ``"finite-N"`` (outlier locations from the master equation with a sampled bulk
@@ -78,8 +78,9 @@ class TwoStepPrediction(Result):
         :func:`two_step_finite_n`); else ``None``.
     reliable : bool
         ``False`` where the route's own checks say the numbers cannot be trusted (the reasons in
-        ``reasons``); :func:`two_step_finite_n` sets it, and :func:`two_step` when the finite-``N`` route applies
-        but finds no bulk (the Taylor fallback is no better there); the other routes leave it ``True``.
+        ``reasons``): :func:`two_step_finite_n`'s checks; on the Taylor route at finite ``N`` a Taylor parameter
+        above 0.5 or a ``sigma`` that is not smooth; and :func:`two_step` when the finite-``N`` route applies but
+        finds no bulk (the Taylor fallback is no better there).  ``True`` at ``N = None``.
     reasons : tuple of str
         The notes that make ``reliable`` ``False``, in order (a subset of ``notes``); empty when ``reliable``.
     fitted_edge : float or None

@@ -123,6 +123,8 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     ----------
     activation : str, callable or Activation
     target : anything :func:`~rmtfl.theory.make_target` accepts (links centred)
+        With ``N`` given, polynomial links of Hermite degree ``<= 4`` (or non-polynomial): a higher degree is a
+        ``ValueError`` (the Taylor route's terms in ``t_j`` grow with it, docs/theory/two_step.md §8.2).
     psi, phi : float > 0
         ``N/d`` and ``n/d`` (``phi`` is ``phi_1`` for fresh batches).
     eta1, eta2 : float
@@ -138,9 +140,9 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         term vanishes (``K = 0``), so reused two steps equal one step with ``eta1 + eta2``.
         Given, the prediction is that of :func:`two_step_finite_n` (non-perturbative in
         ``t_j = eta_1 a_j``, ``mode="finite-N"``) when it applies: relu, or a smooth ``sigma`` of
-        degree ``> 2`` or non-polynomial, a single-direction target of Hermite degree ``<= 4``, ``K`` and
-        ``order`` not given.  Otherwise (Taylor route, ``mode="analytic"``, with a note naming the
-        reason) the terms are kept at that ``N`` with ``K = min(L - 1, Lambda + 2)``
+        degree ``> 2`` or non-polynomial, a single-direction target, ``K`` and ``order`` not given.
+        Otherwise (Taylor route, ``mode="analytic"``, with a note naming the reason) the terms are kept at
+        that ``N`` with ``K = min(L - 1, Lambda + 2)``
         (``Lambda`` at the exponents inferred from ``|eta_t| = N^{alpha_t}``, :func:`inferred_alpha`).
     K : int, optional
         Override the highest Taylor index (forces the Taylor route).
@@ -171,6 +173,8 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     """
     act, tgt = get_activation(activation), make_target(target)
     check_choice("extreme_samples", extreme_samples, EXTREME_SAMPLES)
+    if N is not None:
+        _check_target_degree(tgt)
     kw = dict(psi=psi, phi=phi, eta1=eta1, eta2=eta2, batch=batch, phi2=phi2, noise=noise, N=N,
               second_layer=second_layer, order=order)
     # the inputs checked once, without the Taylor tables the finite-N route does not use
@@ -208,6 +212,17 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
     return replace(p, reliable=False, reasons=p.reasons + (notes[0],)) if failed else p
 
 
+def _check_target_degree(target: Target):
+    """A target of Hermite degree above :data:`MAX_TARGET_DEGREE` has no prediction at finite ``N``: the finite-``N``
+    route's quadrature stops there, and the Taylor route's terms in ``t_j`` grow with the degree (He1 + He5/10 with
+    tanh at ``eta_1 = eta_2 = 1``, ``N = 1000``: its top value at 4.98 with ``K = 2``, where draws have 2.19;
+    docs/theory/two_step.md §8.2)."""
+    deg = max((g.degree for g in target.links if g.degree is not None), default=None)
+    if deg is not None and deg > MAX_TARGET_DEGREE:
+        raise ValueError(f"target must have Hermite degree <= {MAX_TARGET_DEGREE} for a prediction at finite N, got "
+                         f"degree {deg}; N=None gives the N -> infinity prediction (docs/theory/two_step.md §8.2)")
+
+
 def _finite_n_blocker(act: Activation, target: Target, N, K, order):
     """Why :func:`two_step` with ``N`` cannot use :func:`two_step_finite_n` (``None`` when it can)."""
     if K is not None or order is not None:
@@ -216,9 +231,6 @@ def _finite_n_blocker(act: Activation, target: Target, N, K, order):
         return f"{act.name} is not smooth"
     if target.rank != 1:
         return f"the target has rank {target.rank}"
-    deg = target.links[0].degree
-    if deg is not None and deg > MAX_TARGET_DEGREE:
-        return f"the target has Hermite degree {deg} > {MAX_TARGET_DEGREE}"
     if N < 2:
         return "N < 2"
     return None

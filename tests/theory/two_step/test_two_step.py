@@ -221,8 +221,10 @@ def test_exact_zero_alignment_limit_and_taylor_note():
     assert p.outliers[0].cos2_target == 0.0
     big = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000, K=5)   # Taylor route forced (default K)
     assert big.taylor_parameter > 0.5 and any("unreliable" in n for n in big.notes)
+    assert not big.reliable and big.reasons == tuple(n for n in big.notes if n.startswith("Taylor parameter"))
     small = _ts("tanh", "linear", 1.0, 2.0, 1.5, 1.5, N=1000, K=2)
     assert small.taylor_parameter < 0.5 and all("finite-N route does not apply" in n for n in small.notes)
+    assert small.reliable and small.reasons == ()
     fin = _ts("tanh", "linear", 1.0, 2.0, 1000**0.35, 1000**0.45, N=1000)       # default: finite-N route, no Taylor
     assert fin.mode == "finite-N" and fin.taylor_parameter is None and fin.reliable
 
@@ -238,3 +240,17 @@ def test_prediction_to_dict_is_json_ready():
     d = _ts(QUAD, QT, 1.0, 4.0, 8.0, 8.0, N=1500, K=1).to_dict()
     json.dumps(d)
     assert d["outlier_count"]["count"] == 1 and len(d["outliers"]) == 2 and d["bulk"] == "mp"
+
+
+@pytest.mark.parametrize("K", [None, 2])
+def test_a_target_of_degree_five_at_finite_n_is_refused(K):
+    """With N given, a target of Hermite degree above 4 is a ValueError naming ``target``: the Taylor route it used to
+    take put He1 + He5/10 with tanh at eta_1 = eta_2 = 1, N = 1000 at 4.98 (K = 2), where three draws (seeds 0-2,
+    `rmtfl.numerics.simulate_two_step`) have 2.19, and at 301 at eta_t = N^0.2 (draws 6.04), reliable all the same
+    (docs/theory/two_step.md §8.2).  N = None keeps the N -> infinity prediction."""
+    he5 = "hermite(0, 1, 0, 0, 0, 0.1)"
+    with pytest.raises(ValueError, match=r"^target must have Hermite degree <= 4 for a prediction at finite N, got "
+                                         r"degree 5"):
+        _ts("tanh", he5, 1.0, 2.0, 1.0, 1.0, N=1000, K=K)
+    limit = _ts("tanh", he5, 1.0, 2.0, 1.0, 1.0)
+    assert limit.K == 0 and limit.reliable and len(limit.outliers) == 1
