@@ -79,8 +79,9 @@ class TwoStepPrediction(Result):
     reliable : bool
         ``False`` where the route's own checks say the numbers cannot be trusted (the reasons in
         ``reasons``): :func:`two_step_finite_n`'s checks; on the Taylor route at finite ``N`` a Taylor parameter
-        above 0.5 or a ``sigma`` that is not smooth; and :func:`two_step` when the finite-``N`` route applies but
-        finds no bulk (the Taylor fallback is no better there).  ``True`` at ``N = None``.
+        above 0.5, a ``sigma`` that is not smooth, or a target part of Hermite degree 3 or 4 with ``K >= 2``; and
+        :func:`two_step` when the finite-``N`` route applies but finds no bulk (the Taylor fallback is no better
+        there).  ``True`` at ``N = None``.
     reasons : tuple of str
         The notes that make ``reliable`` ``False``, in order (a subset of ``notes``); empty when ``reliable``.
     fitted_edge : float or None

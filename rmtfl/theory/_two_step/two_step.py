@@ -208,8 +208,19 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     p = predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
+    if N is not None and plan.K >= 2 and (_top_degree(tgt) or 0) >= 3:
+        heavy = (f"the target has a part of Hermite degree {_top_degree(tgt)} (heavy-tailed labels): the Taylor "
+                 "route's k >= 2 terms replace its extreme samples by their mean, which fails at every feasible N "
+                 "(tanh with He1 + He4/5 at eta_t = N^0.2, N = 1000: 22.2 with K = 2 where four draws have 6.33; "
+                 "docs/theory/two_step.md §9)")
+        p = replace(p, reliable=False, reasons=p.reasons + (heavy,), notes=p.notes + (heavy,))
     # where the finite-N route applies but found no bulk, the Taylor route is no better: say so
     return replace(p, reliable=False, reasons=p.reasons + (notes[0],)) if failed else p
+
+
+def _top_degree(target: Target):
+    """The highest Hermite degree of the target's links (``None`` where none is polynomial)."""
+    return max((g.degree for g in target.links if g.degree is not None), default=None)
 
 
 def _check_target_degree(target: Target):
@@ -217,7 +228,7 @@ def _check_target_degree(target: Target):
     route's quadrature stops there, and the Taylor route's terms in ``t_j`` grow with the degree (He1 + He5/10 with
     tanh at ``eta_1 = eta_2 = 1``, ``N = 1000``: its top value at 4.98 with ``K = 2``, where draws have 2.19;
     docs/theory/two_step.md §8.2)."""
-    deg = max((g.degree for g in target.links if g.degree is not None), default=None)
+    deg = _top_degree(target)
     if deg is not None and deg > MAX_TARGET_DEGREE:
         raise ValueError(f"target must have Hermite degree <= {MAX_TARGET_DEGREE} for a prediction at finite N, got "
                          f"degree {deg}; N=None gives the N -> infinity prediction (docs/theory/two_step.md §8.2)")

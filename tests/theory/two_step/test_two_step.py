@@ -254,3 +254,19 @@ def test_a_target_of_degree_five_at_finite_n_is_refused(K):
         _ts("tanh", he5, 1.0, 2.0, 1.0, 1.0, N=1000, K=K)
     limit = _ts("tanh", he5, 1.0, 2.0, 1.0, 1.0)
     assert limit.K == 0 and limit.reliable and len(limit.outliers) == 1
+
+
+def test_the_taylor_route_with_a_heavy_tailed_target_is_unreliable_at_finite_n():
+    """On the Taylor route at finite N the k >= 2 terms replace a heavy-tailed target's extreme samples by their mean:
+    tanh with He1 + He4/5 at eta_t = N^0.2, N = 1000, K = 2 puts the top value at 22.2 where four draws (seeds 0-3,
+    `rmtfl.numerics.simulate_two_step`) have 6.33; two directions, one with a He4 part, 22.4.  Such results are
+    reliable=False with the reason; K <= 1, a target of degree 2 and the default (finite-N) route are not
+    (docs/theory/two_step.md §9)."""
+    eta = 1000**0.2
+    he4 = "hermite(0, 1, 0, 0, 0.2)"
+    for tgt, K in ((he4, 2), ([he4, "he2n"], None), (["linear", "he3n"], None)):
+        p = _ts("tanh", tgt, 1.0, 2.0, eta, eta, N=1000, K=K)
+        assert p.K >= 2 and not p.reliable and "heavy-tailed labels" in p.reasons[-1] and p.reasons[-1] in p.notes
+    assert _ts("tanh", he4, 1.0, 2.0, eta, eta, N=1000, K=2).outliers[0].singular_value > 3 * 6.33
+    for tgt, K in ((he4, 1), (["linear", "he2n"], None), (he4, None)):
+        assert _ts("tanh", tgt, 1.0, 2.0, eta, eta, N=1000, K=K).reliable
