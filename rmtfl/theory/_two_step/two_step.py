@@ -208,8 +208,9 @@ def two_step(activation, target, *, psi, phi, eta1, eta2, batch="reused", phi2=N
         notes.append("limit Gram matrices with Lambda > 0 and a non-polynomial sigma (docs/theory/two_step.md §8 "
                      "step 5); rmtfl.numerics.two_step_semi_analytic gives the sampled-Gram prediction")
     p = predict_from_grams(plan, analytic_grams(plan), mode="analytic", notes=notes)
-    if N is not None and plan.K >= 2 and (_top_degree(tgt) or 0) >= 3:
-        heavy = (f"the target has a part of Hermite degree {_top_degree(tgt)} (heavy-tailed labels): the Taylor "
+    deg = _top_degree(tgt)
+    if N is not None and plan.K >= 2 and deg is not None and deg >= 3:
+        heavy = (f"the target has a part of Hermite degree {deg} (heavy-tailed labels): the Taylor "
                  "route's k >= 2 terms replace its extreme samples by their mean, which fails at every feasible N "
                  "(tanh with He1 + He4/5 at eta_t = N^0.2, N = 1000: 22.2 with K = 2 where four draws have 6.33; "
                  "docs/theory/two_step.md §9)")
