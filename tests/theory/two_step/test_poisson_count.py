@@ -14,6 +14,13 @@ def _bulk(n=80, edge=2.0, scale=0.01):
     return edge - scale * edge_positions(n)
 
 
+def _bulk_count(bulk):
+    """``(xs, ns)``, ascending: the count of a bulk's values above ``x``, its k-th value where k - 1/2 lie above."""
+    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
+    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    return xs, ns
+
+
 def test_the_ranks_of_a_process_of_mean_count_lambda_are_poisson():
     """With one part of 10^9 samples (as poisson_count builds it) the k-th value lies above s with probability
     P(Poisson(Lambda(s)) >= k), to the binomial's 1e-8."""
@@ -40,8 +47,7 @@ def test_a_rigid_bulk_under_well_separated_spikes_counts_the_spikes():
     of the lattice but a few (whose bulk top, drawn from the process, rises past the cut) counts 2, as the rule counts
     that spectrum itself, and the rule's edge is the bulk's."""
     bulk = _bulk()
-    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
-    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    xs, ns = _bulk_count(bulk)
     grid = np.linspace(bulk[-1], xs[-1], 600)
     lam = np.interp(grid, xs, ns)
     count, edge, counts = poisson_count(grid, lam, [3.0, 2.6], J=12)
@@ -54,8 +60,7 @@ def test_a_process_of_mean_one_and_a_half_above_the_cut_counts_its_median():
     and a lattice spectrum counts none of them about as often as the process has none (0.22; the bulk's top, drawn
     from the process as well, rises past the cut in a few more)."""
     bulk = _bulk()
-    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
-    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    xs, ns = _bulk_count(bulk)
     grid = np.linspace(bulk[-1], 4.0, 2000)
     lam = np.interp(grid, xs, ns, right=0.0) + 1.5 * ((grid > 2.6) * (grid < 3.0) * (3.0 - grid) / 0.4
                                                      + (grid <= 2.6))
@@ -69,8 +74,7 @@ def _thin_tail(bottom_rank: int | None):
     above) and a thin tail of mean 20 values spread evenly over (2.05, 2.3), on a grid from the bulk's value of rank
     ``bottom_rank`` (its lowest if ``None``) up."""
     bulk = _bulk(300, scale=0.003)
-    xs = np.concatenate([[bulk[0] + 0.5 * (bulk[0] - bulk[1])], bulk])[::-1]
-    ns = np.concatenate([[0.0], np.arange(bulk.size) + 0.5])[::-1]
+    xs, ns = _bulk_count(bulk)
     grid = np.linspace(bulk[-1 if bottom_rank is None else bottom_rank], 2.5, 4000)
     return grid, np.interp(grid, xs, ns, right=0.0) + 20.0 * np.clip((2.3 - grid) / 0.25, 0.0, 1.0)
 
